@@ -1,0 +1,55 @@
+"""``python -m benchmarks [GROUP ...]``: run benchmark groups, update ``benchmarks/RESULTS.md``.
+
+Each benchmark module has ``run() -> str`` returning a markdown section; the section replaces the
+one with the same name in RESULTS.md, so groups can be re-run on their own.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import platform
+import re
+import time
+from pathlib import Path
+
+import torch
+
+GROUPS = {
+    "metrics": ["benchmarks.stas", "benchmarks.egises"],
+}
+RESULTS = Path(__file__).with_name("RESULTS.md")
+HEADER = "# SteerSum benchmarks\n\nRatios are measured in the same run, on the same inputs, same outputs checked.\n"
+
+
+def machine() -> str:
+    device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU only"
+    return f"{platform.machine()}, {os.cpu_count()} CPU cores, {device}, torch {torch.__version__}"
+
+
+def update_results(name: str, body: str) -> None:
+    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else HEADER
+    block = f"<!-- bench:{name} -->\n{body.strip()}\n<!-- /bench:{name} -->"
+    pattern = re.compile(rf"<!-- bench:{re.escape(name)} -->.*?<!-- /bench:{re.escape(name)} -->", re.S)
+    text = pattern.sub(lambda _: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
+    RESULTS.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("groups", nargs="*", help=f"groups to run (default: all): {', '.join(GROUPS)}")
+    args = parser.parse_args()
+    unknown = sorted(set(args.groups) - set(GROUPS))
+    if unknown:
+        parser.error(f"unknown group(s) {', '.join(unknown)}; choose from {', '.join(GROUPS)}")
+    for group in args.groups or list(GROUPS):
+        for module_name in GROUPS[group]:
+            start = time.perf_counter()
+            body = importlib.import_module(module_name).run()
+            stamp = f"\n\n_{time.strftime('%Y-%m-%d')}, {machine()}; whole benchmark {time.perf_counter() - start:.1f} s._"
+            update_results(module_name.split(".")[-1], body + stamp)
+            print(body + stamp + "\n")
+
+
+if __name__ == "__main__":
+    main()

