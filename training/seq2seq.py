@@ -1,0 +1,114 @@
+"""The training loop every BART/T5 variant shares: prepare → tokenize → Seq2SeqTrainer → save.
+
+It runs under ``accelerate launch`` unchanged (the Trainer is built on accelerate), so the same
+command trains on one CPU or many GPUs.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from tokenizers import AddedToken
+from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
+
+from models import register_custom_code
+from variants.base import Variant, write_record
+
+from .data import data_licenses, load_examples
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class DataArguments:
+    """What every variant's trainer takes besides ``Seq2SeqTrainingArguments``."""
+
+    train_file: str = field(metadata={"help": "training examples, JSONL (document, controls, target)"})
+    eval_file: str | None = field(default=None, metadata={"help": "evaluation examples, same format"})
+    base_model: str = field(default="facebook/bart-large", metadata={"help": "Hub id or local path of the base model"})
+    preset: str | None = field(default=None, metadata={"help": "'tiny': a small random model of the same architecture"})
+    max_source_length: int = field(default=1024, metadata={"help": "source tokens kept (longer inputs are truncated)"})
+    max_target_length: int = field(default=128, metadata={"help": "summary tokens kept in training and generated"})
+    max_train_samples: int | None = field(default=None, metadata={"help": "use only the first N training examples"})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "use only the first N evaluation examples"})
+    eval_batch_size: int = field(default=8, metadata={"help": "batch size of the final generation-based evaluation"})
+
+    def __post_init__(self):
+        if self.preset not in (None, "tiny"):
+            raise ValueError(f"unknown preset {self.preset!r}; allowed: tiny")
+        if not Path(self.train_file).is_file():
+            raise ValueError(f"--train-file {self.train_file}: no such file")
+
+
+def add_control_tokens(tokenizer, model, tokens: list[str]) -> None:
+    """Add the variant's control tokens (e.g. ``[TAG]``) as special tokens that swallow the space
+    before them, and grow the embedding table to match."""
+    new = [AddedToken(t, lstrip=True, rstrip=False, special=True, normalized=False) for t in tokens
+           if t not in tokenizer.get_vocab()]
+    if new:
+        tokenizer.add_special_tokens({"additional_special_tokens": new})
+    if model.get_input_embeddings().num_embeddings < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer))
+
+
+def features(variant: Variant, records: list[dict], method: str, assets: Any, tokenizer, data: DataArguments) -> list[dict]:
+    """Tokenized training features; the inputs come from ``variant.prepare``, as at inference."""
+    out = []
+    for record in records:
+        prepared = variant.prepare(record["document"], record["controls"], method, assets)
+        item = tokenizer(prepared.text, text_target=record["target"], truncation=True,
+                         max_length=data.max_source_length)
+        item["labels"] = item["labels"][: data.max_target_length]
+        out.append({"input_ids": item["input_ids"], "labels": item["labels"], **prepared.extra})
+    return out
+
+
+def collate(pad_token_id: int):
+    def collate_batch(batch: list[dict]) -> dict[str, torch.Tensor]:
+        def pad(key, value):
+            width = max(len(b[key]) for b in batch)
+            return torch.tensor([b[key] + [value] * (width - len(b[key])) for b in batch])
+
+        out = {"input_ids": pad("input_ids", pad_token_id), "labels": pad("labels", -100)}
+        out["attention_mask"] = (out["input_ids"] != pad_token_id).long()
+        for key in batch[0].keys() - {"input_ids", "labels"}:
+            out[key] = torch.tensor([b[key] for b in batch])
+        return out
+
+    return collate_batch
+
+
+def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: DataArguments,
+          args: Seq2SeqTrainingArguments, record_extra: dict | None = None) -> Path:
+    """Train, save the checkpoint (weights, tokenizer, assets, ``steersum.json``), return its path."""
+    train_records = load_examples(data.train_file, variant, assets, data.max_train_samples)
+    eval_records = load_examples(data.eval_file, variant, assets, data.max_eval_samples) if data.eval_file else []
+    logger.info("%d training and %d evaluation examples", len(train_records), len(eval_records))
+    args.remove_unused_columns = False
+    trainer = Seq2SeqTrainer(
+        model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
+        train_dataset=features(variant, train_records, method, assets, tokenizer, data),
+        eval_dataset=features(variant, eval_records, method, assets, tokenizer, data) or None,
+    )
+    result = trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
+    out = Path(args.output_dir)
+    register_custom_code(model)
+    trainer.save_model(out)  # weights (safetensors), config, generation config, tokenizer
+    if trainer.is_world_process_zero():
+        history = [h for h in trainer.state.log_history if "loss" in h or "eval_loss" in h]
+        write_record(out, {
+            "variant": variant.id, "method": method, "base_model": data.base_model if not data.preset else f"{data.preset} preset (random init)",
+            "max_source_length": data.max_source_length, "max_target_length": data.max_target_length,
+            "train_file": str(data.train_file), "eval_file": data.eval_file, "train_examples": len(train_records),
+            "data_licenses": data_licenses(train_records),
+            "hyperparameters": {"learning_rate": args.learning_rate, "per_device_train_batch_size": args.per_device_train_batch_size,
+                                "gradient_accumulation_steps": args.gradient_accumulation_steps, "num_train_epochs": args.num_train_epochs,
+                                "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16},
+            "train_loss": result.training_loss, "loss_history": history, **(record_extra or {}),
+        })
+        (out / "training_args.json").write_text(json.dumps(args.to_dict(), indent=2, default=str) + "\n")
+    return out

@@ -1,0 +1,101 @@
+"""Topic-oriented "super-articles" (Passali et al. Sec. 4.3, after Krishna & Srinivasan 2018).
+
+Two articles with different topics are mixed sentence by sentence; the mixed article is paired once
+with each article's summary and that article's topic. A model trained on them must find the
+requested topic's sentences among the other topic's.
+
+    python -m training build-data topic --out data/topic [--source bbc_summary|cnndm_sample] [--seed 0]
+
+``bbc_summary`` carries topic labels. ``cnndm_sample`` does not: each article gets the topic its
+reference is most similar to in the TopicSpace, and articles whose best two topics are within
+``--margin`` of each other ("more than one dominant topic") are discarded, as in the paper.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+from collections import Counter
+from pathlib import Path
+
+from metrics.io import DATA_DIR, read_jsonl, write_jsonl
+from metrics.text import sentences
+
+SPLITS = {"bbc_summary": ("train", "val", "test"), "cnndm_sample": ("train", "val", "test")}
+
+
+def interleave(first: list[str], second: list[str]) -> list[str]:
+    """Sentences taken in turn from both articles: a1[0], a2[0], a1[1], a2[1], ... then the rest."""
+    mixed = []
+    for i in range(max(len(first), len(second))):
+        mixed += first[i:i + 1] + second[i:i + 1]
+    return mixed
+
+
+def pair_articles(articles: list[dict], rng: random.Random) -> list[tuple[dict, dict]]:
+    """Random pairs with different topics, each article used once, until the remaining articles
+    all share one topic (the paper's stopping rule)."""
+    pool = list(articles)
+    rng.shuffle(pool)
+    pairs = []
+    while pool:
+        first = pool.pop()
+        partner = next((i for i in range(len(pool) - 1, -1, -1) if pool[i]["topic"] != first["topic"]), None)
+        if partner is None:
+            break
+        pairs.append((first, pool.pop(partner)))
+    return pairs
+
+
+def super_articles(articles: list[dict], seed: int, split: str, dataset: str) -> list[dict]:
+    """Two examples per pair: the mixed article with a1's summary (a1 first), and with a2's (a2 first)."""
+    rng = random.Random(seed)
+    out = []
+    for number, (a1, a2) in enumerate(pair_articles(articles, rng)):
+        s1, s2 = sentences(a1["source"]), sentences(a2["source"])
+        for suffix, (main, other, main_sents, other_sents) in (("a", (a1, a2, s1, s2)), ("b", (a2, a1, s2, s1))):
+            out.append({
+                "id": f"super-{split}-{number:05d}{suffix}",
+                "document": " ".join(interleave(main_sents, other_sents)),
+                "controls": {"topic": main["topic"]},
+                "target": main["target"],
+                "dataset": dataset,
+                "sources": [main["id"], other["id"]],
+                "other_topic": other["topic"],
+            })
+    return out
+
+
+def assign_topics(records: list[dict], margin: float) -> list[dict]:
+    """Label CNN/DM articles with the TopicSpace topic closest to their reference; drop ambiguous ones."""
+    from metrics.stas import TopicSpace
+
+    space = TopicSpace.default()
+    affinity = space.affinities([r["target"] for r in records])
+    labelled = []
+    for record, row in zip(records, affinity):
+        best, second = sorted(row, reverse=True)[:2]
+        if best > 0 and best - second >= margin:
+            labelled.append({**record, "topic": space.topics[int(row.argmax())]})
+    return labelled
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training build-data topic", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
+    parser.add_argument("--source", choices=sorted(SPLITS), default="bbc_summary")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--margin", type=float, default=0.02, help="cnndm_sample: minimum gap between the best two topics")
+    args = parser.parse_args(argv)
+    for split in SPLITS[args.source]:
+        records = read_jsonl(DATA_DIR / args.source / f"{split}.jsonl")
+        if args.source == "cnndm_sample":
+            records = assign_topics(records, args.margin)
+        examples = super_articles(records, args.seed, split, args.source)
+        path = Path(args.out) / f"{split}.jsonl"
+        write_jsonl(path, examples)
+        topics = Counter(e["controls"]["topic"] for e in examples)
+        print(f"{path}: {len(examples)} super-articles from {len(records)} articles; topics {dict(sorted(topics.items()))}")
+
+
+if __name__ == "__main__":
+    main()

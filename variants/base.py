@@ -1,0 +1,214 @@
+"""The variant contract: what every controllable summarizer family declares and provides.
+
+A variant is data plus five functions:
+
+* ``controls`` — a typed schema of the user's controls. The Space turns it into widgets, the API and
+  the training data loader validate against it (:meth:`Variant.validate`).
+* ``prepare(document, controls, method, assets)`` — the *one* function that turns a document and its
+  controls into model inputs. Training, evaluation, the Space and the model card's usage snippet
+  all call it, so a model is always given what it was trained on.
+* ``baseline()`` — the paper's model-free baseline, a :class:`Summarizer` that needs no weights.
+* ``load(path, record)`` — a trained checkpoint as a :class:`Summarizer`.
+* ``score(summary, document, controls, ...)`` — live metrics that say whether the controls were obeyed.
+
+A checkpoint folder says which variant it belongs to in ``steersum.json`` (:data:`RECORD_FILE`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+RECORD_FILE = "steersum.json"
+
+
+class InputError(ValueError):
+    """A user mistake (empty document, bad control): shown to the user as is, the server keeps serving."""
+
+
+class ControlError(InputError):
+    """A control value the variant cannot take; the message names it and the allowed values."""
+
+
+def check_document(document: Any) -> str:
+    if not isinstance(document, str) or not document.strip():
+        raise InputError("document is empty: give the text to summarize")
+    return document.strip()
+
+
+@dataclass(frozen=True)
+class Control:
+    """One user-facing control.
+
+    ``kind`` is one of ``choice`` (one of ``choices``; ``open=True`` also accepts free text, e.g. an
+    unseen topic), ``text``, ``keywords`` (list of strings), ``integer`` (``minimum``..``maximum``)
+    and ``history`` (list of texts, e.g. a user's clicked titles).
+    """
+
+    name: str
+    kind: str
+    help: str
+    choices: tuple[str, ...] = ()
+    open: bool = False
+    default: Any = None
+    required: bool = False
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def check(self, value: Any) -> Any:
+        """Return the value normalized, or raise :class:`ControlError` naming it and what is allowed."""
+        if self.kind == "choice":
+            if not isinstance(value, str) or not value.strip():
+                raise ControlError(f"control '{self.name}' must be one of {list(self.choices)}, got {value!r}")
+            value = value.strip()
+            if value not in self.choices and not self.open:
+                raise ControlError(f"unknown {self.name} {value!r}; allowed: {', '.join(self.choices)}")
+            return value
+        if self.kind == "text":
+            if not isinstance(value, str):
+                raise ControlError(f"control '{self.name}' must be text, got {type(value).__name__}")
+            return value.strip()
+        if self.kind in ("keywords", "history"):
+            if isinstance(value, str):
+                value = [part for part in (p.strip() for p in value.split(",")) if part]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ControlError(f"control '{self.name}' must be a list of strings, got {value!r}")
+            return [v.strip() for v in value if v.strip()]
+        if self.kind == "integer":
+            if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+                value = int(value)
+            if not isinstance(value, int) or isinstance(value, bool) or not (
+                (self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
+            ):
+                raise ControlError(f"control '{self.name}' must be an integer in "
+                                   f"[{self.minimum}, {self.maximum}], got {value!r}")
+            return value
+        raise ValueError(f"control '{self.name}' has unknown kind {self.kind!r}")
+
+    def to_json(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class Paper:
+    title: str
+    authors: str
+    year: int
+    url: str
+    bibtex: str
+
+
+@dataclass
+class Prepared:
+    """Model inputs for one document: the source text and any extra per-example inputs
+    (e.g. ``{"topic_ids": 3}`` for topic embeddings)."""
+
+    text: str
+    extra: dict[str, Any] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Score:
+    """One live metric: its value, a one-line meaning for the reader, optional details (for a plot)."""
+
+    value: float | None
+    meaning: str
+    details: dict[str, Any] | None = None
+
+
+@dataclass
+class Summary:
+    text: str
+    notices: list[str] = field(default_factory=list)
+
+
+class Summarizer:
+    """Something that summarizes under a variant's controls: a baseline or a loaded model."""
+
+    variant: "Variant"
+    name: str
+    method: str
+    assets: Any = None
+
+    def controls(self) -> tuple[Control, ...]:
+        """The controls this summarizer accepts (a trained model may narrow the variant's choices)."""
+        return self.variant.controls_for(self.assets)
+
+    def summarize(self, documents: list[str], controls: list[dict], **generation: Any) -> list[Summary]:
+        raise NotImplementedError
+
+
+class Variant:
+    """Base class; subclasses set the class attributes and implement the methods below."""
+
+    id: str
+    title: str
+    description: str
+    paper: Paper
+    methods: tuple[str, ...]
+    controls: tuple[Control, ...]
+    metric_names: tuple[str, ...] = ()
+
+    def controls_for(self, assets: Any = None) -> tuple[Control, ...]:
+        return self.controls
+
+    def validate(self, controls: dict | None, assets: Any = None) -> dict:
+        """Check a controls object against the schema: unknown names, bad values and missing required
+        controls raise :class:`ControlError` naming the problem and the allowed values."""
+        if controls is None:
+            controls = {}
+        if not isinstance(controls, dict):
+            raise ControlError(f"controls must be a JSON object, got {type(controls).__name__}")
+        schema = {c.name: c for c in self.controls_for(assets)}
+        unknown = sorted(set(controls) - set(schema))
+        if unknown:
+            raise ControlError(f"unknown control(s) {', '.join(unknown)} for variant '{self.id}'; "
+                               f"allowed: {', '.join(schema)}")
+        checked = {}
+        for name, control in schema.items():
+            value = controls.get(name)
+            if value is None or value == "" or value == []:
+                if control.required:
+                    raise ControlError(f"control '{name}' is required for variant '{self.id}'"
+                                       + (f"; allowed: {', '.join(control.choices)}" if control.choices else ""))
+                if control.default is not None:
+                    checked[name] = control.default
+                continue
+            checked[name] = control.check(value)
+        return checked
+
+    def check_method(self, method: str) -> str:
+        if method not in self.methods:
+            raise ControlError(f"unknown method {method!r} for variant '{self.id}'; allowed: {', '.join(self.methods)}")
+        return method
+
+    # --- implemented by each variant -------------------------------------------------------
+    def prepare(self, document: str, controls: dict, method: str, assets: Any = None) -> Prepared:
+        raise NotImplementedError
+
+    def baseline(self) -> Summarizer:
+        raise NotImplementedError
+
+    def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
+        raise NotImplementedError
+
+    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
+              assets: Any = None) -> dict[str, Score]:
+        raise NotImplementedError
+
+
+def read_record(path: str | Path) -> dict:
+    """The checkpoint's ``steersum.json``: variant id, method and the settings it was trained with."""
+    file = Path(path) / RECORD_FILE
+    if not file.is_file():
+        raise FileNotFoundError(f"{path}: not a SteerSum checkpoint (no {RECORD_FILE})")
+    record = json.loads(file.read_text(encoding="utf-8"))
+    if "variant" not in record:
+        raise ValueError(f"{file}: missing field 'variant'")
+    return record
+
+
+def write_record(path: str | Path, record: dict) -> None:
+    Path(path, RECORD_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -1,0 +1,189 @@
+"""Topic-controlled summarization (Passali et al., "Topic-controllable summarization: topic-aware
+evaluation and transformer methods", LREC-COLING 2024).
+
+Four ways to tell BART which topic to summarize for, one ``prepare`` for all of them:
+
+* ``prefix``      the topic's name, then the special token ``[TOPIC]``, in front of the document
+                  (Sec. 4.2 a). The name is text, so an unseen topic can be prepended too (Sec. 5.3).
+* ``tag``         every word whose lemma is one of the topic's top-N representative terms is wrapped
+                  in ``[TAG] ... [TAG]`` (Sec. 4.2 b and its example).
+* ``prefix-tag``  both (the paper's best method, Table 2).
+* ``emb``         a trainable topic embedding added to the encoder input (Sec. 4.1,
+                  :mod:`models.topic_bart`); only topics seen in training.
+
+The topic vocabulary is a :class:`metrics.stas.TopicSpace` saved inside each checkpoint; the same
+space scores the summary with STAS.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from metrics.rouge import rouge
+from metrics.stas import TopicSpace
+from metrics.text import WORD, lemma, sentences
+
+from .base import Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+
+TAG, TOPIC = "[TAG]", "[TOPIC]"
+SPECIAL_TOKENS = [TAG, TOPIC]
+DEFAULT_TOP_N = 100  # representative terms per topic (Sec. 5.1: "top-N=100")
+
+
+@dataclass
+class TopicAssets:
+    """What a topic summarizer carries besides weights: its topic space, the number of terms tagged
+    per topic, and (for ``emb``) the topics its embedding table was trained on."""
+
+    space: TopicSpace
+    top_n: int = DEFAULT_TOP_N
+    embedding_topics: list[str] = field(default_factory=list)
+    _terms: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+
+    def terms(self, topic: str) -> frozenset[str]:
+        if topic not in self._terms:
+            self._terms[topic] = frozenset(self.space.representative_terms(topic, self.top_n))
+        return self._terms[topic]
+
+    def resolve(self, controls: dict) -> tuple["TopicAssets", list[str]]:
+        """Assets that know the requested topic: an unseen topic gets its representative terms from
+        the topic space on the fly, from ``topic_words`` (or the topic's own name) (Sec. 5.3)."""
+        topic = controls["topic"]
+        if topic in self.space.topics:
+            return self, []
+        words = controls.get("topic_words") or topic
+        try:
+            space = self.space.with_topic(topic, words=[w.strip() for w in words.split(",") if w.strip()])
+        except ValueError as err:
+            raise ControlError(f"unseen topic {topic!r}: {err}; describe it with a few known words in "
+                               f"'topic_words' or pick one of: {', '.join(self.space.topics)}") from None
+        notice = f"unseen topic {topic!r}: its representative terms come from the words {words!r}"
+        return replace(self, space=space, _terms={}), [notice]
+
+
+def tag_document(document: str, terms: frozenset[str]) -> str:
+    """Wrap each word whose lemma is in ``terms`` in ``[TAG] ... [TAG]`` (the paper's tagging)."""
+    tagged: dict[str, bool] = {}
+
+    def mark(match) -> str:
+        word = match.group(0)
+        key = word.lower()
+        hit = tagged.get(key)
+        if hit is None:
+            hit = tagged[key] = lemma(key) in terms
+        return f"{TAG} {word} {TAG}" if hit else word
+
+    return WORD.sub(mark, document)
+
+
+def topic_focused_extract(document: str, topic: str, space: TopicSpace, n_sentences: int = 3) -> str:
+    """The model-free baseline: the ``n_sentences`` sentences most similar to the topic vector, in
+    document order (a topic-focused Lead-3)."""
+    sents = sentences(document)
+    if len(sents) <= n_sentences:
+        return " ".join(sents)
+    column = space.topics.index(topic)
+    similarity = space.affinities(sents)[:, column]
+    best = sorted(sorted(range(len(sents)), key=lambda i: (-similarity[i], i))[:n_sentences])
+    return " ".join(sents[i] for i in best)
+
+
+class TopicBaseline(Summarizer):
+    name = "baseline: topic-focused extraction"
+    method = "extractive"
+
+    def __init__(self, variant: "TopicVariant", assets: TopicAssets):
+        self.variant, self.assets = variant, assets
+
+    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
+        out = []
+        for document, given in zip(documents, controls):
+            document, checked = check_document(document), self.variant.validate(given, self.assets)
+            assets, notices = self.assets.resolve(checked)
+            out.append(Summary(topic_focused_extract(document, checked["topic"], assets.space), notices))
+        return out
+
+
+class TopicVariant(Variant):
+    id = "topic"
+    title = "Topic-controlled BART"
+    description = "Summarize a document for a chosen topic (tag, prefix, prefix+tag or topic embeddings)."
+    paper = Paper(
+        title="Topic-controllable summarization: topic-aware evaluation and transformer methods",
+        authors="Tatiana Passali, Grigorios Tsoumakas",
+        year=2024,
+        url="https://aclanthology.org/2024.lrec-main.1432",
+        bibtex="""@inproceedings{passali2024topic,
+  title     = {Topic-controllable summarization: topic-aware evaluation and transformer methods},
+  author    = {Passali, Tatiana and Tsoumakas, Grigorios},
+  booktitle = {Proceedings of LREC-COLING 2024},
+  year      = {2024}
+}""",
+    )
+    methods = ("tag", "emb", "prefix", "prefix-tag")
+    metric_names = ("stas", "rouge1", "rouge2", "rougeLsum")
+
+    def controls_for(self, assets: TopicAssets | None = None) -> tuple[Control, ...]:
+        assets = assets or default_assets()
+        closed = bool(assets.embedding_topics)
+        return (
+            Control("topic", "choice", "the topic the summary should be about; tag/prefix models also take "
+                    "an unseen topic typed as free text", choices=tuple(assets.embedding_topics or assets.space.topics),
+                    open=not closed, required=True),
+            Control("topic_words", "text", "for an unseen topic: a few comma-separated words that describe it"),
+        )
+
+    @property
+    def controls(self) -> tuple[Control, ...]:
+        return self.controls_for()
+
+    def prepare(self, document: str, controls: dict, method: str, assets: TopicAssets | None = None) -> Prepared:
+        assets = assets or default_assets()
+        topic = controls["topic"]
+        if self.check_method(method) == "emb":
+            if topic not in assets.embedding_topics:
+                raise ControlError(f"method 'emb' only knows the topics it was trained on; unknown topic {topic!r}; "
+                                   f"allowed: {', '.join(assets.embedding_topics)}")
+            return Prepared(document, {"topic_ids": assets.embedding_topics.index(topic)})
+        assets, notices = assets.resolve(controls)
+        text = tag_document(document, assets.terms(topic)) if "tag" in method else document
+        if method.startswith("prefix"):
+            text = f"{topic} {TOPIC} {text}"
+        return Prepared(text, notices=notices)
+
+    def baseline(self) -> Summarizer:
+        return TopicBaseline(self, default_assets())
+
+    def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
+        from .seq2seq import Seq2SeqSummarizer, load_seq2seq
+
+        model, tokenizer = load_seq2seq(path, device, **kwargs)
+        assets = TopicAssets(TopicSpace.load(path), int(record.get("top_n", DEFAULT_TOP_N)),
+                             list(getattr(model.config, "topics", []) or []))
+        return Seq2SeqSummarizer(self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record)
+
+    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
+              assets: TopicAssets | None = None) -> dict[str, Score]:
+        assets, _ = (assets or default_assets()).resolve(controls)
+        affinity = assets.space.affinities([summary])[0]
+        stas = float(assets.space.stas([summary], [controls["topic"]])[0])
+        scores = {"stas": Score(stas, "topic affinity: cosine to the requested topic over the best topic's "
+                                "(1 = the summary is most about the requested topic)",
+                                {"affinity": dict(zip(assets.space.topics, map(float, affinity)))})}
+        if reference:
+            r = rouge([summary], [[reference]])["examples"][0]
+            for name in ("rouge1", "rouge2", "rougeLsum"):
+                scores[name] = Score(r[name], f"{name} F1 against the reference")
+        return scores
+
+
+_DEFAULT_ASSETS: TopicAssets | None = None
+
+
+def default_assets() -> TopicAssets:
+    """The embedded default: the topic space fitted on the bundled BBC articles (5 topics)."""
+    global _DEFAULT_ASSETS
+    if _DEFAULT_ASSETS is None:
+        _DEFAULT_ASSETS = TopicAssets(TopicSpace.default())
+    return _DEFAULT_ASSETS
