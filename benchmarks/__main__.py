@@ -17,6 +17,7 @@ import torch
 
 GROUPS = {
     "metrics": ["benchmarks.stas", "benchmarks.egises"],
+    "space": ["benchmarks.serving"],
 }
 RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADER = "# SteerSum benchmarks\n\nRatios are measured in the same run, on the same inputs, same outputs checked.\n"

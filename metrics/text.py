@@ -18,7 +18,9 @@ NLTK_RESOURCES = ("corpora/wordnet", "tokenizers/punkt_tab/english", "corpora/st
 # scikit-learn's list (318 words): the same one the TF-IDF models in SteerSum use.
 STOPWORDS = frozenset(ENGLISH_STOP_WORDS)
 
-_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+# A word: letters/digits with an optional inner apostrophe ("don't"). Case-insensitive so callers can
+# find words in the original text (e.g. to tag them) with the same boundaries as words().
+WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?", re.IGNORECASE)
 
 
 class MissingNLTKData(LookupError):
@@ -66,7 +68,7 @@ def stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens (letters/digits, with an inner apostrophe); punctuation dropped."""
-    return _WORD.findall(text.lower())
+    return WORD.findall(text.lower())
 
 
 def lemmas(text: str) -> list[str]:

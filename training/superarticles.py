@@ -33,16 +33,24 @@ def interleave(first: list[str], second: list[str]) -> list[str]:
 
 def pair_articles(articles: list[dict], rng: random.Random) -> list[tuple[dict, dict]]:
     """Random pairs with different topics, each article used once, until the remaining articles
-    all share one topic (the paper's stopping rule)."""
-    pool = list(articles)
-    rng.shuffle(pool)
+    all share one topic (the paper's stopping rule).
+
+    Each pair takes an article of the topic with the most articles left and a random article of
+    another topic; drawing from the largest topic first is what keeps the leftover as small as the
+    topic counts allow (a random first pick can strand two topics' articles unpaired).
+    """
+    by_topic: dict[str, list[dict]] = {}
+    for article in articles:
+        by_topic.setdefault(article["topic"], []).append(article)
+    for group in by_topic.values():
+        rng.shuffle(group)
     pairs = []
-    while pool:
-        first = pool.pop()
-        partner = next((i for i in range(len(pool) - 1, -1, -1) if pool[i]["topic"] != first["topic"]), None)
-        if partner is None:
-            break
-        pairs.append((first, pool.pop(partner)))
+    while sum(1 for group in by_topic.values() if group) > 1:
+        topics = sorted((t for t, group in by_topic.items() if group), key=lambda t: (-len(by_topic[t]), t))
+        largest = topics[0]
+        other = rng.choice(topics[1:])
+        pairs.append((by_topic[largest].pop(), by_topic[other].pop()))
+    rng.shuffle(pairs)
     return pairs
 
 

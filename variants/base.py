@@ -198,6 +198,19 @@ class Variant:
               assets: Any = None) -> dict[str, Score]:
         raise NotImplementedError
 
+    # --- optional ----------------------------------------------------------------------------
+    def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
+        """Words or phrases of ``summary`` that show the controls at work (topic terms, keywords,
+        entity mentions), so the Space can highlight them. ``controls`` are validated. Default: none."""
+        return []
+
+    def card_facts(self, assets: Any = None) -> dict[str, Any]:
+        """Facts for this variant's model card (``hub_cards/templates/<id>.md``) that its schema cannot
+        give, e.g. ``example_controls`` (needed when a required control is not a choice or an integer)
+        and ``example_document`` for the usage snippet; any key overrides the card's own fact of
+        that name (see :mod:`hub_cards.card`). Default: none."""
+        return {}
+
 
 def read_record(path: str | Path) -> dict:
     """The checkpoint's ``steersum.json``: variant id, method and the settings it was trained with."""

@@ -177,6 +177,13 @@ class TopicVariant(Variant):
                 scores[name] = Score(r[name], f"{name} F1 against the reference")
         return scores
 
+    def evidence(self, summary: str, controls: dict, assets: TopicAssets | None = None) -> list[str]:
+        """The summary's words whose lemma is a representative term of the requested topic: the
+        words the ``tag`` method would mark, as written in the summary."""
+        assets, _ = (assets or default_assets()).resolve(controls)
+        terms = assets.terms(controls["topic"])
+        return list(dict.fromkeys(w for w in WORD.findall(summary) if lemma(w.lower()) in terms))
+
 
 _DEFAULT_ASSETS: TopicAssets | None = None
 

@@ -1,0 +1,71 @@
+"""``python -m hub_cards``: export a checkpoint as a Hub repo folder, push a folder, package the Space.
+
+    python -m hub_cards export CHECKPOINT_DIR --out DIR [--repo-id ORG/NAME]
+    python -m hub_cards push DIR --repo-id ORG/NAME [--private] [--revision BRANCH] [--commit-message MSG]
+                             [--repo-type model|space] [--skip-load-check]
+    python -m hub_cards space --out DIR [--catalog FILE] [--hardware cpu-basic]
+
+The token comes from ``HF_TOKEN`` or the login cache (``hf auth login``) and is never printed.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import tempfile
+from pathlib import Path
+
+from .export import ExportError, export_checkpoint
+from .push import REPO_TYPES, PushError, push_folder
+from .space import package_space
+
+
+def export_and_push(checkpoint_dir: str | Path, repo_id: str, private: bool = False) -> str:
+    """Export ``checkpoint_dir`` (card naming ``repo_id``) to a temporary folder and push it; return the
+    commit URL. ``python -m training ... --push-to-hub --hub-model-id ORG/NAME`` calls this."""
+    if not repo_id:
+        raise PushError("no repo id: pass --hub-model-id ORG/NAME")
+    with tempfile.TemporaryDirectory(prefix="steersum-export-") as tmp:
+        folder = export_checkpoint(checkpoint_dir, Path(tmp) / Path(checkpoint_dir).name, repo_id=repo_id)
+        # The export just loaded the model with its variant's loader; loading it again proves nothing new.
+        return push_folder(folder, repo_id, private=private, load=False)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m hub_cards", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    export = commands.add_parser("export", help="checkpoint folder -> Hub repo folder with its model card")
+    export.add_argument("checkpoint", help="a checkpoint folder written by python -m training")
+    export.add_argument("--out", required=True, help="the repo folder to write (new or empty)")
+    export.add_argument("--repo-id", help="ORG/NAME the card's usage snippet loads (default: a placeholder)")
+    push = commands.add_parser("push", help="upload an exported folder to the Hub")
+    push.add_argument("folder")
+    push.add_argument("--repo-id", required=True, help="ORG/NAME")
+    push.add_argument("--private", action="store_true", help="create the repo private")
+    push.add_argument("--revision", help="branch to push to (created if missing; default: main)")
+    push.add_argument("--commit-message")
+    push.add_argument("--repo-type", choices=REPO_TYPES, default="model")
+    push.add_argument("--skip-load-check", action="store_true",
+                      help="do not load the model with its variant's loader (too big for this machine); "
+                           "the safetensors check still runs")
+    space = commands.add_parser("space", help="package the Gradio Space as a Space repo folder")
+    space.add_argument("--out", required=True, help="the Space folder to write (new or empty)")
+    space.add_argument("--catalog", help="model catalog JSON (default: space/catalog.json if present)")
+    space.add_argument("--hardware", help="suggested_hardware (default: t4-small with models, else cpu-basic)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "export":
+            print(export_checkpoint(args.checkpoint, args.out, repo_id=args.repo_id))
+        elif args.command == "push":
+            print(push_folder(args.folder, args.repo_id, private=args.private, revision=args.revision,
+                              commit_message=args.commit_message, repo_type=args.repo_type,
+                              load=not args.skip_load_check))
+        else:
+            print(package_space(args.out, catalog=args.catalog, hardware=args.hardware))
+    except (ExportError, PushError, ValueError, FileNotFoundError) as err:
+        sys.exit(f"error: {err}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,216 @@
+"""The model card: front matter from :class:`huggingface_hub.ModelCardData` (with the eval report as
+``model-index`` via :class:`~huggingface_hub.EvalResult`), body from one Jinja template per variant
+family, ``templates/<variant id>.md``, which extends ``templates/base.md`` (a variant without a
+template of its own gets ``base.md``).
+
+Every fact comes from the checkpoint: the variant object (paper, description, controls, metrics,
+``prepare``), ``steersum.json`` (base model, data and its licences, hyperparameters) and
+``eval_report.json`` (scores; without it the card says "not evaluated" and gives no numbers). A
+variant may add or override template facts with :meth:`variants.base.Variant.card_facts`.
+
+Template facts: ``model_name``, ``repo_id``, ``variant``, ``paper``, ``method``, ``controls``
+(:class:`~variants.base.Control` list), ``example_document``, ``example_controls``,
+``example_prepared`` (:class:`~variants.base.Prepared`: what the model is given for the example),
+``base_model`` (None for the tiny preset), ``tiny``, ``adapter``, ``custom_code``, ``record``,
+``hyperparameters``, ``training_data`` (dataset, licence), ``license_note``, ``report`` (or None),
+``results`` (label, name, value), ``eval_data``, ``max_source_length``, ``max_new_tokens``.
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+from metrics.io import DataError, read_jsonl
+from training.data import NON_COMMERCIAL
+from variants.base import Control, Summarizer, read_record
+
+TEMPLATES = Path(__file__).with_name("templates")
+ADAPTER_CONFIG = "adapter_config.json"  # what makes a folder a peft adapter
+REPORT_FILE = "eval_report.json"  # written by training.evaluate
+LICENSE_FILE = "LICENSE.md"
+PLACEHOLDER_REPO = "ORG/NAME"
+MISSING = "[More Information Needed]"  # huggingface_hub's template default; never in a SteerSum card
+
+# Training-data licence texts (training.data.DATASET_LICENSES) that are a Hub licence id.
+HUB_LICENSES = {"Apache-2.0": "apache-2.0"}
+# Bundled datasets that are samples of a Hub dataset (for the ``datasets`` front matter).
+HUB_DATASETS = {"scitldr": "allenai/scitldr", "xsum": "EdinburghNLP/xsum", "cnndm_sample": "abisee/cnn_dailymail"}
+METRIC_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "rougeLsum": "ROUGE-Lsum",
+                 "stas": "STAS"}
+
+# The usage example's document when a variant gives none: two topics, so a control has work to do.
+EXAMPLE_DOCUMENT = (
+    "Shares in the carmaker fell 6% after it cut its profit forecast, blaming weak demand in Europe and the "
+    "cost of new factories. The chief executive said savings of 2bn euros would restore margins by next year. "
+    "In the evening the city's football club beat the league leaders 2-1, with a late goal from their young "
+    "striker. The manager said the win showed his side could still challenge for the title."
+)
+
+
+def build_card(folder: str | Path, summarizer: Summarizer, repo_id: str | None = None) -> ModelCard:
+    """The card of an exported folder (``steersum.json``, ``eval_report.json`` if any, the config or
+    adapter config) whose checkpoint is loaded as ``summarizer``. Raises ValueError if a template
+    left anything unfilled."""
+    folder, variant = Path(folder), summarizer.variant
+    record, report = read_record(folder), read_json(folder / REPORT_FILE)
+    adapter = read_json(folder / ADAPTER_CONFIG)
+    custom_code = bool((read_json(folder / "config.json") or {}).get("auto_map"))
+    repo_id = repo_id or PLACEHOLDER_REPO
+    facts = gather_facts(summarizer, record, report, repo_id, adapter, custom_code)
+    tags = ["summarization", "controllable-summarization", "steersum", f"steersum-{variant.id}", summarizer.method]
+    data = ModelCardData(
+        language="en", library_name="peft" if adapter else "transformers", pipeline_tag="summarization",
+        tags=tags + (["custom_code"] if custom_code else []) + (["peft", "lora"] if adapter else []),
+        base_model=facts["base_model"],
+        datasets=sorted({HUB_DATASETS[d] for d in facts["datasets"] if d in HUB_DATASETS}) or None,
+        metrics=list(variant.metric_names) or None, model_name=facts["model_name"],
+        eval_results=eval_results(report, record) or None, **license_fields(record.get("data_licenses", {})),
+    )
+    name = f"{variant.id}.md" if (TEMPLATES / f"{variant.id}.md").is_file() else "base.md"
+    # ModelCard.from_template renders with a loader-less jinja2.Template, so {% extends %} would not
+    # resolve; this is the same render (card_data = the YAML front matter) with the templates folder.
+    content = environment().get_template(name).render(card_data=data.to_yaml(), **facts)
+    card = ModelCard(content)
+    if MISSING in card.content:
+        raise ValueError(f"templates/{name}: the card still says {MISSING!r}")
+    return card
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["py"] = repr
+    env.filters["py_text"] = python_text
+    return env
+
+
+def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo_id: str, adapter: dict | None,
+                 custom_code: bool) -> dict[str, Any]:
+    """The template's facts (listed in the module docstring); the variant's ``card_facts`` win."""
+    variant, assets = summarizer.variant, summarizer.assets
+    controls = list(summarizer.controls())
+    extra = variant.card_facts(assets)
+    document = extra.get("example_document", EXAMPLE_DOCUMENT)
+    example = extra.get("example_controls") or example_controls(variant.id, controls)
+    base = (adapter or {}).get("base_model_name_or_path") or record.get("base_model")
+    tiny = "preset" in str(base or "")
+    hub_base = base if base and not tiny and is_hub_id(base) else None
+    licences = record.get("data_licenses", {})
+    facts = dict(
+        model_name=repo_id.split("/")[-1], repo_id=repo_id, variant=variant, paper=variant.paper,
+        method=summarizer.method, controls=controls, example_document=document, example_controls=example,
+        example_prepared=variant.prepare(document, variant.validate(example, assets), summarizer.method, assets),
+        base_model=hub_base, base_model_text=base or "not recorded", tiny=tiny,
+        adapter=bool(adapter), custom_code=custom_code, record=record,
+        hyperparameters=record.get("hyperparameters", {}),
+        datasets=sorted(licences), training_data=sorted(licences.items()), license_note=license_note(licences),
+        report=report, results=[], eval_data=None,
+        max_source_length=int(record.get("max_source_length", 1024)),
+        max_new_tokens=int(record.get("max_target_length", 128)),
+    )
+    if report:
+        facts["results"] = [{"name": n, "label": METRIC_LABELS.get(n, n), "value": v}
+                            for n, v in report.get("metrics", {}).items() if v is not None]
+        facts["eval_data"] = eval_dataset(report, record)
+    facts.update(extra)
+    return facts
+
+
+def example_controls(variant_id: str, controls: list[Control]) -> dict:
+    """An example value for every required control: the first choice, or the smallest integer.
+    Other required kinds have no neutral example; the variant names one in ``card_facts``."""
+    example = {}
+    for control in controls:
+        if not control.required:
+            continue
+        if control.kind == "choice" and control.choices:
+            example[control.name] = control.choices[0]
+        elif control.kind == "integer":
+            example[control.name] = control.minimum if control.minimum is not None else 0
+        else:
+            raise ValueError(f"variant '{variant_id}': required control '{control.name}' ({control.kind}) has no "
+                             "example value; give one in Variant.card_facts() as 'example_controls'")
+    return example
+
+
+def eval_results(report: dict | None, record: dict) -> list[EvalResult]:
+    """The report's corpus scores as ``model-index`` entries; none without a report."""
+    if not report:
+        return []
+    data = eval_dataset(report, record)
+    return [EvalResult(task_type="summarization", task_name="Controllable summarization",
+                       dataset_type=data["type"], dataset_name=data["name"], dataset_split=data["split"],
+                       metric_type=name, metric_name=METRIC_LABELS.get(name, name), metric_value=value)
+            for name, value in report.get("metrics", {}).items() if value is not None]
+
+
+def eval_dataset(report: dict, record: dict) -> dict[str, str]:
+    """Which data the report scored: the ``dataset`` names in its file when it is still there, else
+    the training data's (SteerSum builders write train and eval splits from the same source)."""
+    file = Path(report.get("data_file", "eval.jsonl"))
+    try:
+        names = sorted({str(r.get("dataset")) for r in read_jsonl(file) if r.get("dataset")})
+    except DataError:
+        names = []
+    names = names or sorted(record.get("data_licenses", {})) or ["unknown"]
+    kind = HUB_DATASETS.get(names[0], names[0]) if len(names) == 1 else "+".join(names)
+    return {"type": kind, "name": f"{', '.join(names)} ({file.name})", "split": file.stem, "file": file.name}
+
+
+def license_fields(data_licenses: dict[str, str]) -> dict[str, str]:
+    """A Hub licence id when all training data share one open licence; otherwise ``other``, pointing
+    to ``LICENSE.md``, which lists each dataset's terms (the weights derive from that data)."""
+    ids = {HUB_LICENSES.get(text) for text in data_licenses.values()}
+    if len(ids) == 1 and None not in ids:
+        return {"license": ids.pop()}
+    restricted = set(data_licenses) & NON_COMMERCIAL
+    return {"license": "other", "license_name": "steersum-non-commercial" if restricted else "steersum-research-use",
+            "license_link": LICENSE_FILE}
+
+
+def license_note(data_licenses: dict[str, str]) -> str:
+    restricted = sorted(set(data_licenses) & NON_COMMERCIAL)
+    if restricted:
+        return (f"The training data ({', '.join(restricted)}) may be used for non-commercial research only. The "
+                "weights are derived from it, so use them under the same terms: non-commercial research only.")
+    if license_fields(data_licenses)["license"] != "other":
+        return f"All training data is under {next(iter(data_licenses.values()))}, and so are the weights."
+    return ("The terms of some training data are unclear or research-only (see below); treat the weights as "
+            "research use only unless you have checked each source.")
+
+
+def write_license_file(out: Path, record: dict) -> None:
+    """``LICENSE.md`` for a card whose licence is ``other``: each training dataset and its terms."""
+    licences = record.get("data_licenses", {})
+    if license_fields(licences)["license"] != "other":
+        return
+    rows = "\n".join(f"| {name} | {text} |" for name, text in sorted(licences.items())) or "| unknown | unknown |"
+    out.joinpath(LICENSE_FILE).write_text(
+        f"# Terms of use\n\n{license_note(licences)}\n\n| training data | terms |\n|---|---|\n{rows}\n\n"
+        "The SteerSum code that trained and runs the model is separate from these terms.\n", encoding="utf-8")
+
+
+def is_hub_id(name: str) -> bool:
+    """A Hub repo id (``org/name``), not a local path: only those go in the ``base_model`` metadata."""
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return not Path(name).exists()
+
+
+def read_json(path: Path) -> dict | None:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def python_text(text: str, width: int = 88, indent: int = 4) -> str:
+    """A long string as a parenthesized run of literals, so a snippet stays readable and runnable
+    (a JSON string literal is a valid Python one)."""
+    parts = textwrap.wrap(text, width - indent - 4, drop_whitespace=False, break_on_hyphens=False) or [""]
+    return "(\n" + "".join(f"{' ' * indent}{json.dumps(part, ensure_ascii=False)}\n" for part in parts) + ")"

@@ -1,0 +1,105 @@
+"""``python -m hub_cards space``: the Space repo folder, ready for ``push --repo-type space``.
+
+The Space is packaged by directory, not by import: the project packages it runs on (``space/`` and
+what it imports: ``variants/``, ``models/``, ``metrics/`` with ``metrics/assets/``) are copied as
+they are, with the offline NLTK data SteerSum needs (so nothing is fetched when the Space starts),
+an ``app.py`` that runs ``python -m space`` on the Hub's host and port, ``requirements.txt`` and a
+README whose front matter the Hub reads (``sdk: gradio`` at the installed version, ``models:`` from
+the catalog, so each model page links to the Space).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import gradio
+import nltk
+from huggingface_hub import SpaceCard, SpaceCardData
+
+from metrics.text import NLTK_RESOURCES
+
+from .card import environment
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("space", "variants", "models", "metrics")
+CATALOG = Path("space") / "catalog.json"  # where the Space looks for its catalog (space.catalog.DEFAULT_CATALOG)
+NLTK_DIR = "nltk_data"
+LEFT_OUT = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
+
+APP = '''"""Hugging Face Spaces entry point: the SteerSum Space, as ``python -m space`` runs it."""
+import os
+import runpy
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+os.environ.setdefault("NLTK_DATA", str(HERE / "{nltk_dir}"))  # shipped with the Space, read when nltk loads
+sys.path.insert(0, str(HERE))
+sys.argv = [sys.argv[0], "--host", "0.0.0.0", "--port", os.environ.get("PORT", "7860")]
+runpy.run_module("space", run_name="__main__", alter_sys=True)
+'''
+
+
+def package_space(out: str | Path, catalog: str | Path | None = None, hardware: str | None = None,
+                  license: str = "other", root: Path = ROOT) -> Path:
+    """Write the Space folder into ``out`` (new or empty) and return it. ``catalog`` (default: the
+    project's ``space/catalog.json`` if any) lists the published models the Space offers."""
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ValueError(f"{out}: exists and is not an empty folder")
+    missing = [name for name in PACKAGES if not (root / name / "__init__.py").is_file()]
+    if "space" in missing:
+        raise ValueError(f"{root / 'space'}: the Space's code is not there yet")
+    catalog = Path(catalog) if catalog else (root / CATALOG if (root / CATALOG).is_file() else None)
+    models = catalog_models(catalog) if catalog else []
+    out.mkdir(parents=True, exist_ok=True)
+    for name in PACKAGES:
+        if name not in missing:
+            shutil.copytree(root / name, out / name, ignore=LEFT_OUT)
+    if catalog:
+        shutil.copyfile(catalog, out / CATALOG)
+    copy_nltk_data(out / NLTK_DIR)
+    (out / "app.py").write_text(APP.format(nltk_dir=NLTK_DIR), encoding="utf-8")
+    (out / "requirements.txt").write_text(space_requirements(root / "requirements.txt"), encoding="utf-8")
+    data = SpaceCardData(
+        title="SteerSum", emoji="🎛️", colorFrom="indigo", colorTo="green", sdk="gradio",
+        sdk_version=gradio.__version__, python_version=f"{sys.version_info.major}.{sys.version_info.minor}",
+        app_file="app.py", models=models or None, license=license,
+        suggested_hardware=hardware or ("t4-small" if models else "cpu-basic"),
+        short_description="Controllable summarization with live control checks",  # the Hub allows 60 characters
+        tags=["summarization", "controllable-summarization", "steersum"],
+    )
+    content = environment().get_template("space.md").render(card_data=data.to_yaml(), models=models,
+                                                             packages=[p for p in PACKAGES if p not in missing])
+    SpaceCard(content).save(out / "README.md")
+    return out
+
+
+def catalog_models(path: Path) -> list[str]:
+    """The Hub ids a catalog file lists (``{"models": [{"repo": ..., "revision": ..., ...}]}``)."""
+    try:
+        specs = json.loads(Path(path).read_text(encoding="utf-8"))["models"]
+        return list(dict.fromkeys(spec["repo"] for spec in specs))
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"{path}: not a model catalog ({{\"models\": [{{\"repo\": ...}}]}}): {err!r}") from None
+
+
+def copy_nltk_data(dest: Path) -> None:
+    """The NLTK resources SteerSum reads (metrics.text.NLTK_RESOURCES), from wherever nltk finds them."""
+    for resource in NLTK_RESOURCES:
+        found = Path(str(nltk.data.find(resource)))
+        top = Path(*Path(resource).parts[:2])  # e.g. corpora/wordnet, tokenizers/punkt_tab
+        source = found
+        while not source.as_posix().endswith(top.as_posix()):
+            source = source.parent
+        if not (dest / top).exists():
+            shutil.copytree(source, dest / top, ignore=LEFT_OUT)
+
+
+def space_requirements(project_requirements: Path) -> str:
+    """The project's requirements minus gradio, which the Space SDK installs at ``sdk_version``."""
+    lines = project_requirements.read_text(encoding="utf-8").splitlines()
+    kept = [line for line in lines if not line.strip().lower().startswith("gradio")]
+    return "# gradio is installed by the Space SDK (README: sdk_version)\n" + "\n".join(kept) + "\n"

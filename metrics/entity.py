@@ -1,0 +1,135 @@
+"""Does an entity-centric summary talk about its entity? Mention and sentence coverage (EntSUM).
+
+EntSUM (Maddela et al.) asks for "a summary capturing important information about the entity"
+(Sec. 3.1). Before content, that summary must name the entity, and most of its sentences should be
+about it. Two scores per summary:
+
+* ``mentioned``: 1 when some sentence names the entity, else 0;
+* ``sentence_coverage``: the share of the summary's sentences (:func:`metrics.text.sentences`) that
+  name it; corpus scores are means over summaries, in [0, 1].
+
+How a name is found. EntSUM detects mentions with Flair NER and SpanBERT coreference (Sec. 4) and
+groups entity strings "using substring matching ... (e.g. Barack Obama – Obama)" (Sec. 3.2). SteerSum
+matches names instead, which needs no model and gives the same answer on every machine:
+
+* :func:`aliases`: the full name and, for a multi-word name, its last word (the surname: "Barack
+  Obama" – "Obama") when it is capitalized and not a stop word. Generational and company suffixes
+  are skipped ("Martin Luther King Jr." – "King"), and a name with a stop word inside ("Bank of
+  England") gets no short alias: its last word names something else. Callers may add aliases
+  ("the Fed" for "Federal Reserve").
+* a mention is an alias as whole words, case-insensitive: "Obama's" and "Obama-era" mention Obama,
+  "Obamacare" does not.
+* pronouns and descriptions ("he", "the senator") are not resolved, so coverage is a lower bound of
+  what a coreference system would count.
+
+:func:`sentences_mentioning` is the same test over a document's sentences: the entity variant's
+guidance sentences and its Lead3ent baseline ("the first three sentences in the document that
+mention the given entity", Sec. 4.2.1) are built from it.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from metrics.io import DataError, get_field
+from metrics.text import STOPWORDS, sentences
+
+# Tokens after a surname that are not the surname ("Jr.", "III", "Inc."), compared lower-cased without dots.
+NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "inc", "ltd", "plc", "llc", "corp", "co"})
+
+FIELDS = """
+  prediction  str        the generated (entity-centric) summary
+  entity      str        the entity it should be about, e.g. "Barack Obama" (its surname counts too)
+  aliases     list[str]  optional: more names of the entity, e.g. ["the president"]
+"""
+
+
+def aliases(entity: str, extra: list[str] | None = None) -> list[str]:
+    """Names that mention ``entity``: the full name (spaces normalized), its surname when it has one
+    (see the module docstring), then ``extra``; duplicates (ignoring case) removed.
+
+    >>> aliases("Barack Obama")
+    ['Barack Obama', 'Obama']
+    >>> aliases("Bank of England", ["the Bank"])
+    ['Bank of England', 'the Bank']
+    """
+    name = " ".join(entity.split())
+    if not name:
+        raise ValueError("the entity name is empty")
+    names = [name]
+    words = name.split(" ")
+    while len(words) > 1 and words[-1].lower().replace(".", "") in NAME_SUFFIXES:
+        words = words[:-1]
+    if len(words) > 1 and not any(w.lower() in STOPWORDS for w in words[:-1]):
+        surname = words[-1].rstrip(",")  # "King, Jr." -> "King"
+        if surname[:1].isupper() and surname.lower() not in STOPWORDS:
+            names.append(surname)
+    names += [" ".join(alias.split()) for alias in extra or [] if alias.strip()]
+    unique = {}
+    for n in names:
+        unique.setdefault(n.lower(), n)
+    return list(unique.values())
+
+
+@lru_cache(maxsize=4096)
+def _pattern(entity: str, extra: tuple[str, ...]) -> re.Pattern:
+    """One regex for all aliases, longest first; ``(?<!\\w)``/``(?!\\w)`` make matches whole words
+    (``\\b`` would fail next to an alias that starts or ends with punctuation, like "Jr.")."""
+    names = sorted(aliases(entity, list(extra)), key=len, reverse=True)
+    alternatives = "|".join(r"\s+".join(map(re.escape, n.split(" "))) for n in names)
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+def mentions(text: str, entity: str, aliases: list[str] | None = None) -> bool:
+    """Whether ``text`` names ``entity`` (full name, surname or an extra alias; whole words, any case)."""
+    return _pattern(entity, tuple(aliases or ())).search(text) is not None
+
+
+def sentences_mentioning(text: str, entity: str, aliases: list[str] | None = None) -> list[str]:
+    """The sentences of ``text`` (:func:`metrics.text.sentences`) that mention ``entity``, in order."""
+    pattern = _pattern(entity, tuple(aliases or ()))
+    return [sentence for sentence in sentences(text) if pattern.search(sentence)]
+
+
+def entity_scores(summaries: list[str], entities: list[str],
+                  aliases: list[list[str] | None] | None = None) -> dict:
+    """``mentioned`` and ``sentence_coverage`` of each summary for its entity, and corpus means.
+
+    ``aliases[i]`` adds names for ``entities[i]`` (None: the default aliases only). Returns
+    ``{"corpus": {"n", "mentioned", "sentence_coverage"}, "examples": [{"mentioned",
+    "sentence_coverage", "sentences", "sentences_mentioning"}]}``; means are ``None`` for no summary.
+    """
+    extra = [None] * len(summaries) if aliases is None else list(aliases)
+    if not len(summaries) == len(entities) == len(extra):
+        raise DataError(f"summaries, entities and aliases differ in length: "
+                        f"{len(summaries)}, {len(entities)}, {len(extra)}")
+    examples = []
+    for i, (summary, entity, names) in enumerate(zip(summaries, entities, extra)):
+        if not isinstance(summary, str) or not summary.strip():
+            raise DataError(f"summaries[{i}]: the summary is empty")
+        if not isinstance(entity, str) or not entity.strip():
+            raise DataError(f"entities[{i}]: the entity is missing or empty")
+        summary_sentences = sentences(summary)
+        pattern = _pattern(entity, tuple(names or ()))
+        mentioning = sum(1 for sentence in summary_sentences if pattern.search(sentence))
+        examples.append({"mentioned": int(mentioning > 0),
+                         "sentence_coverage": mentioning / len(summary_sentences),
+                         "sentences": len(summary_sentences), "sentences_mentioning": mentioning})
+    corpus = {"n": len(examples)}
+    for key in ("mentioned", "sentence_coverage"):
+        corpus[key] = sum(e[key] for e in examples) / len(examples) if examples else None
+    return {"corpus": corpus, "examples": examples}
+
+
+def score_records(records: list[dict], source: str = "<records>") -> dict:
+    """``python -m metrics entity FILE.jsonl``: the fields of :data:`FIELDS`, checked line by line."""
+    summaries, entities, extra = [], [], []
+    for i, record in enumerate(records):
+        where = f"{source}:{i + 1}"
+        summaries.append(get_field(record, "prediction", str, where))
+        entities.append(get_field(record, "entity", str, where))
+        extra.append(get_field(record, "aliases", list, where, required=False, non_empty=False, items=str))
+    result = entity_scores(summaries, entities, extra)
+    return {"metric": "entity", **result,
+            "notes": "mentioned (0/1) and sentence_coverage (share of summary sentences naming the entity) "
+                     "in [0, 1]; names match as whole words, any case: the full name, its surname, given aliases."}

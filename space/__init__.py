@@ -1,0 +1,17 @@
+"""The SteerSum Space: pick a variant, a model and controls, generate, and see live metric scores.
+
+    python -m space [--models-dir checkpoints] [--catalog space/catalog.json] [--port 7860] [--host 127.0.0.1]
+
+* :mod:`space.catalog`  which models are offered (baselines, local checkpoints, pinned Hub ids)
+* :mod:`space.service`  plain inference functions, a bounded model cache and request batching
+* :mod:`space.views`    results as highlighted text, tables and chart data
+* :mod:`space.examples` example documents (bundled data, or a few embedded ones)
+* :mod:`space.app`      the Gradio UI and the named API endpoints, wiring only
+
+Nothing is built per variant here: every registered variant appears with widgets made from its
+control schema.
+"""
+import os
+
+# Analytics off before gradio is first imported (it reads the variable at import time).
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")

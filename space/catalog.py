@@ -1,0 +1,155 @@
+"""What models the Space offers, found once at start-up.
+
+Three sources, in this order:
+
+1. every registered variant's model-free **baseline** (model id ``baseline``): always there, so the
+   Space runs on a machine with no Hub and no GPU;
+2. **local checkpoints**: folders under ``--models-dir`` holding ``steersum.json`` (model id
+   ``local/<folder>``), loaded with :func:`variants.load_summarizer`;
+3. **Hub ids** from a catalog file, each pinned to a revision::
+
+       {"models": [{"repo": "org/topic-bart-prefix-tag", "revision": "<commit sha>", "variant": "topic"}]}
+
+   A repo is downloaded at start-up when the Hub is reachable; otherwise it is listed as unavailable
+   with the reason, never a crash. Only these ids load with ``trust_remote_code=True``: the catalog
+   file is the list of repos whose code the Space's owner has read and pinned.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable
+
+from variants import InputError, REGISTRY, RECORD_FILE, Summarizer, Variant, load_summarizer
+from variants.base import read_record
+
+DEFAULT_CATALOG = Path(__file__).with_name("catalog.json")
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Entry:
+    """One offered model. ``reason`` says why it cannot be used ("" when it can)."""
+
+    variant: str
+    model: str
+    title: str
+    source: str  # "baseline" | "local" | "hub"
+    location: str = ""
+    revision: str | None = None
+    reason: str = ""
+    load: Callable[[], Summarizer] | None = field(default=None, repr=False)
+
+    @property
+    def available(self) -> bool:
+        return not self.reason
+
+    def to_json(self) -> dict:
+        return {"model": self.model, "title": self.title, "source": self.source, "location": self.location,
+                "revision": self.revision, "available": self.available, "reason": self.reason}
+
+
+class Catalog:
+    def __init__(self, entries: list[Entry], registry: dict[str, Variant]):
+        self.entries, self.registry = entries, registry
+
+    def variant(self, variant_id: str) -> Variant:
+        if variant_id not in self.registry:
+            raise InputError(f"unknown variant {variant_id!r}; allowed: {', '.join(self.registry)}")
+        return self.registry[variant_id]
+
+    def models(self, variant_id: str, available: bool | None = None) -> list[Entry]:
+        return [e for e in self.entries if e.variant == variant_id and available in (None, e.available)]
+
+    def get(self, variant_id: str, model: str) -> Entry:
+        """The entry for a usable model, or :class:`InputError` naming the models that can be used."""
+        self.variant(variant_id)
+        for entry in self.models(variant_id):
+            if entry.model == model:
+                if not entry.available:
+                    raise InputError(f"model {model!r} is unavailable: {entry.reason}")
+                return entry
+        allowed = ", ".join(e.model for e in self.models(variant_id, available=True))
+        raise InputError(f"unknown model {model!r} for variant '{variant_id}'; allowed: {allowed}")
+
+
+def build_catalog(models_dir: str | Path | None = "checkpoints", catalog_file: str | Path | None = None,
+                  registry: dict[str, Variant] | None = None, download: Callable[..., str] | None = None) -> Catalog:
+    """Baselines, then local checkpoints, then the catalog file's Hub ids (``download`` defaults to
+    ``huggingface_hub.snapshot_download``; tests pass a stand-in)."""
+    registry = REGISTRY if registry is None else registry
+    entries = [Entry(v.id, "baseline", v.baseline().name, "baseline", load=v.baseline) for v in registry.values()]
+    entries += local_entries(Path(models_dir), registry) if models_dir else []
+    if catalog_file is None and DEFAULT_CATALOG.is_file():
+        catalog_file = DEFAULT_CATALOG
+    entries += hub_entries(Path(catalog_file), registry, download) if catalog_file else []
+    for entry in entries:
+        if not entry.available:
+            log.warning("model %s (%s) unavailable: %s", entry.model, entry.variant, entry.reason)
+    return Catalog(entries, registry)
+
+
+def local_entries(models_dir: Path, registry: dict[str, Variant]) -> list[Entry]:
+    if not models_dir.is_dir():
+        return []
+    entries = []
+    for record_file in sorted(models_dir.glob(f"*/{RECORD_FILE}")):
+        folder = record_file.parent
+        entry = Entry("", f"local/{folder.name}", folder.name, "local", str(folder))
+        entries.append(_checked(entry, folder, registry, load=partial(load_summarizer, folder)))
+    return entries
+
+
+def hub_entries(catalog_file: Path, registry: dict[str, Variant], download: Callable[..., str] | None) -> list[Entry]:
+    if download is None:
+        from huggingface_hub import snapshot_download as download
+    entries = []
+    for spec in read_catalog_file(catalog_file):
+        entry = Entry(spec["variant"], spec["repo"], spec.get("title", spec["repo"]), "hub", spec["repo"], spec["revision"])
+        try:
+            folder = Path(download(spec["repo"], revision=spec["revision"]))
+        except Exception as err:  # offline, unknown repo or revision, auth: all mean "not here now"
+            entry.reason = f"not reachable ({type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''})"
+            entries.append(entry)
+            continue
+        load = partial(load_summarizer, folder, trust_remote_code=True)
+        entries.append(_checked(entry, folder, registry, load=load))
+    return entries
+
+
+def read_catalog_file(path: Path) -> list[dict]:
+    """The catalog file's model specs; a malformed file fails with its name and the bad entry."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise ValueError(f"{path}: cannot read the model catalog: {err}") from None
+    specs = data.get("models") if isinstance(data, dict) else None
+    if not isinstance(specs, list):
+        raise ValueError(f"{path}: expected {{\"models\": [{{\"repo\", \"revision\", \"variant\"}}, ...]}}")
+    for number, spec in enumerate(specs, start=1):
+        for name in ("repo", "revision", "variant"):
+            if not isinstance(spec, dict) or not isinstance(spec.get(name), str) or not spec[name].strip():
+                raise ValueError(f"{path}: model {number}: field '{name}' is missing or empty "
+                                 "(every Hub id is pinned to a revision and names its variant)")
+    return specs
+
+
+def _checked(entry: Entry, folder: Path, registry: dict[str, Variant], load: Callable[[], Summarizer]) -> Entry:
+    """Fill the entry's variant from the checkpoint's record, or say why it cannot be used."""
+    try:
+        record: dict[str, Any] = read_record(folder)
+    except (OSError, ValueError) as err:
+        entry.reason = str(err)
+        return entry
+    if entry.variant and record["variant"] != entry.variant:
+        entry.reason = f"the catalog says variant '{entry.variant}' but the checkpoint is '{record['variant']}'"
+    elif record["variant"] not in registry:
+        entry.variant = entry.variant or record["variant"]
+        entry.reason = f"variant {record['variant']!r} is not registered in this Space"
+    else:
+        entry.variant, entry.load = record["variant"], load
+        entry.title = f"{entry.title} ({record.get('method', '?')})"
+    return entry

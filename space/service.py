@@ -1,0 +1,271 @@
+"""The Space's inference service: plain functions the UI and the API both call.
+
+* Models are loaded on first use and cached per (variant, model) id, least recently used evicted
+  past ``max_models`` or ``max_bytes`` of weights, so a Space with many checkpoints stays in memory.
+* Concurrent requests for one model are gathered by a :class:`Batcher` into one ``summarize`` call:
+  a worker takes the first waiting request and more while they keep arriving (each within
+  ``max_wait``, 5 ms; all within ``max_delay``, 50 ms; at most ``max_batch``), and generates them
+  together. A batched ``generate`` costs far less than its requests one by one, so throughput
+  grows with the load (``benchmarks/serving.py`` measures it).
+* Loading puts weights on the GPU in bf16 when there is one (:func:`variants.seq2seq.load_seq2seq`);
+  on ZeroGPU hardware (the ``spaces`` package is importable) generation runs under ``spaces.GPU``.
+
+User mistakes raise :class:`variants.InputError` with a message naming the problem and the allowed
+values; the app shows it as ``gr.Error``.
+"""
+from __future__ import annotations
+
+import json
+import queue
+import re
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future
+from dataclasses import asdict
+from typing import Any
+
+from variants import InputError, Summarizer
+from variants.base import Score, Summary, check_document
+
+from .catalog import Catalog, Entry
+
+MAX_DOCUMENT_CHARS = 20_000  # ~4k words: well past BART's 1024 tokens, short enough to score quickly
+
+try:  # ZeroGPU: a GPU is attached only inside functions decorated with spaces.GPU
+    import spaces
+
+    on_gpu = spaces.GPU
+except ImportError:
+    def on_gpu(function):
+        return function
+
+
+@on_gpu
+def generate(summarizer: Summarizer, documents: list[str], controls: list[dict]) -> list[Summary]:
+    return summarizer.summarize(documents, controls)
+
+
+class Batcher:
+    """Gathers concurrent requests for one summarizer into batched ``summarize`` calls.
+
+    The worker thread starts with the first request and ends after ``idle`` seconds without one, so
+    an evicted model's batcher and weights go away by themselves.
+    """
+
+    def __init__(self, summarizer: Summarizer, max_wait: float = 0.005, max_delay: float = 0.05,
+                 max_batch: int = 16, idle: float = 30.0):
+        self.summarizer, self.max_wait, self.max_delay = summarizer, max_wait, max_delay
+        self.max_batch, self.idle = max_batch, idle
+        self.batch_sizes: list[int] = []  # what each generate call got (the benchmark reads it)
+        self._queue: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+
+    def submit(self, documents: list[str], controls: list[dict]) -> list[Summary]:
+        futures = [Future() for _ in documents]
+        with self._lock:
+            for item in zip(documents, controls, futures):
+                self._queue.put(item)
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._work, name="batcher", daemon=True)
+                self._worker.start()
+        return [future.result() for future in futures]
+
+    def _work(self) -> None:
+        while True:
+            try:
+                first = self._queue.get(timeout=self.idle)
+            except queue.Empty:
+                with self._lock:  # a submit holding the lock has either queued (we go on) or not (we stop)
+                    if self._queue.empty():
+                        self._worker = None
+                        return
+                continue
+            # keep gathering while requests keep coming (gaps under max_wait), for at most max_delay
+            batch, deadline = [first], time.monotonic() + self.max_delay
+            while len(batch) < self.max_batch:
+                try:
+                    batch.append(self._queue.get(timeout=max(0.0, min(self.max_wait, deadline - time.monotonic()))))
+                except queue.Empty:
+                    break
+            self._run(batch)
+
+    def _run(self, batch: list[tuple[str, dict, Future]]) -> None:
+        self.batch_sizes.append(len(batch))
+        batch = sorted(batch, key=lambda item: len(item[0]))  # similar lengths side by side: less padding
+        try:
+            summaries = generate(self.summarizer, [d for d, _, _ in batch], [c for _, c, _ in batch])
+        except Exception:
+            # One bad request must not fail the others: run them one by one, each gets its own error.
+            for document, controls, future in batch:
+                try:
+                    future.set_result(generate(self.summarizer, [document], [controls])[0])
+                except Exception as err:
+                    future.set_exception(err)
+            return
+        for (_, _, future), summary in zip(batch, summaries):
+            future.set_result(summary)
+
+
+class ModelCache:
+    """Summarizers with their batchers, by (variant, model); least recently used dropped first."""
+
+    def __init__(self, max_models: int = 4, max_bytes: int = 8 << 30, **batching: Any):
+        self.max_models, self.max_bytes, self.batching = max_models, max_bytes, batching
+        self._cache: OrderedDict[tuple[str, str], tuple[Batcher, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._loading: dict[tuple[str, str], threading.Lock] = {}
+
+    def get(self, entry: Entry) -> Batcher:
+        key = (entry.variant, entry.model)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key][0]
+            loading = self._loading.setdefault(key, threading.Lock())
+        with loading:  # concurrent first requests load the model once
+            with self._lock:
+                if key in self._cache:
+                    return self._cache[key][0]
+            batcher = Batcher(entry.load(), **self.batching)
+            with self._lock:
+                self._cache[key] = (batcher, weight_bytes(batcher.summarizer))
+                while len(self._cache) > 1 and (len(self._cache) > self.max_models or
+                                                sum(size for _, size in self._cache.values()) > self.max_bytes):
+                    self._cache.popitem(last=False)
+            return batcher
+
+    def loaded(self) -> list[tuple[str, str]]:
+        with self._lock:
+            return list(self._cache)
+
+
+def weight_bytes(summarizer: Summarizer) -> int:
+    model = getattr(summarizer, "model", None)
+    if model is None or not hasattr(model, "parameters"):
+        return 0
+    return sum(p.numel() * p.element_size() for p in model.parameters())
+
+
+def parse_controls(text: str | dict | None) -> dict:
+    """Controls as the API receives them: a JSON object (string), e.g. ``{"topic": "sport"}``."""
+    if isinstance(text, dict) or text is None:
+        return text or {}
+    if not isinstance(text, str) or not text.strip():
+        return {}
+    try:
+        controls = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"controls is not valid JSON ({err.msg} at column {err.colno}); "
+                         'give a JSON object such as {"topic": "sport"}') from None
+    if not isinstance(controls, dict):
+        raise InputError(f'controls must be a JSON object such as {{"topic": "sport"}}, got {type(controls).__name__}')
+    return controls
+
+
+def clip_document(document: Any, limit: int = MAX_DOCUMENT_CHARS) -> tuple[str, list[str]]:
+    """The document checked and, past ``limit`` characters, cut at a word boundary with a notice."""
+    document = check_document(document)
+    if len(document) <= limit:
+        return document, []
+    at_boundary = document[limit - 1].isspace() or document[limit].isspace()
+    cut = (document[:limit] if at_boundary else document[:limit].rsplit(None, 1)[0]).rstrip()
+    return cut, [f"the document has {len(document):,} characters; only the first {len(cut):,} were summarized"]
+
+
+def highlight(text: str, evidence: list[str]) -> list[tuple[str, str | None]]:
+    """``text`` split into (span, label) pieces, label ``"evidence"`` on whole-word, case-insensitive
+    matches of the evidence terms (longest first, so a phrase wins over its words)."""
+    terms = sorted({t.strip() for t in evidence if t.strip()}, key=len, reverse=True)
+    if not terms:
+        return [(text, None)]
+    pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, terms)) + r")(?!\w)", re.IGNORECASE)
+    pieces, start = [], 0
+    for match in pattern.finditer(text):
+        pieces += [(text[start:match.start()], None)] if match.start() > start else []
+        pieces.append((match.group(0), "evidence"))
+        start = match.end()
+    return pieces + ([(text[start:], None)] if start < len(text) else [])
+
+
+class Service:
+    """The catalog's models behind five calls: ``summarize``, ``compare``, ``sweep``, ``score`` and
+    ``variants``. Results are plain dicts (JSON as the API returns them)."""
+
+    def __init__(self, catalog: Catalog, max_models: int = 4, max_bytes: int = 8 << 30,
+                 max_wait: float = 0.005, max_batch: int = 16):
+        self.catalog = catalog
+        self.cache = ModelCache(max_models, max_bytes, max_wait=max_wait, max_batch=max_batch)
+
+    def summarizer(self, variant: str, model: str) -> Summarizer:
+        return self.cache.get(self.catalog.get(variant, model)).summarizer
+
+    def variants(self) -> dict:
+        """The catalog and each variant's control schema (what ``/variants`` returns)."""
+        return {"variants": {
+            v.id: {"title": v.title, "description": v.description, "methods": list(v.methods),
+                   "paper": {"title": v.paper.title, "authors": v.paper.authors, "year": v.paper.year, "url": v.paper.url},
+                   "controls": [c.to_json() for c in v.controls_for(None)],
+                   "models": [e.to_json() for e in self.catalog.models(v.id)]}
+            for v in self.catalog.registry.values()}}
+
+    def controls(self, variant: str, model: str):
+        """The controls a model accepts (a trained model may narrow its variant's choices)."""
+        return self.summarizer(variant, model).controls()
+
+    def summarize(self, document: str, variant: str, model: str, controls: dict | str | None,
+                  reference: str | None = None) -> dict:
+        return self._summarize_many(document, variant, model, [parse_controls(controls)], reference)[0]
+
+    def compare(self, document: str, variant: str, models: list[str], controls: dict | str | None,
+                reference: str | None = None) -> list[dict]:
+        """The same document and controls through several models of one variant."""
+        if not models:
+            allowed = ", ".join(e.model for e in self.catalog.models(variant, available=True))
+            raise InputError(f"choose at least one model to compare; allowed: {allowed}")
+        return [self.summarize(document, variant, model, controls, reference) for model in models]
+
+    def sweep(self, document: str, variant: str, model: str, control: str, controls: dict | str | None,
+              reference: str | None = None) -> list[dict]:
+        """One model, every value of one choice control (e.g. every topic), generated as one batch."""
+        schema = {c.name: c for c in self.controls(variant, model) if c.kind == "choice" and c.choices}
+        if control not in schema:
+            raise InputError(f"cannot sweep {control!r} for variant '{variant}'; allowed: {', '.join(schema) or 'none'}")
+        base = parse_controls(controls)
+        values = schema[control].choices
+        results = self._summarize_many(document, variant, model, [{**base, control: v} for v in values], reference)
+        return [{"value": value, **result} for value, result in zip(values, results)]
+
+    def score(self, summary: str, document: str, variant: str, controls: dict | str | None,
+              reference: str | None = None, model: str = "baseline") -> dict:
+        """Live metrics for a given summary, under the controls of ``model`` (default: the baseline's)."""
+        summarizer = self.summarizer(variant, model)
+        if not isinstance(summary, str) or not summary.strip():
+            raise InputError("summary is empty: give the summary to score")
+        document, notices = clip_document(document)
+        checked = summarizer.variant.validate(parse_controls(controls), summarizer.assets)
+        return self._scored(summarizer, model, summary.strip(), document, checked, reference, notices, {})
+
+    def _summarize_many(self, document: str, variant: str, model: str, controls: list[dict],
+                        reference: str | None) -> list[dict]:
+        start = time.perf_counter()
+        batcher = self.cache.get(self.catalog.get(variant, model))
+        summarizer = batcher.summarizer
+        document, notices = clip_document(document)
+        checked = [summarizer.variant.validate(c, summarizer.assets) for c in controls]  # fail fast, before batching
+        summaries = batcher.submit([document] * len(checked), checked)
+        seconds = {"generate": (time.perf_counter() - start) / len(checked)}
+        return [self._scored(summarizer, model, s.text, document, c, reference, notices + s.notices, dict(seconds))
+                for s, c in zip(summaries, checked)]
+
+    def _scored(self, summarizer: Summarizer, model: str, summary: str, document: str, controls: dict,
+                reference: str | None, notices: list[str], seconds: dict) -> dict:
+        start = time.perf_counter()
+        variant, assets = summarizer.variant, summarizer.assets
+        scores: dict[str, Score] = variant.score(summary, document, controls, reference or None, assets)
+        evidence = variant.evidence(summary, controls, assets)
+        seconds["metrics"] = time.perf_counter() - start
+        return {"variant": variant.id, "model": model, "summary": summary,
+                "controls": controls, "scores": {name: asdict(score) for name, score in scores.items()},
+                "evidence": evidence, "notices": list(dict.fromkeys(notices)), "seconds": seconds}

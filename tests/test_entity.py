@@ -1,0 +1,74 @@
+"""Entity mention metrics (metrics.entity): aliases, whole-word mentions, sentence coverage by hand,
+sentences for Lead3ent, and bad input."""
+import pytest
+
+from metrics.entity import aliases, entity_scores, mentions, score_records, sentences_mentioning
+from metrics.io import DataError
+
+
+def test_aliases():
+    assert aliases("Barack Obama") == ["Barack Obama", "Obama"]  # EntSUM Sec. 3.2: "Barack Obama – Obama"
+    assert aliases("  Barack\n Obama ") == ["Barack Obama", "Obama"]
+    assert aliases("Martin Luther King Jr.") == ["Martin Luther King Jr.", "King"]  # suffix skipped
+    assert aliases("Ludwig van Beethoven") == ["Ludwig van Beethoven", "Beethoven"]
+    assert aliases("Bank of England") == ["Bank of England"]  # "England" alone is another entity
+    assert aliases("barack obama") == ["barack obama"]  # not capitalized: no surname
+    assert aliases("The Who") == ["The Who"]  # "who" is a stop word
+    assert aliases("Apple Inc.") == ["Apple Inc."] and aliases("Madonna") == ["Madonna"]
+    assert aliases("Barack Obama", ["obama", "the President"]) == ["Barack Obama", "Obama", "the President"]
+    with pytest.raises(ValueError, match="empty"):
+        aliases("  ")
+
+
+def test_mentions_are_whole_words_in_any_case():
+    assert mentions("Obama spoke.", "Barack Obama")  # the surname counts
+    assert mentions("BARACK\nOBAMA spoke.", "Barack Obama")
+    assert mentions("Obama's plan and the Obama-era rules.", "Barack Obama")
+    assert not mentions("Obamacare passed.", "Barack Obama")  # whole words only
+    assert not mentions("Bank of Englandia.", "Bank of England") and not mentions("Barack spoke.", "Barack Obama")
+    assert mentions("King Jr. spoke.", "Martin Luther King Jr.", aliases=["King Jr."])
+    assert not mentions("The president spoke.", "Barack Obama")
+    assert mentions("The president spoke.", "Barack Obama", aliases=["the president"])
+
+
+def test_sentence_coverage_by_hand():
+    summaries = ["Obama met the Bank of England. Markets rose. Barack Obama then flew home. He was tired.",
+                 "Markets rose on Obamacare news.",
+                 "The president left. Obama returned."]
+    result = entity_scores(summaries, ["Barack Obama"] * 3, [None, None, ["the president"]])
+    # 1: sentences 1 and 3 of 4 mention him ("He" is not resolved): 2/4 = 0.5
+    # 2: one sentence, "Obamacare" is no mention: 0/1;  3: both sentences (an alias, the surname): 2/2
+    assert [(e["mentioned"], e["sentence_coverage"]) for e in result["examples"]] == [(1, 0.5), (0, 0.0), (1, 1.0)]
+    assert [(e["sentences"], e["sentences_mentioning"]) for e in result["examples"]] == [(4, 2), (1, 0), (2, 2)]
+    # corpus: mentioned (1 + 0 + 1) / 3, coverage (0.5 + 0 + 1) / 3 = 0.5
+    assert result["corpus"] == {"n": 3, "mentioned": pytest.approx(2 / 3), "sentence_coverage": pytest.approx(0.5)}
+    assert entity_scores([], [])["corpus"] == {"n": 0, "mentioned": None, "sentence_coverage": None}
+
+
+def test_sentences_mentioning_keeps_document_order():
+    document = ("Markets rose on Monday. Angela Merkel spoke in Berlin. Investors waited.\n"
+                "Merkel said growth would return. Critics disagreed. Chancellor Merkel left.")
+    assert sentences_mentioning(document, "Angela Merkel") == [
+        "Angela Merkel spoke in Berlin.", "Merkel said growth would return.", "Chancellor Merkel left."]
+    assert sentences_mentioning(document, "Berlin Wall") == []
+
+
+def test_bad_input_is_named():
+    with pytest.raises(DataError, match=r"summaries\[0\]: the summary is empty"):
+        entity_scores([" "], ["Barack Obama"])
+    with pytest.raises(DataError, match=r"entities\[1\]: the entity is missing or empty"):
+        entity_scores(["Obama spoke.", "Obama spoke."], ["Barack Obama", ""])
+    with pytest.raises(DataError, match="differ in length"):
+        entity_scores(["Obama spoke."], ["Barack Obama"], aliases=[])
+    good = {"prediction": "Obama spoke.", "entity": "Barack Obama"}
+    cases = [({"prediction": "Obama spoke."}, "out.jsonl:2: missing field 'entity'"),
+             ({"prediction": "Obama spoke.", "entity": ""}, "out.jsonl:2: field 'entity' is empty"),
+             ({"entity": "Barack Obama"}, "out.jsonl:2: missing field 'prediction'"),
+             ({"prediction": "", "entity": "Barack Obama"}, "out.jsonl:2: field 'prediction' is empty"),
+             ({**good, "aliases": "Obama"}, "out.jsonl:2: field 'aliases' must be a list"),
+             ({**good, "aliases": [1]}, r"out.jsonl:2: field 'aliases'\[0\] must be a string")]
+    for bad, message in cases:
+        with pytest.raises(DataError, match=message):
+            score_records([good, bad], source="out.jsonl")
+    result = score_records([good, {**good, "prediction": "He spoke.", "aliases": []}])
+    assert result["metric"] == "entity" and result["corpus"]["mentioned"] == 0.5

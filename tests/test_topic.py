@@ -1,0 +1,105 @@
+"""Topic variant (Passali et al.): the four control schemes, unseen topics, the super-article builder,
+the extractive baseline, and bad input."""
+import random
+
+import pytest
+
+from metrics.stas import TopicSpace
+from training.superarticles import interleave, pair_articles, super_articles
+from variants import ControlError, InputError, get_variant
+from variants.topic import TAG, TOPIC, TopicAssets, default_assets, tag_document
+
+PAPER_SENTENCE = ("By one estimate, American individuals and businesses together spend 6.1 billion hours "
+                  "complying with the tax code every year.")
+SPORT_DOC = ("The striker scored twice as the club won the league match on Saturday. "
+             "Shares in the bank fell after profits dropped. The coach praised the team's defence.")
+
+
+@pytest.fixture(scope="module")
+def topic():
+    return get_variant("topic")
+
+
+def test_tagging_reproduces_the_papers_example():
+    # Sec. 4.2: with "business", "billion" and "tax" among the representative terms of
+    # "Business & Finance", exactly those three words are wrapped.
+    terms = frozenset({"business", "billion", "tax", "market"})
+    assert tag_document(PAPER_SENTENCE, terms) == (
+        "By one estimate, American individuals and [TAG] businesses [TAG] together spend 6.1 [TAG] billion [TAG] "
+        "hours complying with the [TAG] tax [TAG] code every year.")
+
+
+def test_tagging_matches_lemmas_not_substrings():
+    # "teams" -> lemma "team" is tagged; "steam" contains "team" but is another word.
+    assert tag_document("Teams let off steam.", frozenset({"team"})) == "[TAG] Teams [TAG] let off steam."
+
+
+def test_each_method_gives_different_inputs_for_different_topics(topic):
+    assets = default_assets()
+    emb_assets = TopicAssets(assets.space, assets.top_n, list(assets.space.topics))
+    for method in ("tag", "prefix", "prefix-tag"):
+        sport = topic.prepare(SPORT_DOC, {"topic": "sport"}, method, assets)
+        business = topic.prepare(SPORT_DOC, {"topic": "business"}, method, assets)
+        assert sport.text != business.text, method
+    assert topic.prepare(SPORT_DOC, {"topic": "sport"}, "prefix", assets).text == f"sport {TOPIC} {SPORT_DOC}"
+    tagged = topic.prepare(SPORT_DOC, {"topic": "sport"}, "prefix-tag", assets).text
+    assert tagged.startswith(f"sport {TOPIC} ") and f"{TAG} league {TAG}" in tagged
+    emb = [topic.prepare(SPORT_DOC, {"topic": t}, "emb", emb_assets) for t in ("sport", "business")]
+    assert emb[0].text == emb[1].text == SPORT_DOC
+    assert emb[0].extra["topic_ids"] != emb[1].extra["topic_ids"]
+
+
+def test_unseen_topic_gets_terms_from_its_words(topic):
+    assets = default_assets()
+    prepared = topic.prepare("The election campaign and the vote on the new health law.",
+                             {"topic": "health policy", "topic_words": "health, hospital, doctor, patient"}, "tag", assets)
+    assert f"{TAG} health {TAG}" in prepared.text and prepared.notices
+    with pytest.raises(ControlError, match="only knows the topics it was trained on"):
+        topic.prepare(SPORT_DOC, {"topic": "health policy"}, "emb", TopicAssets(assets.space, 100, list(assets.space.topics)))
+
+
+def test_unknown_topic_error_lists_the_valid_ones(topic):
+    closed = TopicAssets(default_assets().space, 100, ["business", "sport"])
+    with pytest.raises(ControlError, match="allowed: business, sport"):
+        topic.validate({"topic": "cooking"}, closed)
+    with pytest.raises(ControlError, match="required"):
+        topic.validate({}, default_assets())
+    with pytest.raises(ControlError, match="unknown control"):
+        topic.validate({"topic": "sport", "colour": "red"})
+
+
+def test_baseline_picks_the_topic_sentences_and_rejects_empty_documents(topic):
+    baseline = topic.baseline()
+    doc = SPORT_DOC + " The central bank raised interest rates as inflation and market prices rose."
+    [sport] = baseline.summarize([doc], [{"topic": "sport"}])
+    [business] = baseline.summarize([doc], [{"topic": "business"}])
+    assert "striker" in sport.text and "bank" in business.text and sport.text != business.text
+    scores = topic.score(business.text, doc, {"topic": "business"})
+    assert scores["stas"].value == pytest.approx(1.0)  # the summary's best topic is the requested one
+    with pytest.raises(InputError, match="document is empty"):
+        baseline.summarize(["   "], [{"topic": "sport"}])
+
+
+def test_interleave_and_pairing_follow_the_paper():
+    assert interleave(["a1", "a2", "a3"], ["b1"]) == ["a1", "b1", "a2", "a3"]
+    articles = [{"id": str(i), "topic": t} for i, t in enumerate("aaabbc")]
+    pairs = pair_articles(articles, random.Random(0))
+    assert all(x["topic"] != y["topic"] for x, y in pairs)
+    used = [a["id"] for pair in pairs for a in pair]
+    assert len(used) == len(set(used)) == 6  # a/b/c counts 3/2/1 allow three mixed pairs
+
+
+def test_super_articles_keep_the_target_topic_and_both_sources(data_dir):
+    from metrics.io import read_jsonl
+
+    records = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[:12]
+    examples = super_articles(records, seed=0, split="val", dataset="bbc_summary")
+    assert examples == super_articles(records, seed=0, split="val", dataset="bbc_summary")  # deterministic
+    by_id = {r["id"]: r for r in records}
+    for example in examples:
+        main, other = (by_id[i] for i in example["sources"])
+        assert example["controls"]["topic"] == main["topic"] != other["topic"] == example["other_topic"]
+        assert example["target"] == main["target"]
+        # every sentence of both articles is in the super-article
+        assert main["target_sentences"][0] in example["document"]
+        assert other["target_sentences"][-1] in example["document"]
