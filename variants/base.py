@@ -150,6 +150,10 @@ class Variant:
     methods: tuple[str, ...]
     controls: tuple[Control, ...]
     metric_names: tuple[str, ...] = ()
+    # The paper's own numbers for its main table, shown beside ours on the leaderboard and labelled
+    # "reported in paper" (different data and base model). Each: {"system": ..., "source": "Table 2",
+    # "metrics": {metric name: value on the same scale as ours}}.
+    reported: tuple[dict, ...] = ()
 
     def controls_for(self, assets: Any = None) -> tuple[Control, ...]:
         return self.controls
@@ -203,6 +207,11 @@ class Variant:
         """Words or phrases of ``summary`` that show the controls at work (topic terms, keywords,
         entity mentions), so the Space can highlight them. ``controls`` are validated. Default: none."""
         return []
+
+    def suggestions(self, document: str, assets: Any = None) -> dict[str, list[str]]:
+        """Values worth offering for some controls given this document (e.g. the entities it names,
+        the bundled readers), keyed by control name, so the Space can propose them. Default: none."""
+        return {}
 
     def card_facts(self, assets: Any = None) -> dict[str, Any]:
         """Facts for this variant's model card (``hub_cards/templates/<id>.md``) that its schema cannot
