@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from metrics.rouge import rouge
-from metrics.stas import TopicSpace
-from metrics.text import WORD, lemma, sentences
+from metrics.stas import TopicSpace, term
+from metrics.text import WORD, sentences
 
 from .base import Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
 
@@ -63,18 +63,10 @@ class TopicAssets:
 
 
 def tag_document(document: str, terms: frozenset[str]) -> str:
-    """Wrap each word whose lemma is in ``terms`` in ``[TAG] ... [TAG]`` (the paper's tagging)."""
-    tagged: dict[str, bool] = {}
-
-    def mark(match) -> str:
-        word = match.group(0)
-        key = word.lower()
-        hit = tagged.get(key)
-        if hit is None:
-            hit = tagged[key] = lemma(key) in terms
-        return f"{TAG} {word} {TAG}" if hit else word
-
-    return WORD.sub(mark, document)
+    """Wrap each word whose topic-space term (its lemma, :func:`metrics.stas.term`, cached) is in
+    ``terms`` in ``[TAG] ... [TAG]`` (the paper's tagging)."""
+    return WORD.sub(lambda m: f"{TAG} {m.group(0)} {TAG}" if term(m.group(0).lower()) in terms else m.group(0),
+                    document)
 
 
 def topic_focused_extract(document: str, topic: str, space: TopicSpace, n_sentences: int = 3) -> str:
@@ -182,7 +174,7 @@ class TopicVariant(Variant):
         words the ``tag`` method would mark, as written in the summary."""
         assets, _ = (assets or default_assets()).resolve(controls)
         terms = assets.terms(controls["topic"])
-        return list(dict.fromkeys(w for w in WORD.findall(summary) if lemma(w.lower()) in terms))
+        return list(dict.fromkeys(w for w in WORD.findall(summary) if term(w.lower()) in terms))
 
 
 _DEFAULT_ASSETS: TopicAssets | None = None
