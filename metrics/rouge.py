@@ -43,14 +43,15 @@ def _lines(text: str) -> str:
     return "\n".join(sentences(text))
 
 
-def check_references(predictions: list[str], references: list) -> list[list[str]]:
+def check_references(predictions: list[str], references: list, allow_empty: bool = False) -> list[list[str]]:
     """References as lists of strings, after checking that nothing is empty: an empty text has no
-    n-gram, and a score of 0 for it would hide a broken generation or data file."""
+    n-gram, and a score of 0 for it would hide a broken generation or data file. ``allow_empty``
+    lets a prediction be empty (a model's real output, scored 0, as a variant's live score needs)."""
     if len(predictions) != len(references):
         raise DataError(f"predictions and references differ in length: {len(predictions)} vs {len(references)}")
     checked = []
     for i, (prediction, refs) in enumerate(zip(predictions, references)):
-        if not isinstance(prediction, str) or not prediction.strip():
+        if not isinstance(prediction, str) or not (prediction.strip() or allow_empty):
             raise DataError(f"predictions[{i}]: the prediction is empty")
         refs = [refs] if isinstance(refs, str) else list(refs)
         if not refs:
@@ -62,17 +63,18 @@ def check_references(predictions: list[str], references: list) -> list[list[str]
     return checked
 
 
-def rouge(predictions: list[str], references: list[list[str]] | list[str]) -> dict:
+def rouge(predictions: list[str], references: list[list[str]] | list[str], allow_empty: bool = False) -> dict:
     """ROUGE-1/2/Lsum of each prediction against its reference(s), and corpus means.
 
     ``references[i]`` is a list of references for ``predictions[i]`` or one reference string.
     Returns ``{"corpus": {"n", "rouge1", ...}, "examples": [{"rouge1", "rouge1_precision", ...}]}``,
-    scores in [0, 1]; a corpus of no example has ``None`` means.
+    scores in [0, 1]; a corpus of no example has ``None`` means. An empty prediction raises
+    :class:`DataError` unless ``allow_empty`` (then it scores 0).
 
     >>> rouge(["The cat sat on the mat."], [["The cat is on the mat."]])["examples"][0]["rouge2"]
     0.6
     """
-    references = check_references(predictions, references)
+    references = check_references(predictions, references, allow_empty)
     scorer = _scorer()
     examples = []
     for prediction, refs in zip(predictions, references):
