@@ -6,10 +6,16 @@ loads with ``trust_remote_code=True``.
 """
 from transformers import AutoConfig, AutoModelForSeq2SeqLM
 
+from .persona import PersonaBartConfig, PersonaBartForConditionalGeneration
+from .gsum import GSumConfig, GSumForConditionalGeneration
 from .topic_bart import TopicBartConfig, TopicBartForConditionalGeneration
+from .tdsum import TDSumConfig, TDSumForConditionalGeneration
 
 for config_class, model_class in [
+    (GSumConfig, GSumForConditionalGeneration),
     (TopicBartConfig, TopicBartForConditionalGeneration),
+    (TDSumConfig, TDSumForConditionalGeneration),
+    (PersonaBartConfig, PersonaBartForConditionalGeneration),
 ]:
     AutoConfig.register(config_class.model_type, config_class, exist_ok=True)
     AutoModelForSeq2SeqLM.register(config_class, model_class, exist_ok=True)

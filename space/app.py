@@ -16,7 +16,10 @@ from variants import InputError
 from variants.base import Control
 
 from .examples import load_examples
+from .leaderboard import leaderboard_tab
+from .readers import reader_tab
 from .service import Service, highlight
+from .suggest import SuggestionBox
 from .views import CHART_COLUMNS, chart_frame, metrics_markdown, table_frame
 
 CONCURRENCY_LIMIT = 16  # requests run at once; concurrent ones for one model share a generate call
@@ -141,6 +144,7 @@ def build_app(service: Service) -> gr.Blocks:
             with gr.Column():
                 document = gr.Textbox(lines=12, label="document", elem_id="document")
                 panel = ControlPanel(service, first)
+                SuggestionBox(service, panel, document, variant)
                 reference = gr.Textbox(lines=3, label="reference summary (optional: adds ROUGE)")
                 gr.Examples(load_examples(), [document, reference], label="examples (bundled data)")
             with gr.Column():
@@ -163,8 +167,13 @@ def build_app(service: Service) -> gr.Blocks:
                     sweep_control = gr.Dropdown(sweepable(service, first), label="control to sweep (every value)")
                     sweep_button = gr.Button("Sweep", elem_id="sweep")
                     sweep_table = gr.Dataframe(wrap=True, label="one row per value", elem_id="sweep-table")
+                if "persona" in service.catalog.registry:
+                    with gr.Tab("Readers"):  # persona: one article, two readers, the divergence
+                        reader_tab(service, document, user_errors)
                 with gr.Tab("API"):
                     gr.Markdown(API_HELP)
+                with gr.Tab("Leaderboard"):
+                    leaderboard_tab()
         wire_ui(service, panel, variant, model, about_text, compare_models, sweep_control)
         inputs = [document, reference, variant]
 

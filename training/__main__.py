@@ -15,8 +15,8 @@ import importlib
 import logging
 import sys
 
-TRAINERS = {"topic": "training.topic"}
-BUILDERS = {"topic": "training.superarticles"}
+TRAINERS = {"topic": "training.topic", "persona": "training.persona", "entity": "training.entity", "ccs": "training.ccs", "tdsum": "training.tdsum"}
+BUILDERS = {"topic": "training.superarticles", "persona": "training.pens_data", "entity": "training.entity_data", "ccs": "training.ccs_data", "tdsum": "training.tdsum_data"}
 
 
 def train_variant(variant_id: str, argv: list[str]) -> None:

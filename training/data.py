@@ -21,8 +21,10 @@ DATASET_LICENSES = {
     "inspec": "no licence stated; abstracts (c) publishers, research use",
     "macsum_doc": "CC BY-NC-ND 4.0 (non-commercial, no derivatives)",
     "pens_sample": "Microsoft Research License (non-commercial research only)",
+    "pens": "Microsoft Research License (non-commercial research only)",
+    "pens_simulated": "simulated from BBC articles (not real PENS): research / non-commercial use only",
 }
-NON_COMMERCIAL = {"bbc_summary", "bbc", "xsum", "macsum_doc", "pens_sample"}
+NON_COMMERCIAL = {"bbc_summary", "bbc", "xsum", "macsum_doc", "pens_sample", "pens", "pens_simulated"}
 
 
 def load_examples(path: str | Path, variant: Variant, assets=None, limit: int | None = None) -> list[dict]:

@@ -45,3 +45,39 @@ def tiny_bart_config(tokenizer, config_class=BartConfig, **overrides) -> BartCon
                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                         decoder_start_token_id=tokenizer.eos_token_id, forced_eos_token_id=tokenizer.eos_token_id,
                         **{**TINY_BART, **overrides})
+
+
+# T5 (Flan-T5's architecture: gated-GELU feed-forward, relative attention, untied head), for CCS.
+TINY_T5 = dict(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=4,
+               feed_forward_proj="gated-gelu", tie_word_embeddings=False, dropout_rate=0.0)
+
+
+def tiny_t5_tokenizer(vocab_size: int = 2000, n_docs: int = 400):
+    """A T5 tokenizer (Unigram over Metaspace pieces, as T5's SentencePiece model) trained in a
+    second on bundled SciTLDR abstracts; ``<pad>``=0, ``</s>``=1, ``<unk>``=2 as in T5."""
+    import json
+
+    from transformers import T5Tokenizer
+
+    vocab = json.loads(_trained_unigram(vocab_size, n_docs))["model"]["vocab"]
+    return T5Tokenizer(vocab=[tuple(piece) for piece in vocab], extra_ids=0)
+
+
+@lru_cache(maxsize=2)
+def _trained_unigram(vocab_size: int, n_docs: int) -> str:
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    texts = [r["source"] for r in read_jsonl(DATA_DIR / "scitldr" / "train.jsonl")[:n_docs]]
+    unigram = Tokenizer(models.Unigram())
+    unigram.pre_tokenizer = pre_tokenizers.Sequence([  # T5Tokenizer's own pre-tokenizer
+        pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")])
+    unigram.train_from_iterator(texts, trainers.UnigramTrainer(
+        vocab_size=vocab_size, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>", show_progress=False))
+    return unigram.to_str()
+
+
+def tiny_t5_config(tokenizer, **overrides):
+    from transformers import T5Config
+
+    return T5Config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+                    decoder_start_token_id=tokenizer.pad_token_id, **{**TINY_T5, **overrides})

@@ -6,9 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from .base import (ControlError, InputError, RECORD_FILE, Summarizer, Variant, read_record)
+from .ccs import CCSVariant
+from .entity import EntityVariant
+from .persona import PersonaVariant
 from .topic import TopicVariant
+from .tdsum import TDSumVariant
 
-REGISTRY: dict[str, Variant] = {variant.id: variant for variant in (TopicVariant(),)}
+REGISTRY: dict[str, Variant] = {variant.id: variant for variant in (TopicVariant(), PersonaVariant(), EntityVariant(), CCSVariant(), TDSumVariant())}
 
 
 def get_variant(variant_id: str) -> Variant:

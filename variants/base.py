@@ -220,6 +220,13 @@ class Variant:
         that name (see :mod:`hub_cards.card`). Default: none."""
         return {}
 
+    def test_examples(self, max_samples: int | None = None) -> list[dict]:
+        """The bundled test set the leaderboard scores every system of this variant on
+        (``python -m benchmarks leaderboard``): at most ``max_samples`` records shaped like training
+        data (``{"id", "document", "controls", "target", "dataset"}``), the same on every call.
+        Default: none, and the leaderboard skips the variant with a note."""
+        return []
+
 
 def read_record(path: str | Path) -> dict:
     """The checkpoint's ``steersum.json``: variant id, method and the settings it was trained with."""

@@ -1,0 +1,329 @@
+"""TDSum and its TF-IDF relatives (Takeshita et al., "ROUGE-K: Do Your Summaries Have Keywords?", Sec. 4):
+BART guided by the TF-IDF scores of its source tokens, four ways that combine freely (see the config):
+
+* **TDSum** — a TF-IDF encoder (two linear layers) turns each source token's score into a "word
+  importance feature", and an added cross-attention in every decoder layer reads them.
+* **RwEnc** — the scores are added to the self-attention logits of chosen encoder layers.
+* **RwGen** — the next-token distribution is mixed with the source's TF-IDF distribution.
+* **TDMTL** — a head predicts the scores from the encoder's output; its MSE joins the loss.
+
+The scores come in as ``tfidf``, a float tensor aligned to ``input_ids`` (``(batch, source_len)``; a
+wider tensor is cut to the source length, so per-example lists padded to one fixed width stack).
+Self-contained (torch + transformers only) so an exported repo runs with ``trust_remote_code=True``.
+"""
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from transformers import BartForConditionalGeneration, BartModel
+from transformers import initialization as init
+from transformers.activations import ACT2FN
+from transformers.modeling_outputs import BaseModelOutput
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+from transformers.models.bart.modeling_bart import (BartDecoder, BartDecoderLayer, BartEncoder, BartEncoderLayer,
+                                                    eager_attention_forward)
+
+from .configuration_tdsum import TDSumConfig
+
+
+@dataclass
+class TDSumEncoderOutput(BaseModelOutput):
+    """BART's encoder output plus what the TF-IDF parts derive from the source once per input.
+
+    Args:
+        tfidf: `(batch, source_len)` the scores given, zero on padding.
+        tfidf_states: `(batch, source_len, d_model)` the TF-IDF encoder's output (TDSum).
+        tfidf_key_values: `(batch, decoder_layers, 2, heads, source_len, head_dim)` the added attention's
+            keys and values, computed once per source (as BART caches its cross-attention's).
+        tfidf_predicted: `(batch, source_len)` the TDMTL head's predicted scores.
+        tfidf_distribution: `(batch, vocab_size)` RwGen's ``T``: each vocabulary token's highest score in
+            the source, normalized to sum 1 (all zero when the source has no scored token).
+    """
+
+    tfidf: torch.FloatTensor | None = None
+    tfidf_states: torch.FloatTensor | None = None
+    tfidf_key_values: torch.FloatTensor | None = None
+    tfidf_predicted: torch.FloatTensor | None = None
+    tfidf_distribution: torch.FloatTensor | None = None
+
+
+def add_key_bias(attention_mask: torch.Tensor | None, tfidf: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """RwEnc's ``QK^T / sqrt(d_k) + T``: each key's score added to every query's logit, on top of the
+    padding mask (additive float, boolean, or none when nothing is padded)."""
+    bias = tfidf[:, None, None, :].to(dtype)  # (B, 1, 1, T): the same for every head and query
+    if attention_mask is None:
+        return bias
+    if attention_mask.dim() != 4:
+        raise ValueError("RwEnc adds TF-IDF scores to attention logits: use attn_implementation 'eager' or 'sdpa'")
+    if attention_mask.dtype == torch.bool:
+        return bias.masked_fill(~attention_mask, torch.finfo(dtype).min)
+    return attention_mask + bias
+
+
+class TDSumEncoderLayer(BartEncoderLayer):
+    """A BART encoder layer; in the layers listed in ``config.rwenc_layers`` the keys' TF-IDF scores
+    are added to the self-attention logits (RwEnc: "higher values for the important words")."""
+
+    def __init__(self, config: TDSumConfig, layer_idx: int):
+        super().__init__(config, layer_idx)
+        self.reweighted = layer_idx in config.rwenc_layers
+
+    def forward(self, hidden_states, attention_mask, tfidf=None, **kwargs):
+        if self.reweighted:
+            attention_mask = add_key_bias(attention_mask, tfidf, hidden_states.dtype)
+        return super().forward(hidden_states, attention_mask, **kwargs)
+
+
+class TDSumTfidfEncoder(nn.Module):
+    """The paper's "two linear layers to process TF-IDF scores for words in input documents". Their
+    input is each token's embedding scaled by its score, so a feature says which word and how
+    important. No biases: a token scored 0 (stop word, padding, unknown word) has no feature at all."""
+
+    def __init__(self, config: TDSumConfig):
+        super().__init__()
+        self.fc1 = nn.Linear(config.d_model, config.d_model, bias=False)
+        self.activation_fn = ACT2FN[config.activation_function]
+        self.fc2 = nn.Linear(config.d_model, config.d_model, bias=False)
+
+    def forward(self, inputs_embeds: torch.Tensor, tfidf: torch.Tensor) -> torch.Tensor:
+        weighted = tfidf[..., None].to(inputs_embeds.dtype) * inputs_embeds  # (B, T, d)
+        return self.fc2(self.activation_fn(self.fc1(weighted)))
+
+
+class TDSumTfidfAttention(nn.Module):
+    """The added cross-attention: decoder states query the TF-IDF encoder's output. Value and output
+    projections have no bias, so a zero TF-IDF encoder output contributes exactly nothing."""
+
+    def __init__(self, config: TDSumConfig, layer_idx: int):
+        super().__init__()
+        self.config, self.layer_idx, self.is_causal = config, layer_idx, False
+        self.num_heads = config.decoder_attention_heads
+        self.head_dim = config.d_model // self.num_heads
+        self.scaling = self.head_dim ** -0.5
+        self.dropout = config.attention_dropout
+        self.q_proj = nn.Linear(config.d_model, config.d_model)
+        self.k_proj = nn.Linear(config.d_model, config.d_model)
+        self.v_proj = nn.Linear(config.d_model, config.d_model, bias=False)
+        self.out_proj = nn.Linear(config.d_model, config.d_model, bias=False)
+        self.out_proj.is_tfidf_output = True  # initialized from config.tfidf_attention_init_std
+
+    def key_values(self, tfidf_states: torch.Tensor) -> torch.Tensor:
+        shape = (*tfidf_states.shape[:-1], self.num_heads, self.head_dim)
+        keys = self.k_proj(tfidf_states).view(shape).transpose(1, 2)  # (B, H, T, hd)
+        values = self.v_proj(tfidf_states).view(shape).transpose(1, 2)
+        return torch.stack([keys, values], dim=1)  # (B, 2, H, T, hd)
+
+    def forward(self, hidden_states: torch.Tensor, key_values: torch.Tensor,
+                attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        input_shape = hidden_states.shape[:-1]
+        query = self.q_proj(hidden_states).view(*input_shape, -1, self.head_dim).transpose(1, 2)  # (B, H, S, hd)
+        attention = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
+        output, _ = attention(self, query, key_values[:, 0], key_values[:, 1], attention_mask,
+                              dropout=self.dropout if self.training else 0.0, scaling=self.scaling)
+        return self.out_proj(output.reshape(*input_shape, -1).contiguous())
+
+
+class TDSumDecoderLayer(BartDecoderLayer):
+    """Self-attention → TF-IDF attention → source attention → feed-forward (the order of GSum, Dou et
+    al. 2021, which TDSum follows). The TF-IDF block adds to the residual stream and leaves the layer
+    norm to the source attention after it, so a zero contribution leaves BART's computation as it was."""
+
+    def __init__(self, config: TDSumConfig, layer_idx: int):
+        super().__init__(config, layer_idx)
+        self.tfidf_attn = TDSumTfidfAttention(config, layer_idx) if config.tfidf_attention else None
+
+    # Adapted from transformers.models.bart.modeling_bart.BartDecoderLayer.forward (TF-IDF block added)
+    def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
+                past_key_values=None, use_cache=True, tfidf_key_values=None, **kwargs):
+        residual = hidden_states
+        # Self Attention
+        hidden_states, _ = self.self_attn(hidden_states, past_key_values=past_key_values,
+                                          attention_mask=attention_mask, **kwargs)
+        hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+        hidden_states = self.self_attn_layer_norm(residual + hidden_states)
+
+        # TF-IDF Attention Block (TDSum)
+        if self.tfidf_attn is not None:
+            if tfidf_key_values is None:
+                raise ValueError("TDSum's decoder needs tfidf_key_values: run the model with `tfidf` or with "
+                                 "encoder_outputs from its encoder")
+            tfidf_output = self.tfidf_attn(hidden_states, tfidf_key_values[:, self.tfidf_attn.layer_idx],
+                                           encoder_attention_mask)
+            hidden_states = hidden_states + nn.functional.dropout(tfidf_output, p=self.dropout, training=self.training)
+
+        # Cross-Attention Block
+        if encoder_hidden_states is not None:
+            residual = hidden_states
+            hidden_states, _ = self.encoder_attn(hidden_states, key_value_states=encoder_hidden_states,
+                                                 attention_mask=encoder_attention_mask,
+                                                 past_key_values=past_key_values, **kwargs)
+            hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+            hidden_states = self.encoder_attn_layer_norm(residual + hidden_states)
+
+        # Fully Connected
+        residual = hidden_states
+        hidden_states = self.activation_fn(self.fc1(hidden_states))
+        hidden_states = nn.functional.dropout(hidden_states, p=self.activation_dropout, training=self.training)
+        hidden_states = self.fc2(hidden_states)
+        hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+        return self.final_layer_norm(residual + hidden_states)
+
+
+class TDSumEncoder(BartEncoder):
+    """BART's encoder (RwEnc in the chosen layers) plus the TF-IDF encoder (TDSum), the TDMTL head and
+    RwGen's vocabulary distribution, all computed once per source."""
+
+    def __init__(self, config: TDSumConfig):
+        super().__init__(config)
+        self.layers = nn.ModuleList([TDSumEncoderLayer(config, layer_idx=i) for i in range(config.encoder_layers)])
+        self.tfidf_encoder = TDSumTfidfEncoder(config) if config.tfidf_attention else None
+        self.tfidf_head = nn.Linear(config.d_model, 1) if config.tdmtl_lambda > 0 else None
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, tfidf=None, **kwargs):
+        if inputs_embeds is None:
+            if input_ids is None:
+                raise ValueError("You must specify input_ids or inputs_embeds")
+            inputs_embeds = self.embed_tokens(input_ids)  # (B, T, d), scaled like BART's
+        tfidf = self.check_tfidf(tfidf, inputs_embeds.shape[:2], attention_mask)
+        kwargs["return_dict"] = True
+        reweighted = {"tfidf": tfidf} if self.config.rwenc_layers else {}
+        out = super().forward(inputs_embeds=inputs_embeds, attention_mask=attention_mask, **reweighted, **kwargs)
+        result = TDSumEncoderOutput(last_hidden_state=out.last_hidden_state, hidden_states=out.hidden_states,
+                                    attentions=out.attentions, tfidf=tfidf)
+        if self.tfidf_encoder is not None:
+            result["tfidf_states"] = self.tfidf_encoder(inputs_embeds, tfidf)
+        if self.tfidf_head is not None:
+            result["tfidf_predicted"] = self.tfidf_head(out.last_hidden_state).squeeze(-1)  # (B, T)
+        if self.config.rwgen_lambda > 0:
+            if input_ids is None:
+                raise ValueError("RwGen needs input_ids (its distribution is over the source's tokens)")
+            result["tfidf_distribution"] = self.tfidf_distribution(input_ids, tfidf)
+        return result
+
+    def check_tfidf(self, tfidf, shape, attention_mask):
+        """Scores cut to the source length and zeroed on padding; required unless only TDMTL is on."""
+        if tfidf is None:
+            if self.config.uses_tfidf_input:
+                raise ValueError(f"this TDSum model needs `tfidf`: per-token TF-IDF scores aligned to input_ids, "
+                                 f"shape {tuple(shape)}")
+            return None
+        if tfidf.dim() != 2 or tfidf.shape[0] != shape[0] or tfidf.shape[1] < shape[1]:
+            raise ValueError(f"tfidf must have shape {tuple(shape)} (or be wider), got {tuple(tfidf.shape)}")
+        tfidf = tfidf[:, : shape[1]].float()
+        return tfidf * attention_mask.to(tfidf.dtype) if attention_mask is not None else tfidf
+
+    def tfidf_distribution(self, input_ids: torch.Tensor, tfidf: torch.Tensor) -> torch.Tensor:
+        """RwGen's ``T`` over the vocabulary: a token's highest score in the source, normalized to sum 1."""
+        scores = tfidf.new_zeros(input_ids.shape[0], self.embed_tokens.num_embeddings)  # (B, V)
+        scores = scores.scatter_reduce(1, input_ids, tfidf, reduce="amax")
+        return scores / scores.sum(-1, keepdim=True).clamp_min(torch.finfo(scores.dtype).tiny)
+
+    def _init_weights(self, module):
+        super()._init_weights(module)  # Linear: normal(config.init_std), zero bias, as BART's own
+
+
+class TDSumDecoder(BartDecoder):
+    """BART's decoder whose layers carry the added TF-IDF attention."""
+
+    def __init__(self, config: TDSumConfig):
+        super().__init__(config)
+        self.layers = nn.ModuleList([TDSumDecoderLayer(config, layer_idx=i) for i in range(config.decoder_layers)])
+        self.post_init()
+
+    def tfidf_key_values(self, tfidf_states: torch.Tensor) -> torch.Tensor:
+        """Every layer's keys and values over the TF-IDF encoder output, ``(B, L, 2, H, T, hd)``."""
+        return torch.stack([layer.tfidf_attn.key_values(tfidf_states) for layer in self.layers], dim=1)
+
+    def _init_weights(self, module):
+        # transformers dispatches to the nearest PreTrainedModel's _init_weights: this decoder's.
+        if getattr(module, "is_tfidf_output", False):
+            # Zero by default: a warm-started model starts as its base BART (config.tfidf_attention_init_std).
+            if self.config.tfidf_attention_init_std > 0:
+                init.normal_(module.weight, mean=0.0, std=self.config.tfidf_attention_init_std)
+            else:
+                init.zeros_(module.weight)
+        else:
+            super()._init_weights(module)
+
+
+class TDSumModel(BartModel):
+    config_class = TDSumConfig
+
+    def __init__(self, config: TDSumConfig):
+        super().__init__(config)
+        self.encoder, self.decoder = TDSumEncoder(config), TDSumDecoder(config)
+        self.encoder.embed_tokens = self.decoder.embed_tokens = self.shared
+        self.post_init()
+
+    def tfidf_encoder_outputs(self, input_ids=None, attention_mask=None, tfidf=None, encoder_outputs=None,
+                              inputs_embeds=None) -> TDSumEncoderOutput:
+        """The encoder's output, with the added attention's keys and values. They depend on the source
+        only, so they are stored in ``encoder_outputs`` and reused at every generation step."""
+        if encoder_outputs is None:
+            encoder_outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
+                                           inputs_embeds=inputs_embeds, tfidf=tfidf)
+        elif not isinstance(encoder_outputs, TDSumEncoderOutput):
+            if self.config.uses_tfidf_input:
+                raise ValueError("encoder_outputs must come from TDSum's own encoder (called with tfidf)")
+            return encoder_outputs
+        if self.config.tfidf_attention and encoder_outputs.tfidf_key_values is None:
+            encoder_outputs["tfidf_key_values"] = self.decoder.tfidf_key_values(encoder_outputs.tfidf_states)
+        return encoder_outputs
+
+    def forward(self, input_ids=None, attention_mask=None, tfidf=None, encoder_outputs=None, inputs_embeds=None,
+                **kwargs):
+        encoder_outputs = self.tfidf_encoder_outputs(input_ids, attention_mask, tfidf, encoder_outputs, inputs_embeds)
+        key_values = getattr(encoder_outputs, "tfidf_key_values", None)
+        return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
+                               tfidf_key_values=key_values, **kwargs)
+
+
+def reweighted_log_probs(logits: torch.Tensor, distribution: torch.Tensor, rwgen_lambda: float) -> torch.Tensor:
+    """RwGen: ``log((1 - lambda) * softmax(logits) + lambda * T)``, the same ``T`` at every step. Log
+    probabilities are valid logits (softmax gives the mixture back), so generate needs no change. A
+    source without any scored token (``T`` all zero) keeps BART's distribution."""
+    probs = logits.float().softmax(-1)  # (B, S, V)
+    target = distribution[:, None, :].float()  # (B, 1, V)
+    mixed = torch.where(target.sum(-1, keepdim=True) > 0, (1 - rwgen_lambda) * probs + rwgen_lambda * target, probs)
+    return mixed.clamp_min(torch.finfo(mixed.dtype).tiny).log().to(logits.dtype)
+
+
+class TDSumForConditionalGeneration(BartForConditionalGeneration):
+    """``BartForConditionalGeneration`` that takes ``tfidf`` (``(batch, source_len)`` floats aligned to
+    ``input_ids``) in ``forward`` and ``generate``. With RwGen on, ``logits`` are the re-weighted log
+    probabilities; the summarization loss stays BART's own (the paper fine-tunes BART and re-weights
+    its distribution when generating). With TDMTL on, the loss is ``(1 - lambda) L_sum + lambda MSE``.
+    Loading a plain BART checkpoint reports only the TF-IDF parts as new weights.
+
+    >>> out = model.generate(**tokenizer(["..."], return_tensors="pt"), tfidf=scores)
+    """
+
+    config_class = TDSumConfig
+
+    def __init__(self, config: TDSumConfig):
+        super().__init__(config)
+        self.model = TDSumModel(config)
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, tfidf=None, encoder_outputs=None, labels=None, **kwargs):
+        encoder_outputs = self.model.tfidf_encoder_outputs(input_ids, attention_mask, tfidf, encoder_outputs,
+                                                           kwargs.pop("inputs_embeds", None))
+        out = super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
+                              labels=labels, **kwargs)
+        if self.config.rwgen_lambda > 0:
+            out.logits = reweighted_log_probs(out.logits, encoder_outputs.tfidf_distribution, self.config.rwgen_lambda)
+        if labels is not None and self.config.tdmtl_lambda > 0:
+            out.loss = (1 - self.config.tdmtl_lambda) * out.loss + self.config.tdmtl_lambda * self.tfidf_loss(
+                encoder_outputs, attention_mask)
+        return out
+
+    @staticmethod
+    def tfidf_loss(encoder_outputs: TDSumEncoderOutput, attention_mask: torch.Tensor | None) -> torch.Tensor:
+        """TDMTL's L_tfidf: mean squared error of the predicted scores over the real (unpadded) tokens."""
+        target = getattr(encoder_outputs, "tfidf", None)
+        if target is None:
+            raise ValueError("TDMTL's loss needs `tfidf` (the scores to predict)")
+        mask = torch.ones_like(target) if attention_mask is None else attention_mask.to(target.dtype)
+        error = (encoder_outputs.tfidf_predicted.float() - target) ** 2 * mask
+        return error.sum() / mask.sum().clamp_min(1.0)

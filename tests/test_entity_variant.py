@@ -1,0 +1,344 @@
+"""Entity variant (EntSUM, Maddela et al.): GSum (guidance attention, cache, warm start), the proxy-target
+builder, Lead3ent, guidance, scores, suggestions, a tiny trained checkpoint (loss, export, fresh-process
+reload), and bad input. The metric itself is tested in tests/test_entity.py."""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForSeq2SeqLM, BartConfig, BartForConditionalGeneration
+
+import models  # noqa: F401  (registers GSum)
+from hub_cards.card import MISSING
+from hub_cards.export import export_checkpoint
+from models import GSumConfig, GSumForConditionalGeneration
+from training.entity_data import entity_examples, proxy_target
+from training.presets import tiny_tokenizer
+from variants import REGISTRY, ControlError, InputError, get_variant, load_summarizer
+from variants.entity import EXAMPLE_DOCUMENT, EntityAssets, MissingNERModel, group_names, ner
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = dict(vocab_size=99, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+            decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64)
+# Six sentences; Merkel is named (full name or surname) in sentences 1, 3, 4 and 6.
+DOC = ("Angela Merkel arrived in Paris on Monday. The weather was cold. Merkel met the French president. "
+       "Later Merkel spoke to reporters. Markets were calm. In the evening Angela Merkel flew home.")
+
+
+@pytest.fixture(scope="module")
+def entity():
+    return get_variant("entity")
+
+
+def tiny_gsum(**overrides):
+    torch.manual_seed(0)
+    return GSumForConditionalGeneration(GSumConfig(**{**TINY, "init_std": 0.2, **overrides})).eval()
+
+
+# --- GSum ----------------------------------------------------------------------------------------
+def test_config_checks_the_number_of_guidance_layers():
+    assert GSumConfig(**TINY).guidance_top_layers == 1  # GSum/EntSUM: only the top layer is not shared
+    for bad in (0, 3, "1"):
+        with pytest.raises(ValueError, match="guidance_top_layers must be an integer between 1 and encoder_layers"):
+            GSumConfig(guidance_top_layers=bad, **TINY)
+
+
+def test_guidance_changes_the_output_distribution_and_padding_does_not():
+    model = tiny_gsum()
+    ids, dec = torch.randint(4, 99, (2, 9)), torch.randint(4, 99, (2, 5))
+    guidance = torch.tensor([[0, 11, 12, 2], [0, 13, 2, 1]])  # pad id 1
+    with torch.no_grad():
+        base = model(input_ids=ids, decoder_input_ids=dec, guidance_input_ids=guidance).logits.softmax(-1)
+        other = model(input_ids=ids, decoder_input_ids=dec,
+                      guidance_input_ids=torch.tensor([[0, 40, 41, 2], [0, 42, 2, 1]])).logits.softmax(-1)
+        padded = model(input_ids=ids, decoder_input_ids=dec,
+                       guidance_input_ids=torch.cat([guidance, torch.ones(2, 5, dtype=torch.long)], 1)).logits.softmax(-1)
+    # Total variation between the next-token distributions: other guidance, other summary.
+    assert (base - other).abs().sum(-1).max() / 2 > 1e-3
+    torch.testing.assert_close(padded, base, rtol=0, atol=1e-6)  # prepare's padding is dropped by the model
+    with pytest.raises(ValueError, match="needs its guidance"):
+        model(input_ids=ids, decoder_input_ids=dec)
+    with pytest.raises(ValueError, match="no guidance token"):
+        model(input_ids=ids, decoder_input_ids=dec, guidance_input_ids=torch.tensor([[0, 2], [1, 1]]))
+
+
+def test_cached_decoding_equals_the_full_forward_and_beam_search_runs():
+    # The guidance attentions cache their keys/values in cross-attention slots L..2L-1 (L = 2 here).
+    model = tiny_gsum()
+    ids, dec = torch.randint(4, 99, (2, 9)), torch.randint(4, 99, (2, 5))
+    guidance = torch.tensor([[0, 11, 12, 2], [0, 13, 2, 1]])
+    with torch.no_grad():
+        full = model(input_ids=ids, decoder_input_ids=dec, guidance_input_ids=guidance).logits
+        encoded, past, steps = model.get_encoder()(input_ids=ids, guidance_input_ids=guidance), None, []
+        for t in range(dec.shape[1]):
+            out = model(encoder_outputs=encoded, decoder_input_ids=dec[:, t:t + 1], past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            steps.append(out.logits)
+    torch.testing.assert_close(torch.cat(steps, 1), full, rtol=0, atol=1e-5)
+    assert len(past.cross_attention_cache.layers) == 4
+    out = model.generate(input_ids=ids, guidance_input_ids=guidance, max_new_tokens=4, num_beams=3)
+    assert out.shape[0] == 2
+
+
+@pytest.mark.parametrize("top_layers", [1, 2])
+def test_warm_start_copies_the_right_weights(top_layers):
+    torch.manual_seed(0)
+    bart = BartForConditionalGeneration(BartConfig(**TINY)).eval()
+    model = GSumForConditionalGeneration.from_bart(bart, guidance_top_layers=top_layers)
+    mine = model.state_dict()
+    for name, weight in bart.state_dict().items():  # every BART weight, as is
+        assert torch.equal(mine[name], weight), name
+    encoder = model.model.encoder
+    for j, layer in enumerate(encoder.guidance_layers):  # guidance top layer j <- source layer L - k + j
+        source = bart.model.encoder.layers[len(encoder.layers) - top_layers + j]
+        for (name, w), (_, v) in zip(layer.state_dict().items(), source.state_dict().items()):
+            assert torch.equal(w, v), (j, name)
+    for layer, plain in zip(model.model.decoder.layers, bart.model.decoder.layers):
+        for name, w in layer.guidance_attn.state_dict().items():
+            assert torch.equal(w, plain.encoder_attn.state_dict()[name]), name
+        assert torch.equal(layer.guidance_attn_layer_norm.weight, plain.encoder_attn_layer_norm.weight)
+    # The guidance layers are copies, not the same tensors: training moves them apart.
+    assert encoder.guidance_layers[0].fc1.weight.data_ptr() != encoder.layers[-top_layers].fc1.weight.data_ptr()
+    with pytest.raises(ValueError, match="plain BART, not a GSum"):
+        GSumForConditionalGeneration.from_bart(model)
+
+
+def test_a_bart_checkpoint_loads_with_only_the_guidance_weights_new(tmp_path):
+    from training.entity import Arguments, build
+    from training.seq2seq import DataArguments
+
+    torch.manual_seed(0)
+    tokenizer = tiny_tokenizer()
+    bart = BartForConditionalGeneration(BartConfig(**{**TINY, "vocab_size": len(tokenizer)}))
+    bart.save_pretrained(tmp_path / "bart")
+    tokenizer.save_pretrained(tmp_path / "bart")
+    _, info = GSumForConditionalGeneration.from_pretrained(tmp_path / "bart", output_loading_info=True)
+    assert info["missing_keys"] and all(".guidance_" in k for k in info["missing_keys"])
+    # The trainer's --warm-start: GSum from the BART folder, recorded as the base model.
+    (tmp_path / "train.jsonl").write_text("{}\n")
+    data = DataArguments(train_file=str(tmp_path / "train.jsonl"))
+    model, _, assets = build(Arguments(method="name", warm_start=str(tmp_path / "bart")), data)
+    assert data.base_model == str(tmp_path / "bart") and assets.max_guidance_length == 32
+    assert torch.equal(model.model.decoder.layers[1].guidance_attn.q_proj.weight,
+                       bart.model.decoder.layers[1].encoder_attn.q_proj.weight)
+
+
+# --- proxy targets (EntSUM Sec. 4.1.4) ---------------------------------------------------------------
+def test_proxy_target_when_the_reference_never_names_the_entity():
+    reference = "Markets were calm. Leaders met in Paris."
+    target, from_reference = proxy_target(DOC, reference, "Angela Merkel")
+    # (a) gives nothing, (b) the lead three sentences naming her: sentences 1, 3 and 4 of DOC.
+    assert from_reference == 0 and target == ["Angela Merkel arrived in Paris on Monday.",
+                                              "Merkel met the French president.", "Later Merkel spoke to reporters."]
+
+
+def test_proxy_target_keeps_three_of_more_reference_sentences():
+    reference = "Merkel spoke. Prices fell. Merkel left. Angela Merkel returned. Merkel slept."
+    target, from_reference = proxy_target(DOC, reference, "Angela Merkel")
+    assert from_reference == 3 and target == ["Merkel spoke.", "Merkel left.", "Angela Merkel returned."]
+
+
+def test_proxy_target_counts_the_surname_and_skips_sentences_already_taken():
+    # Only the surname names her in the reference; its second sentence is DOC's sentence 3 (an extractive
+    # reference, as bbc_summary's): (b) then adds sentence 1 and, skipping 3, stops at three sentences.
+    reference = "Reporters waited. Merkel met the French president. Merkel smiled."
+    target, from_reference = proxy_target(DOC, reference, "Angela Merkel")
+    assert from_reference == 2 and target == ["Merkel met the French president.", "Merkel smiled.",
+                                              "Angela Merkel arrived in Paris on Monday."]
+    assert proxy_target(DOC, "Nothing here.", "Boris Johnson") == ([], 0)
+
+
+def test_entity_examples_keep_salient_entities_and_count(entity):
+    record = {"id": "doc-1", "source": DOC + " Emmanuel Macron greeted her.", "target": "Merkel visited Paris."}
+    examples, counts = entity_examples([record], "hand", min_mentions=2)
+    # spaCy finds Angela Merkel (4 sentences), Paris and Emmanuel Macron (1 sentence: dropped, as Paris is no
+    # person or organization). One example, deterministic.
+    assert [e["controls"] for e in examples] == [{"entity": "Angela Merkel"}]
+    assert examples[0]["target"] == ("Merkel visited Paris. Angela Merkel arrived in Paris on Monday. "
+                                     "Merkel met the French president.")
+    assert examples[0]["target_from_reference"] == 1 and examples[0]["dataset"] == "hand"
+    assert counts["examples"] == 1 and counts["target: reference + lead"] == 1 and counts["too few mentions"] >= 1
+    assert entity_examples([record], "hand")[0] == examples
+
+
+def test_group_names_merges_surnames_and_possessives():
+    assert group_names(["Obama", "Barack Obama's", "the European Union", "obama", "42"]) == [
+        "Barack Obama", "European Union"]  # first mention of each kept entity, longest form
+
+
+def test_suggestions_are_the_documents_people_and_organizations(entity):
+    found = entity.suggestions(EXAMPLE_DOCUMENT)["entity"]
+    # Merkel is named in 3 sentences, Macron in 2, the EU and Renault in 1: most mentioned first.
+    assert found[:2] == ["Angela Merkel", "Emmanuel Macron"] and "Renault" in found
+
+
+def test_a_missing_ner_model_names_the_setup_script(monkeypatch):
+    import spacy
+
+    def fail(*args, **kwargs):
+        raise OSError("[E050] Can't find model")
+
+    ner.cache_clear()
+    monkeypatch.setattr(spacy, "load", fail)
+    try:
+        with pytest.raises(MissingNERModel, match=re.escape("run `bash scripts/setup.sh`")):
+            ner()
+    finally:
+        ner.cache_clear()
+
+
+# --- prepare, baselines, scores --------------------------------------------------------------------
+def test_prepare_gives_the_name_or_the_entitys_sentences_as_padded_guidance(entity):
+    tokenizer = tiny_tokenizer()
+    assets = EntityAssets(tokenizer, 64)
+    name = entity.prepare(DOC, {"entity": "Angela Merkel"}, "name", assets)
+    sent = entity.prepare(DOC, {"entity": "Angela Merkel"}, "sentences", assets)
+    assert name.text == sent.text == DOC  # the document is the source as it is
+    assert name.extra["guidance_input_ids"].text == "Angela Merkel"
+    assert sent.extra["guidance_input_ids"].text == ("Angela Merkel arrived in Paris on Monday. Merkel met the French "
+                                                     "president. Later Merkel spoke to reporters. In the evening "
+                                                     "Angela Merkel flew home.")
+    ids = tokenizer("Angela Merkel")["input_ids"]
+    assert list(name.extra["guidance_input_ids"]) == ids + [tokenizer.pad_token_id] * (64 - len(ids))
+    short = entity.prepare(DOC, {"entity": "Angela Merkel"}, "sentences", EntityAssets(tokenizer, 8))
+    assert len(short.extra["guidance_input_ids"]) == 8 and short.extra["guidance_input_ids"][-1] == tokenizer.eos_token_id
+    assert "cut to 8 tokens" in short.notices[0]
+    with pytest.raises(ValueError, match="tokenizes the guidance"):
+        entity.prepare(DOC, {"entity": "Angela Merkel"}, "name", None)
+
+
+def test_lead3ent_and_lead3_baselines(entity):
+    [ent] = entity.baseline().summarize([DOC], [{"entity": "Angela Merkel"}])
+    assert ent.text == ("Angela Merkel arrived in Paris on Monday. Merkel met the French president. "
+                        "Later Merkel spoke to reporters.") and not ent.notices
+    [lead] = entity.lead3().summarize([DOC], [{"entity": "Angela Merkel"}])
+    assert lead.text == "Angela Merkel arrived in Paris on Monday. The weather was cold. Merkel met the French president."
+
+
+def test_scores_by_hand(entity):
+    summary = "Merkel arrived in Paris. The weather was cold. Angela Merkel flew home. Markets were calm."
+    scores = entity.score(summary, DOC, {"entity": "Angela Merkel"}, reference="Merkel arrived in Paris.")
+    # Sentences 1 and 3 of 4 name her: coverage 2/4.
+    assert scores["entity_coverage"].value == 0.5 and scores["entity_mentioned"].value == 1.0
+    # ROUGE-1: reference "merkel arriv in pari" (4 stems) all in the summary's 15 tokens: P 4/15, R 1,
+    # F1 = 2 * (4/15) / (4/15 + 1) = 8/19.
+    assert scores["rouge1"].value == pytest.approx(8 / 19)
+    assert entity.evidence(summary, {"entity": "Angela Merkel"}) == ["Angela Merkel", "Merkel"]
+    assert entity.score("", DOC, {"entity": "Angela Merkel"})["entity_coverage"].value == 0.0
+
+
+# --- bad input ----------------------------------------------------------------------------------------
+def test_an_absent_entity_warns_and_still_gives_a_summary_with_coverage_0(entity):
+    [summary] = entity.baseline().summarize([DOC], [{"entity": "Boris Johnson"}])
+    assert summary.text.startswith("Angela Merkel arrived in Paris on Monday. The weather was cold.")  # Lead-3
+    assert "'Boris Johnson' is not mentioned in the document" in summary.notices[0]
+    assert entity.score(summary.text, DOC, {"entity": "Boris Johnson"})["entity_coverage"].value == 0.0
+    prepared = entity.prepare(DOC, {"entity": "Boris Johnson"}, "sentences", EntityAssets(tiny_tokenizer()))
+    assert prepared.extra["guidance_input_ids"].text == "Boris Johnson" and "guided by the name alone" in prepared.notices[0]
+
+
+def test_empty_entity_and_empty_document_are_refused(entity):
+    baseline = entity.baseline()
+    with pytest.raises(ControlError, match="control 'entity' is required"):
+        baseline.summarize([DOC], [{"entity": ""}])
+    with pytest.raises(ControlError, match="control 'entity' is empty"):
+        baseline.summarize([DOC], [{"entity": "   "}])
+    with pytest.raises(ControlError, match="control 'entity' is empty"):
+        entity.prepare(DOC, {"entity": " "}, "name", EntityAssets(tiny_tokenizer()))
+    with pytest.raises(InputError, match="document is empty"):
+        baseline.summarize(["  "], [{"entity": "Angela Merkel"}])
+    with pytest.raises(ControlError, match="unknown method"):
+        entity.prepare(DOC, {"entity": "Merkel"}, "keywords", EntityAssets(tiny_tokenizer()))
+
+
+def test_space_suggestions_fill_the_empty_entity_box():
+    from space.catalog import Catalog
+    from space.service import Service
+    from space.suggest import filled, suggest, suggestions_markdown
+
+    service = Service(Catalog([], REGISTRY))  # suggestions need the variants only, no model
+    found = suggest(service, EXAMPLE_DOCUMENT, "entity")
+    assert found["entity"][0] == "Angela Merkel" and "`Emmanuel Macron`" in suggestions_markdown(found)
+    assert suggestions_markdown({"entity": []}) == "_no suggestions for this document_"
+
+    class Panel:  # the shape of space.app.ControlPanel.widgets: variant -> [(control, widget)]
+        widgets = {v.id: [(c, None) for c in v.controls_for(None)] for v in service.catalog.registry.values()}
+
+    values = [None] * sum(len(p) for p in Panel.widgets.values())
+    updates = filled(Panel, "entity", found, tuple(values))
+    assert [u.get("value") for u in updates if "value" in u] == ["Angela Merkel"]
+    with pytest.raises(InputError, match="document is empty"):
+        suggest(service, " ", "entity")
+
+
+# --- a tiny trained checkpoint ----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    from training.__main__ import main as train
+    from training.entity_data import build_split
+    from metrics.io import write_jsonl
+
+    root = tmp_path_factory.mktemp("entity")
+    write_jsonl(root / "data.jsonl", build_split("cnndm_sample", "val", limit=2))
+    train(["entity", "--preset", "tiny", "--method", "sentences", "--train-file", str(root / "data.jsonl"),
+           "--eval-file", str(root / "data.jsonl"), "--max-train-samples", "8", "--max-eval-samples", "2",
+           "--eval-batch-size", "2", "--max-steps", "6", "--learning-rate", "2e-3", "--warmup-steps", "0",
+           "--max-grad-norm", "1.0", "--logging-steps", "1", "--per-device-train-batch-size", "4",
+           "--max-source-length", "192", "--max-target-length", "12", "--report-to", "none",
+           "--save-strategy", "no", "--output-dir", str(root / "ckpt")])
+    return root / "ckpt"
+
+
+def test_training_lowers_the_loss_and_records_the_guidance(checkpoint):
+    record = json.loads((checkpoint / "steersum.json").read_text())
+    losses = [h["loss"] for h in record["loss_history"] if "loss" in h]
+    assert len(losses) == 6 and losses[-1] < losses[0]  # 6 steps over the same 8 examples
+    assert (record["variant"], record["method"], record["max_guidance_length"]) == ("entity", "sentences", 256)
+    report = json.loads((checkpoint / "eval_report.json").read_text())
+    assert set(report["metrics"]) == {"entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum"}
+
+
+def test_a_loaded_model_warns_about_an_absent_entity_and_still_summarizes(checkpoint):
+    summarizer = load_summarizer(checkpoint, device="cpu")
+    [summary] = summarizer.summarize([DOC], [{"entity": "Boris Johnson"}], max_new_tokens=4, num_beams=1)
+    assert isinstance(summary.text, str) and "not mentioned in the document" in summary.notices[0]
+
+
+def test_export_card_and_identical_logits_in_a_fresh_process(checkpoint, tmp_path):
+    out = export_checkpoint(checkpoint, tmp_path / "repo", repo_id="org/entity-tiny")
+    card = (out / "README.md").read_text()
+    assert MISSING not in card and "plus `guidance_input_ids=the token ids of 'Angela Merkel met" in card
+    assert {"modeling_gsum.py", "configuration_gsum.py", "steersum.json"} <= {p.name for p in out.iterdir()}
+    summarizer = load_summarizer(out, device="cpu")
+    prepared = summarizer.variant.prepare(DOC, {"entity": "Angela Merkel"}, "sentences", summarizer.assets)
+    ids = summarizer.tokenizer(prepared.text, return_tensors="pt")["input_ids"]
+    guidance, dec = torch.tensor([prepared.extra["guidance_input_ids"]]), torch.tensor([[2, 0, 100, 200]])
+    with torch.no_grad():
+        expected = summarizer.model(input_ids=ids, guidance_input_ids=guidance, decoder_input_ids=dec).logits
+    torch.save({"ids": ids, "guidance": guidance, "dec": dec}, tmp_path / "inputs.pt")
+    usage = card.split("\n## Usage\n", 1)[1]
+    (tmp_path / "usage.py").write_text(re.search(r"```python\n(.*?)```", usage, re.S).group(1)
+                                       .replace("org/entity-tiny", str(out)))
+    code = (  # 1. the folder's own code (nothing imported SteerSum yet), 2. the card's snippet as written
+        "import runpy, sys, torch\n"
+        "from transformers import AutoModelForSeq2SeqLM\n"
+        "m = AutoModelForSeq2SeqLM.from_pretrained(sys.argv[1], trust_remote_code=True).eval()\n"
+        "x = torch.load(sys.argv[2] + '/inputs.pt')\n"
+        "with torch.no_grad():\n"
+        "    out = m(input_ids=x['ids'], guidance_input_ids=x['guidance'], decoder_input_ids=x['dec']).logits\n"
+        "torch.save(out, sys.argv[2] + '/out.pt')\n"
+        "print(type(m).__module__)\n"
+        "runpy.run_path(sys.argv[2] + '/usage.py', run_name='__main__')\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", code, str(out), str(tmp_path)], cwd=tmp_path, capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("transformers_modules") and len(lines) == 3  # module, then two summaries
+    assert torch.equal(torch.load(tmp_path / "out.pt"), expected)
+    assert isinstance(AutoModelForSeq2SeqLM.from_pretrained(out), GSumForConditionalGeneration)

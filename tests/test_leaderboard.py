@@ -1,0 +1,347 @@
+"""The leaderboard harness (``python -m benchmarks leaderboard``), the paired bootstrap behind its
+significance marks, and the Space's Leaderboard tab, on a tiny topic checkpoint and the bundled data."""
+import json
+
+import numpy as np
+import pytest
+
+from metrics.io import DataError, read_jsonl
+from variants import REGISTRY
+from variants.base import Control, Paper, Summarizer, Summary, Variant
+
+MAX_SAMPLES = 4
+
+
+# --- a variant without a test set: the harness must skip it, not fail --------------------------
+class FirstWords(Summarizer):
+    name, method = "baseline: first words", "extractive"
+
+    def __init__(self, variant):
+        self.variant = variant
+
+    def summarize(self, documents, controls, **_):
+        return [Summary(" ".join(d.split()[:5])) for d in documents]
+
+
+class NoTestSet(Variant):
+    id, title, description = "untested", "Untested", "A variant that declares no test set."
+    paper = Paper("Nothing", "Nobody", 2024, "https://example.org", "@misc{nothing}")
+    methods, controls, metric_names = ("extractive",), (Control("note", "text", "free text"),), ("length",)
+
+    def baseline(self):
+        return FirstWords(self)
+
+
+class FakeState:
+    """What the harness uses of ``accelerate.PartialState``, for one of ``num_processes`` processes
+    run one after the other (waiting for the others is then a no-op)."""
+
+    device = "cpu"
+
+    def __init__(self, process_index, num_processes):
+        self.process_index, self.num_processes = process_index, num_processes
+        self.is_main_process = process_index == 0
+
+    def wait_for_everyone(self):
+        pass
+
+
+# --- fixtures -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def models_dir(tmp_path_factory, data_dir):
+    """A models folder with one tiny topic checkpoint (two training steps), as tests/test_space.py makes it."""
+    from training.__main__ import main as train
+
+    root = tmp_path_factory.mktemp("leaderboard")
+    records = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[:8]
+    train_file = root / "train.jsonl"
+    train_file.write_text("".join(json.dumps({"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]},
+                                              "target": r["target"], "dataset": "bbc_summary"}) + "\n" for r in records))
+    models = root / "checkpoints"
+    train(["topic", "--preset", "tiny", "--method", "tag", "--train-file", str(train_file), "--max-steps", "2",
+           "--per-device-train-batch-size", "4", "--output-dir", str(models / "topic-tiny"), "--report-to", "none",
+           "--max-target-length", "16", "--save-strategy", "no", "--dataloader-pin-memory", "false"])
+    return models
+
+
+REGISTRY_UNDER_TEST = {"topic": REGISTRY["topic"], "untested": NoTestSet()}
+
+
+def run_board(models_dir, out, **kwargs):
+    from benchmarks.leaderboard import run
+
+    kwargs.setdefault("state", FakeState(0, 1))
+    return run(models_dir, out, max_samples=MAX_SAMPLES, catalog_file=None, registry=REGISTRY_UNDER_TEST, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def board_dir(models_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("board")
+    run_board(models_dir, out)
+    return out
+
+
+def load_board(out):
+    return json.loads((out / "leaderboard.json").read_text())
+
+
+# --- the harness ----------------------------------------------------------------------------
+def test_harness_writes_json_markdown_and_plots(board_dir):
+    from PIL import Image
+
+    board = load_board(board_dir)
+    topic = board["variants"]["topic"]
+    assert [s["model"] for s in topic["systems"]] == ["baseline", "local/topic-tiny"]
+    assert topic["test_set"]["n"] == MAX_SAMPLES and topic["test_set"]["datasets"] == ["bbc_summary"]
+    assert all(set(s["metrics"]) == {"stas", "rouge1", "rouge2", "rougeLsum"} for s in topic["systems"])
+    assert board["variants"]["untested"]["skipped"] and "systems" not in board["variants"]["untested"]
+    markdown = (board_dir / "leaderboard.md").read_text()
+    assert "| system | method | n | stas | rouge1 | rouge2 | rougeLsum |" in markdown
+    assert "_Skipped: no bundled test set" in markdown and "## Untested (`untested`)" in markdown
+    with Image.open(board_dir / topic["plot"]) as image:
+        assert image.format == "PNG" and image.width > 300
+    assert not (board_dir / "untested.png").exists()
+
+
+def test_test_set_is_the_variants_super_articles(board_dir):
+    written = read_jsonl(board_dir / "data" / "topic.jsonl")
+    # Passali et al. Sec. 4.3: each super-article mixes two articles' sentences and asks for one's topic
+    assert written == REGISTRY["topic"].test_examples(MAX_SAMPLES)
+    assert all(r["controls"]["topic"] != r["other_topic"] and len(r["sources"]) == 2 for r in written)
+
+
+def test_numbers_equal_the_evaluation_cli(board_dir, models_dir, tmp_path):
+    from training.__main__ import main as training
+
+    data = board_dir / "data" / "topic.jsonl"
+    rows = {s["model"]: s for s in load_board(board_dir)["variants"]["topic"]["systems"]}
+    markdown = (board_dir / "leaderboard.md").read_text()
+    for model, args in (("baseline", ["--model", "baseline", "--variant", "topic"]),
+                        ("local/topic-tiny", ["--model", str(models_dir / "topic-tiny")])):
+        training(["evaluate", *args, "--data", str(data), "--out", str(tmp_path / "report.json")])
+        report = json.loads((tmp_path / "report.json").read_text())
+        assert report["metrics"] == rows[model]["metrics"] and report["n_examples"] == MAX_SAMPLES
+        cells = " | ".join(f"{report['metrics'][n]:.4f}" for n in ("stas", "rouge1", "rouge2", "rougeLsum"))
+        row = next(line for line in markdown.splitlines() if line.startswith(f"| {rows[model]['system']} |"))
+        assert row.replace("†", "").endswith(f"| {cells} |")
+
+
+def test_paper_rows_are_labelled_and_on_our_scale(board_dir):
+    topic = load_board(board_dir)["variants"]["topic"]
+    best = next(r for r in topic["reported"] if r["system"] == "BARTpre+tag")
+    # Table 2 prints BARTpre+tag as R-1 41.66, R-2 19.57, R-L 38.83, STAS 72.36 (%): /100 to fractions
+    assert best["metrics"] == {"stas": 0.7236, "rouge1": 0.4166, "rouge2": 0.1957, "rougeLsum": 0.3883}
+    assert all(0 <= v <= 1 for r in topic["reported"] for v in r["metrics"].values())
+    markdown = (board_dir / "leaderboard.md").read_text()
+    assert ("| _BARTpre+tag — reported in paper (different data/base model), Table 2_ | | | "
+            "0.7236 | 0.4166 | 0.1957 | 0.3883 |") in markdown
+    assert "| _PG — reported in paper (different data/base model), Table 2_ | | | – | 0.2680 |" in markdown  # no STAS
+
+
+def test_checkpoints_are_tested_against_the_baseline_on_rouge(board_dir):
+    baseline, tiny = load_board(board_dir)["variants"]["topic"]["systems"]
+    assert "vs_baseline" not in baseline
+    assert set(tiny["vs_baseline"]) == {"rouge1", "rouge2", "rougeLsum"}  # ROUGE only: STAS is no ROUGE score
+    for name, test in tiny["vs_baseline"].items():
+        # same examples on both sides, none missing: the mean difference is the difference of the means
+        assert test["n"] == MAX_SAMPLES and test["difference"] == pytest.approx(
+            tiny["metrics"][name] - baseline["metrics"][name])
+        assert 0.0 <= test["p_value"] <= 1.0
+
+
+def test_resume_after_a_killed_run_reuses_the_finished_systems(board_dir, models_dir, tmp_path, monkeypatch):
+    import benchmarks.leaderboard as leaderboard
+
+    real_evaluate, evaluated = leaderboard.evaluate, []
+
+    def killed_after_first(summarizer, *args):
+        if evaluated:
+            raise KeyboardInterrupt("killed")
+        evaluated.append(summarizer.name)
+        return real_evaluate(summarizer, *args)
+
+    monkeypatch.setattr(leaderboard, "evaluate", killed_after_first)
+    with pytest.raises(KeyboardInterrupt):
+        run_board(models_dir, tmp_path)
+    assert len(list((tmp_path / "cache" / "topic").glob("*.json"))) == 1 and not (tmp_path / "leaderboard.json").exists()
+
+    def counted(summarizer, *args):
+        evaluated.append(summarizer.name)
+        return real_evaluate(summarizer, *args)
+
+    monkeypatch.setattr(leaderboard, "evaluate", counted)
+    run_board(models_dir, tmp_path)
+    assert evaluated == ["baseline: topic-focused extraction", "topic-tiny"]  # each system once, in all
+    assert load_board(tmp_path)["variants"] == load_board(board_dir)["variants"]
+    assert (tmp_path / "leaderboard.md").read_text() == (board_dir / "leaderboard.md").read_text()
+    evaluated.clear()
+    run_board(models_dir, tmp_path)
+    assert evaluated == []
+
+
+def test_sharded_processes_split_the_systems_and_the_main_one_gathers(board_dir, models_dir, tmp_path, monkeypatch):
+    import benchmarks.leaderboard as leaderboard
+
+    real_evaluate, evaluated = leaderboard.evaluate, []
+    monkeypatch.setattr(leaderboard, "evaluate", lambda s, *a: evaluated.append(s.name) or real_evaluate(s, *a))
+    assert run_board(models_dir, tmp_path, state=FakeState(1, 2)) is None  # not main: evaluates, writes nothing else
+    assert evaluated == ["topic-tiny"] and not (tmp_path / "leaderboard.json").exists()
+    run_board(models_dir, tmp_path, state=FakeState(0, 2))
+    assert evaluated == ["topic-tiny", "baseline: topic-focused extraction"]
+    assert load_board(tmp_path)["variants"] == load_board(board_dir)["variants"]
+
+
+def test_hub_ids_from_the_catalog_are_scored_when_reachable_and_listed_when_not(board_dir, models_dir, tmp_path):
+    import shutil
+
+    catalog = tmp_path / "catalog.json"
+    catalog.write_text(json.dumps({"models": [
+        {"repo": "steersum-test/topic-tiny", "revision": "a" * 40, "variant": "topic"},
+        {"repo": "steersum-test/gone", "revision": "b" * 40, "variant": "topic"}]}))
+
+    def download(repo, revision):  # the Hub as the tests see it: one repo is there, one is not
+        if repo == "steersum-test/gone":
+            raise OSError("offline")
+        return str(models_dir / "topic-tiny")
+
+    out = tmp_path / "board"
+    shutil.copytree(board_dir, out)  # baseline and local checkpoint come from the cache
+    from benchmarks.leaderboard import run
+
+    topic = run(models_dir, out, max_samples=MAX_SAMPLES, catalog_file=catalog, registry=REGISTRY_UNDER_TEST,
+                download=download, state=FakeState(0, 1))["variants"]["topic"]
+    hub = topic["systems"][2]
+    assert (hub["model"], hub["source"], hub["revision"]) == ("steersum-test/topic-tiny", "hub", "a" * 40)
+    assert hub["metrics"] == topic["systems"][1]["metrics"]  # the same weights as local/topic-tiny
+    assert [u["model"] for u in topic["unavailable"]] == ["steersum-test/gone"]
+    assert "- unavailable: steersum-test/gone — not reachable (OSError: offline)" in (out / "leaderboard.md").read_text()
+
+
+def test_shard_covers_every_job_once():
+    from benchmarks.leaderboard import shard
+
+    jobs = list(range(7))
+    shares = [shard(jobs, i, 3) for i in range(3)]
+    assert shares == [[0, 3, 6], [1, 4], [2, 5]] and sorted(sum(shares, [])) == jobs
+
+
+def test_unknown_variant_is_refused_with_the_allowed_ones(models_dir, tmp_path, capsys):
+    from benchmarks.leaderboard import main
+
+    with pytest.raises(ValueError, match=r"unknown variant\(s\) nope; allowed: topic, untested"):
+        run_board(models_dir, tmp_path, variants=["nope"])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--variants", "nope", "--out", str(tmp_path)])
+    assert exit_info.value.code == 2 and "unknown variant(s) nope; allowed: " in capsys.readouterr().err
+
+
+def test_benchmarks_cli_dispatches_leaderboard_but_not_by_default(monkeypatch, capsys):
+    import benchmarks.__main__ as cli
+
+    monkeypatch.setattr("sys.argv", ["python -m benchmarks", "leaderboard", "--help"])
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main()
+    assert exit_info.value.code == 0 and "--max-samples" in capsys.readouterr().out
+    assert not any("leaderboard" in modules for modules in cli.GROUPS.values())  # not a timing group
+
+
+@pytest.mark.parametrize("variant_id", sorted(REGISTRY))
+def test_every_registered_variants_test_set_is_valid(variant_id):
+    """A declared test set must load as ``python -m training evaluate --data`` loads it (or be empty).
+    (That it is the same on every call, which the cache key relies on, is checked for topic above.)"""
+    variant = REGISTRY[variant_id]
+    records = variant.test_examples(2)
+    assert isinstance(records, list) and len(records) <= 2
+    for record in records:
+        assert record["document"].strip() and record["target"].strip() and record["dataset"]
+        variant.validate(record["controls"])
+
+
+# --- paired bootstrap -----------------------------------------------------------------------
+def test_bootstrap_identical_systems_give_p_one():
+    from metrics.bootstrap import paired_bootstrap
+
+    scores = list(np.random.default_rng(1).uniform(0.1, 0.6, 50))
+    result = paired_bootstrap(scores, scores, seed=3)
+    # every resample's difference is exactly 0, and "A not better" counts 0 <= 0
+    assert result["p_value"] == 1.0 and result["difference"] == 0.0 and result["ci_low"] == result["ci_high"] == 0.0
+
+
+def test_bootstrap_clearly_better_system_gives_small_p():
+    from metrics.bootstrap import paired_bootstrap
+
+    rng = np.random.default_rng(0)
+    b = rng.uniform(0.1, 0.5, 60)
+    a = b + rng.normal(0.05, 0.05, 60)  # better by 0.05 on average, standard error 0.05 / sqrt(60) = 0.0065
+    result = paired_bootstrap(list(a), list(b), n_resamples=2000, seed=0)
+    assert result["p_value"] < 0.05 and result["ci_low"] > 0
+    assert result["difference"] == pytest.approx(float(np.mean(a - b)))
+    # the reverse question (is B better than A?) is answered no
+    assert paired_bootstrap(list(b), list(a), n_resamples=2000, seed=0)["p_value"] > 0.95
+
+
+def test_bootstrap_no_difference_gives_p_near_one_half():
+    from metrics.bootstrap import paired_bootstrap
+
+    # differences +1 and -1, 50 each: by symmetry P(mean < 0) = P(mean > 0), and P(mean = 0) is
+    # P(exactly 50 of 100 draws are +1) = C(100, 50) / 2^100 = 0.0796, so p = 0.5 + 0.0796 / 2 = 0.54
+    result = paired_bootstrap([1.0, 0.0] * 50, [0.0, 1.0] * 50, n_resamples=4000, seed=0)
+    assert 0.51 < result["p_value"] < 0.57  # 0.54 +- 3 standard errors (sqrt(0.54 * 0.46 / 4000) = 0.008)
+
+
+def test_bootstrap_is_seeded_and_agrees_with_scipys_interval():
+    from scipy.stats import bootstrap
+
+    from metrics.bootstrap import paired_bootstrap
+
+    rng = np.random.default_rng(5)
+    a, b = rng.uniform(0, 1, 80), rng.uniform(0, 1, 80)
+    first, again = paired_bootstrap(list(a), list(b), 3000, seed=7), paired_bootstrap(list(a), list(b), 3000, seed=7)
+    assert first == again
+    theirs = bootstrap((a - b,), np.mean, n_resamples=3000, method="percentile", rng=np.random.default_rng(7))
+    # two independent resamplings of the same statistic: the 95% bounds agree to Monte-Carlo error
+    assert first["ci_low"] == pytest.approx(theirs.confidence_interval.low, abs=0.02)
+    assert first["ci_high"] == pytest.approx(theirs.confidence_interval.high, abs=0.02)
+
+
+def test_bootstrap_leaves_out_missing_scores_and_rejects_bad_input():
+    from metrics.bootstrap import compare, paired_bootstrap
+
+    result = paired_bootstrap([0.5, None, float("nan"), 0.7], [0.1, 0.2, 0.3, None])
+    assert result["n"] == 1 and result["excluded"] == 3 and result["difference"] == pytest.approx(0.4)
+    with pytest.raises(DataError, match="differ in length: 2 vs 1"):
+        paired_bootstrap([0.1, 0.2], [0.1])
+    with pytest.raises(DataError, match="no example has a score for both systems"):
+        paired_bootstrap([None], [0.3])
+    assert set(compare([{"rouge1": 0.2, "rouge_k": None}], [{"rouge1": 0.1, "rouge_k": None}], ["rouge1", "rouge_k"])) == {"rouge1"}
+
+
+def test_bootstrap_records_score_rouge_and_rouge_k_differences():
+    from metrics.bootstrap import score_records
+
+    record = {"prediction": "the cat sat on the mat", "baseline": "dogs ran away quickly",
+              "references": ["the cat sat on a mat", "the cat is on the mat"]}
+    result = score_records([record] * 6, source="pairs.jsonl")
+    # prediction vs "the cat sat on a mat": 5 of 6 unigrams shared each way (the/cat/sat/on/mat), F1 = 5/6;
+    # the baseline shares none with either reference. Same gain on every example: p = 0.
+    assert result["corpus"]["rouge1_mean_a"] == pytest.approx(5 / 6) and result["corpus"]["rouge1_mean_b"] == 0.0
+    assert result["corpus"]["rouge1_p_value"] == 0.0
+    # keywords shared by both references: "cat", "mat" (stop words dropped); the prediction has both
+    assert result["corpus"]["rouge_k_mean_a"] == 1.0 and result["corpus"]["rouge_k_p_value"] == 0.0
+    with pytest.raises(DataError, match=r"^pairs.jsonl:2: missing field 'baseline'"):
+        score_records([record, {"prediction": "x", "references": ["y"]}], source="pairs.jsonl")
+
+
+# --- the Space's tab ------------------------------------------------------------------------
+def test_space_tab_reads_the_latest_leaderboard(board_dir, tmp_path):
+    import gradio as gr
+
+    from space.leaderboard import leaderboard_tab, read_leaderboard
+
+    text, plots = read_leaderboard(board_dir)
+    assert "| system | method | n |" in text and "![" not in text  # tables kept, plot links left to the gallery
+    assert [caption for _, caption in plots] == ["Topic-controlled BART (topic)"]
+    hint, none = read_leaderboard(tmp_path)
+    assert none == [] and "python -m benchmarks leaderboard" in hint
+    with gr.Blocks():
+        leaderboard_tab(board_dir)

@@ -1,0 +1,314 @@
+"""The persona variant (PENS setting, Vansh et al. 2023): persona_bart, prepare, the baseline, the
+simulated PENS-format benchmark and the real-PENS loader, EGISES on the benchmark, training,
+export and reload. One tiny user-embedding checkpoint is trained per module and reused."""
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from hub_cards.card import MISSING
+from hub_cards.export import export_checkpoint
+from metrics.io import DataError, read_jsonl
+from models import PersonaBartConfig, PersonaBartForConditionalGeneration
+from training.pens_data import build_simulated, load_pens, simulate_readers, split_click_pool, write_pens_layout
+from training.persona_eval import evaluate_readers
+from training.presets import tiny_bart_config, tiny_tokenizer
+from variants import ControlError, get_variant, load_summarizer
+from variants.persona import (BUNDLED_READERS, HISTORY, NO_HISTORY, PersonaAssets, default_assets,
+                              history_ids, history_similarity_extract)
+
+VARIANT = get_variant("persona")
+SPORT = ["Striker scores twice as club wins cup final", "Manager praises young striker after league win"]
+POLITICS = ["Prime minister faces vote on election date", "Minister defends tax plans in parliament"]
+DOCUMENT = ("The club's young striker scored twice in the cup final on Saturday. "
+            "The government said the minister would announce tax plans in parliament. "
+            "Ticket sales rose by a fifth this year.")
+
+
+# --- the model --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tokenizer():
+    return tiny_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def model(tokenizer):
+    torch.manual_seed(0)
+    config = tiny_bart_config(tokenizer, PersonaBartConfig, d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                              max_history=4, max_title_tokens=12, init_std=0.1)
+    return PersonaBartForConditionalGeneration(config).eval()
+
+
+def grid(tokenizer, titles):
+    return torch.tensor([history_ids(tokenizer, titles, 4, 12)])
+
+
+def logits(model, tokenizer, history):
+    inputs = tokenizer([DOCUMENT], return_tensors="pt")
+    with torch.no_grad():
+        return model(**inputs, decoder_input_ids=torch.tensor([[2, 0, 100, 200]]), history_ids=history).logits
+
+
+def test_config_rejects_bad_settings():
+    with pytest.raises(ValueError, match="title_encoder"):
+        PersonaBartConfig(title_encoder="rnn")
+    with pytest.raises(ValueError, match="user_vectors"):
+        PersonaBartConfig(user_vectors=0)
+
+
+def test_history_changes_the_output_distribution_and_empty_history_is_the_plain_path(model, tokenizer):
+    sport, politics = logits(model, tokenizer, grid(tokenizer, SPORT)), logits(model, tokenizer, grid(tokenizer, POLITICS))
+    plain = logits(model, tokenizer, None)
+    # Different readers, different p(y): log-probabilities move by ~4e-2 here (init_std 0.1), far above
+    # float noise (~1e-6); init_std 0.02 (BART's) gives ~4e-4, too close to call.
+    assert (sport.log_softmax(-1) - politics.log_softmax(-1)).abs().max() > 1e-2
+    # An empty history (a grid of padding) masks the reader vectors out of cross-attention: exactly the
+    # model without a user block.
+    assert torch.equal(logits(model, tokenizer, grid(tokenizer, [])), plain)
+    # The memory is the article's states plus user_vectors (4) reader vectors.
+    memory, mask = model.model.encode_with_history(**tokenizer([DOCUMENT], return_tensors="pt"),
+                                                   history_ids=grid(tokenizer, SPORT))
+    n_tokens = len(tokenizer(DOCUMENT)["input_ids"])
+    assert memory.last_hidden_state.shape == (1, n_tokens + 4, 32) and mask[0, -4:].tolist() == [1, 1, 1, 1]
+    with pytest.raises(ValueError, match="history_ids must have shape"):
+        model.model.encode_titles(torch.zeros(1, 12, dtype=torch.long))
+
+
+def test_history_ids_keep_the_most_recent_titles_in_a_fixed_grid(tokenizer):
+    titles = [f"title number {i}" for i in range(6)]
+    ids = history_ids(tokenizer, titles, max_history=4, max_title_tokens=12)
+    assert len(ids) == 4 and all(len(row) == 12 for row in ids)
+    assert tokenizer.decode(ids[0], skip_special_tokens=True) == "title number 2"  # the 4 most recent: 2..5
+    assert history_ids(tokenizer, [], 2, 3) == [[tokenizer.pad_token_id] * 3] * 2
+
+
+# --- controls, prepare, baseline ----------------------------------------------------------------
+def test_unknown_reader_is_a_control_error_naming_some_allowed_ones():
+    with pytest.raises(ControlError, match=r"unknown reader 'nobody'; allowed: sim01-business, .*\(and 16 more\)"):
+        VARIANT.validate({"reader": "nobody"})
+
+
+@pytest.mark.parametrize("history", [[1, 2], {"title": "x"}, [["nested"]]])
+def test_malformed_history_is_a_control_error(history):
+    with pytest.raises(ControlError, match="control 'history' must be a list of strings"):
+        VARIANT.validate({"history": history})
+
+
+def test_pasted_history_is_one_title_per_line_and_wins_over_the_reader():
+    checked = VARIANT.validate({"reader": "sim01-business", "history": "Vote on tax, says minister\nCup final\n"})
+    assert checked["history"] == ["Vote on tax, says minister", "Cup final"]  # the comma stays inside a title
+    assert default_assets().history(checked) == checked["history"]
+
+
+def test_history_prefix_puts_the_recent_titles_before_the_article():
+    prepared = VARIANT.prepare(DOCUMENT, {"history": ["a", "b", "c", "d", "e", "f"]}, "history-prefix")
+    assert prepared.text == f"b | c | d | e | f {HISTORY} {DOCUMENT}" and not prepared.notices  # 5 most recent
+
+
+@pytest.mark.parametrize("controls", [{}, {"history": []}, {"history": "  \n "}])
+def test_empty_history_falls_back_to_the_plain_path_with_a_notice(controls):
+    checked = VARIANT.validate(controls)
+    prepared = VARIANT.prepare(DOCUMENT, checked, "history-prefix")
+    assert prepared.text == DOCUMENT and prepared.notices == [NO_HISTORY]
+    summary = VARIANT.baseline().summarize([DOCUMENT], [controls])[0]
+    assert summary.notices == [NO_HISTORY] and summary.text.startswith("The club's young striker")  # lead sentences
+
+
+def test_baseline_extracts_the_sentences_closest_to_the_history():
+    # Each history shares content words with one sentence only (striker/scored/cup vs minister/tax/parliament).
+    assert history_similarity_extract(DOCUMENT, SPORT, n_sentences=1).startswith("The club's young striker")
+    assert history_similarity_extract(DOCUMENT, POLITICS, n_sentences=1).startswith("The government said")
+
+
+def test_score_gives_rouge_against_the_reader_reference_and_history_overlap():
+    summary = "The minister would announce tax plans."
+    scores = VARIANT.score(summary, DOCUMENT, {"history": POLITICS}, reference=summary)
+    assert scores["rouge1"].value == 1.0  # the summary is its own reference
+    # Terms of the summary: minister, announce, tax, plan; the titles use minister, tax and plan: 3/4.
+    assert scores["history_overlap"].value == pytest.approx(3 / 4)
+    assert VARIANT.score(summary, DOCUMENT, {})["history_overlap"].value is None
+
+
+# --- data: the simulated benchmark and real PENS files -----------------------------------------
+@pytest.fixture(scope="module")
+def simulated():
+    caps = {"pool": 150, "train": 6, "val": 2, "test": 10}
+    return build_simulated(seed=0, n_readers=10, max_articles=caps)
+
+
+def test_bundled_readers_are_the_builders_seed_0_readers(data_dir):
+    rng = random.Random(0)
+    pool, _ = split_click_pool(read_jsonl(data_dir / "bbc_summary" / "train.jsonl"), rng)
+    bundled = json.loads(BUNDLED_READERS.read_text())
+    assert bundled["simulated"] is True and simulate_readers(pool, 24, rng) == bundled["readers"]
+
+
+def test_simulated_benchmark_is_deterministic_and_follows_its_rule(simulated, data_dir):
+    examples, readers = simulated
+    assert build_simulated(seed=0, n_readers=10, max_articles={"pool": 150, "train": 6, "val": 2, "test": 10}) == simulated
+    test = examples["test"]
+    assert len(test) == 10 * 4 and all(e["dataset"] == "pens_simulated" for e in test)  # 4 readers per article
+    histories = {r["id"]: r["history"] for r in readers}
+    articles = {a["id"]: a for a in read_jsonl(data_dir / "bbc_summary" / "test.jsonl")}
+    for e in test:
+        assert e["controls"]["history"] == histories[e["user"]]
+        # The rule keeps 2 sentences of the article's extractive reference, in the reference's order.
+        reference = articles[e["article_id"]]["target_sentences"]
+        kept = [s for s in reference if s in e["target"]]
+        assert " ".join(kept) == e["target"] and len(kept) == min(2, len(reference))
+    # The rule follows interests: readers of one article do not all get the same reference.
+    by_article = {}
+    for e in test:
+        by_article.setdefault(e["article_id"], set()).add(e["target"])
+    assert sum(len(targets) > 1 for targets in by_article.values()) >= len(by_article) // 2
+
+
+def test_real_pens_layout_round_trips(simulated, tmp_path):
+    examples, readers = simulated
+    pool = examples["pool"]
+    news = pool + [{"id": e["article_id"], "topic": e["topic"], "title": e["title"], "source": e["document"]}
+                   for e in examples["test"]]
+    write_pens_layout(tmp_path, news, examples["test"], readers)
+    loaded, counts = load_pens(tmp_path / "news.tsv", tmp_path / "personalized_test.tsv", dataset="pens_simulated")
+    triple = lambda e: (e["user"], e["article_id"], e["target"], tuple(e["controls"]["history"]))  # noqa: E731
+    assert sorted(map(triple, loaded)) == sorted(map(triple, examples["test"]))
+    assert counts["clicks_not_in_news"] == 0 and counts["users"] == len({e["user"] for e in examples["test"]})
+
+
+def write(path, lines):
+    path.write_text("\n".join("\t".join(fields) for fields in lines) + "\n", encoding="utf-8")
+    return path
+
+
+NEWS = [["News ID", "Category", "Topic", "Headline", "News body", "Title entity", "Entity content"],
+        ["N1", "sports", "soccer", "Club wins", "The club won the cup.", "{}", "{}"],
+        ["N2", "news", "politics", "Vote set", "The vote is set for May.", "{}", "{}"]]
+TEST = [["userid", "clicknewsID", "posnewID", "rewrite_titles"], ["NT1", "N1,N2", "N1,N2", "Cup win;;May vote"]]
+
+
+def test_pens_loader_reads_the_real_layout(tmp_path):
+    examples, counts = load_pens(write(tmp_path / "news.tsv", NEWS), write(tmp_path / "test.tsv", TEST))
+    assert [(e["user"], e["article_id"], e["target"]) for e in examples] == [("NT1", "N1", "Cup win"), ("NT1", "N2", "May vote")]
+    assert examples[0]["controls"] == {"history": ["Club wins", "Vote set"]} and examples[0]["dataset"] == "pens"
+
+
+@pytest.mark.parametrize("news, test, message", [
+    ([[c for c in row if c != "News body"] for row in NEWS[:1]] + [r[:4] + r[5:] for r in NEWS[1:]], TEST,
+     r"news.tsv:1: missing column 'News body' \(the header has: News ID, Category"),
+    (NEWS, [TEST[0][:3], TEST[1][:3]], r"test.tsv:1: missing column 'rewrite_titles'"),
+    (NEWS, TEST + [["NT2", "N1", "N1,N2"]], r"test.tsv:3: expected 4 tab-separated fields"),
+    (NEWS, [TEST[0], ["NT1", "N1", "N1,N2", "only one"]], r"test.tsv:2: column 'rewrite_titles' has 1 titles for 2"),
+    (NEWS, [TEST[0], ["NT1", "N1", "N9", "t"]], r"test.tsv:2: news id 'N9' \(column 'posnewID'\) is not in"),
+])
+def test_pens_loader_errors_name_file_line_and_column(tmp_path, news, test, message):
+    with pytest.raises(DataError, match=message):
+        load_pens(write(tmp_path / "news.tsv", news), write(tmp_path / "test.tsv", test))
+
+
+# --- EGISES on the simulated benchmark ---------------------------------------------------------
+def test_egises_of_a_model_that_ignores_the_reader_is_worse(simulated):
+    # The same extractive baseline with each reader's history vs with none: without it every reader of
+    # an article gets the same summary, so the summaries cannot diverge as the references do (Sec. 2.3).
+    test, baseline = simulated[0]["test"], VARIANT.baseline()
+    follows = evaluate_readers(baseline, test, "test.jsonl")
+    ignores = evaluate_readers(baseline, test, "test.jsonl", ignore_history=True)
+    assert follows["simulated"] and follows["personalization"]["n_documents"] == 10
+    assert 0.0 <= follows["metrics"]["egises"] < ignores["metrics"]["egises"] <= 1.0  # lower is better
+    assert follows["metrics"]["p_acc_rouge_l"] > ignores["metrics"]["p_acc_rouge_l"]
+    assert follows["reported_in_paper"]["table_1_egises"]["BigBird-Pegasus"] == 0.4286  # Table 1, quoted only
+
+
+# --- training, the summarizer, export ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def checkpoint(simulated, tmp_path_factory):
+    from training.__main__ import main as train
+
+    root = tmp_path_factory.mktemp("persona")
+    data = root / "train.jsonl"
+    data.write_text("".join(json.dumps(e) + "\n" for e in simulated[0]["train"][:4]))
+    train(["persona", "--method", "user-embedding", "--preset", "tiny", "--train-file", str(data),
+           "--output-dir", str(root / "ck"), "--max-steps", "8", "--learning-rate", "3e-3", "--logging-steps", "1",
+           "--per-device-train-batch-size", "4", "--report-to", "none", "--max-target-length", "16",
+           "--save-strategy", "no", "--max-history", "4", "--max-title-tokens", "12"])
+    return root / "ck"
+
+
+def test_training_lowers_the_loss(checkpoint):
+    losses = [h["loss"] for h in json.loads((checkpoint / "steersum.json").read_text())["loss_history"] if "loss" in h]
+    assert len(losses) == 8 and losses[-1] < losses[0] * 0.9  # 8 steps on the same 4 examples: it must fit them
+
+
+def test_batched_summaries_with_shared_encoder_states_equal_one_call_per_pair(checkpoint):
+    summarizer = load_summarizer(checkpoint, device="cpu")
+    other = "Shares in the carmaker fell after it cut its profit forecast for the year."
+    documents = [DOCUMENT, other, DOCUMENT, DOCUMENT]
+    controls = [{"history": SPORT}, {"history": POLITICS}, {"history": POLITICS}, {}]
+    settings = dict(max_new_tokens=8, num_beams=2)
+    batched = summarizer.summarize(documents, controls, batch_size=4, **settings)
+    single = [summarizer.summarize([d], [c], **settings)[0] for d, c in zip(documents, controls)]
+    assert [s.text for s in batched] == [s.text for s in single]
+    assert batched[3].notices == [NO_HISTORY] and not batched[0].notices
+
+
+def test_export_card_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, tmp_path):
+    out = export_checkpoint(checkpoint, tmp_path / "repo", repo_id="steersum-test/persona-tiny")
+    card = (out / "README.md").read_text()
+    assert MISSING not in card and "**Simulated readers.**" in card and "history_ids" in card
+    assert (out / "modeling_persona.py").is_file() and (out / "persona_readers.json").is_file()
+    summarizer = load_summarizer(out, device="cpu")
+    history = torch.tensor([summarizer.variant.prepare(DOCUMENT, {"history": SPORT}, "user-embedding",
+                                                       summarizer.assets).extra["history_ids"]])
+    inputs = summarizer.tokenizer([DOCUMENT], return_tensors="pt")
+    with torch.no_grad():
+        expected = summarizer.model(**inputs, decoder_input_ids=torch.tensor([[2, 0, 100]]), history_ids=history).logits
+    torch.save({"inputs": dict(inputs), "history": history}, tmp_path / "inputs.pt")
+    code = (
+        "import sys, torch\n"
+        "from transformers import AutoModelForSeq2SeqLM\n"
+        "m = AutoModelForSeq2SeqLM.from_pretrained(sys.argv[1], trust_remote_code=True).eval()\n"
+        "x = torch.load(sys.argv[2])\n"
+        "with torch.no_grad():\n"
+        "    out = m(**x['inputs'], decoder_input_ids=torch.tensor([[2, 0, 100]]), history_ids=x['history']).logits\n"
+        "torch.save(out, sys.argv[2] + '.out')\n"
+        "print(type(m).__module__)\n"
+    )
+    # A fresh interpreter outside the project: the model class must come from the repo's own code.
+    run = subprocess.run([sys.executable, "-c", code, str(out), str(tmp_path / "inputs.pt")], cwd=tmp_path,
+                         capture_output=True, text=True, env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"},
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().startswith("transformers_modules")
+    assert torch.equal(torch.load(tmp_path / "inputs.pt.out"), expected)
+
+
+def test_assets_round_trip_through_the_readers_file(tmp_path):
+    assets = PersonaAssets({"r1": {"id": "r1", "history": ["a"]}}, simulated=False)
+    assets.save(tmp_path)
+    loaded = PersonaAssets.from_file(tmp_path / "persona_readers.json")
+    assert loaded.readers == assets.readers and loaded.simulated is False
+    assert VARIANT.controls_for(loaded)[0].choices == ("r1",)
+
+
+# --- the Space's Readers tab --------------------------------------------------------------------
+def test_reader_divergence_is_egises_jsd_and_the_endpoint_compares_two_readers():
+    from space.catalog import build_catalog
+    from space.readers import compare_readers, summary_divergence
+    from space.service import Service
+
+    # Same summary: JSD 0 and 1 - ROUGE-L 0. Summaries sharing no term: JSD 1 (base 2, footnote 2).
+    same = summary_divergence(DOCUMENT, "The striker scored twice.", "The striker scored twice.")
+    assert same == {"jsd": 0.0, "one_minus_rouge_l": 0.0}
+    assert summary_divergence(DOCUMENT, "The striker scored twice.", "Tax plans in parliament.")["jsd"] == 1.0
+    service = Service(build_catalog(None, None))
+    article = DOCUMENT + " The manager said the striker had won the league. The minister lost the vote on tax."
+    result = compare_readers(service, article, "baseline", {"history": SPORT}, '{"history": ["Minister tax plans"]}')
+    first, second = (r["summary"] for r in result["readers"])
+    # The baseline keeps each reader's 2 closest sentences: the two about the striker, the two about tax.
+    assert "striker scored" in first and "won the league" in first and "tax" not in first
+    assert "tax plans" in second and "vote on tax" in second and "striker" not in second
+    assert result["divergence"]["jsd"] > 0.5  # hardly a term in common
+    with pytest.raises(ControlError, match="unknown reader"):
+        compare_readers(service, DOCUMENT, "baseline", {"reader": "nobody"}, {})

@@ -1,0 +1,143 @@
+"""``python -m training ccs``: Flan-T5 with a LoRA adapter for compositional control (CCSBench).
+
+    python -m training build-data ccs --out data/ccs
+    accelerate launch -m training ccs --base-model google/flan-t5-xxl --train-file data/ccs/train.jsonl \\
+        --eval-file data/ccs/test.jsonl --output-dir checkpoints/ccs-lora --bf16 --gradient-checkpointing [--merge]
+
+Paper settings (App. A.2): LoRA on Flan-T5-XXL (Table 4, B2; XL is B1), learning rate 1e-4, at most
+20 epochs. The paper does not give the LoRA rank, alpha or dropout; the defaults here (r=8, alpha=32,
+dropout 0.1 on T5's ``q`` and ``v`` projections) are peft's own seq2seq example settings. Smaller
+bases: ``google/flan-t5-large`` (780M) or ``google/flan-t5-xl`` (3B). ``--method prompt`` fine-tunes
+every weight instead (the paper's C1, hard prompt on Flan-T5-Large).
+
+The checkpoint is the adapter alone (``adapter_config.json`` + ``adapter_model.safetensors``),
+loadable with ``AutoPeftModelForSeq2SeqLM``; ``--merge`` also writes ``merged/``, the base with the
+adapter folded in, a plain transformers model. ``--preset tiny`` trains on a small random T5, which
+is saved in ``tiny-preset-base/`` beside the adapter (an adapter needs its base).
+"""
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, T5ForConditionalGeneration
+
+from variants.base import read_record, write_record
+from variants.ccs import ADAPTER_CONFIG, CCSVariant
+
+from .presets import tiny_t5_config, tiny_t5_tokenizer
+from .seq2seq import DataArguments
+
+PAPER_DEFAULTS = {"base_model": "google/flan-t5-xxl", "learning_rate": 1e-4, "num_train_epochs": 20,
+                  "max_target_length": 320}  # bin 4 summaries run past 200 words, about 300 T5 tokens
+TINY_BASE = "tiny-preset-base"  # the name says "preset": the model card then calls it a test model
+MERGED = "merged"
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Arguments:
+    method: str = field(default="lora", metadata={"help": "lora (adapter) | prompt (every weight trained)"})
+    lora_r: int = field(default=8, metadata={"help": "LoRA rank"})
+    lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling numerator (the update is scaled by alpha/r)"})
+    lora_dropout: float = field(default=0.1, metadata={"help": "dropout on the LoRA branch's input"})
+    lora_target_modules: str = field(default="q,v", metadata={
+        "help": "T5 attention projections that get an adapter, comma-separated: q,v (peft's default for T5) or q,k,v,o"})
+    merge: bool = field(default=False, metadata={"help": f"also write the merged model to OUTPUT_DIR/{MERGED}"})
+
+    def __post_init__(self):
+        CCSVariant().check_method(self.method)
+        if self.lora_r < 1 or self.lora_alpha < 1:
+            raise ValueError(f"--lora-r and --lora-alpha must be positive, got {self.lora_r} and {self.lora_alpha}")
+        if not 0.0 <= self.lora_dropout < 1.0:
+            raise ValueError(f"--lora-dropout must be in [0, 1), got {self.lora_dropout}")
+        unknown = sorted(set(self.targets) - {"q", "k", "v", "o"})
+        if unknown or not self.targets:
+            raise ValueError(f"--lora-target-modules: unknown {unknown}; allowed: q, k, v, o")
+        if self.merge and self.method != "lora":
+            raise ValueError("--merge needs --method lora (a prompt model has no adapter to merge)")
+
+    @property
+    def targets(self) -> list[str]:
+        return [name.strip() for name in self.lora_target_modules.split(",") if name.strip()]
+
+
+@dataclass
+class Run:
+    """What ``save_assets`` needs from ``build``. The CCS variant itself carries no assets (its
+    prompt needs none), so this rides in the trainer's assets slot and the variant ignores it."""
+
+    own: Arguments
+    model: torch.nn.Module
+    tiny_base: torch.nn.Module | None = None  # the random base, kept untouched for saving
+    parameters: dict | None = None
+
+
+def lora_config(own: Arguments):
+    from peft import LoraConfig, TaskType
+
+    return LoraConfig(task_type=TaskType.SEQ_2_SEQ_LM, r=own.lora_r, lora_alpha=own.lora_alpha,
+                      lora_dropout=own.lora_dropout, target_modules=own.targets)
+
+
+def build(own: Arguments, data: DataArguments):
+    """Base model and tokenizer (the tiny preset or ``--base-model``), wrapped in a LoRA adapter for
+    ``lora``: every base weight frozen, only the adapter trained."""
+    if data.preset == "tiny":
+        tokenizer = tiny_t5_tokenizer()
+        torch.manual_seed(0)  # the random base is saved with the adapter; the seed makes it repeatable
+        model = T5ForConditionalGeneration(tiny_t5_config(tokenizer))
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(data.base_model)
+        model = AutoModelForSeq2SeqLM.from_pretrained(data.base_model)
+    run = Run(own, model)
+    if own.method == "lora":
+        from peft import get_peft_model
+
+        run.tiny_base = copy.deepcopy(model) if data.preset == "tiny" else None
+        run.model = model = get_peft_model(model, lora_config(own))
+    trainable, total = (sum(p.numel() for p in model.parameters() if p.requires_grad),
+                        sum(p.numel() for p in model.parameters()))
+    run.parameters = {"trainable": trainable, "total": total, "trainable_share": trainable / total}
+    log.info("trainable parameters: %d of %d (%.4f%%)", trainable, total, 100 * trainable / total)
+    print(f"trainable parameters: {trainable:,} of {total:,} ({100 * trainable / total:.4f}%)")
+    return model, tokenizer, run
+
+
+def save_assets(out: Path, run: Run) -> dict:
+    """Finish the checkpoint: the tiny base beside the adapter (named in ``adapter_config.json``),
+    ``merged/`` with ``--merge``; returns what ``steersum.json`` adds."""
+    out = Path(out)
+    extra: dict = {"parameters": run.parameters}
+    if run.own.method != "lora":
+        return extra
+    extra["lora"] = {"r": run.own.lora_r, "alpha": run.own.lora_alpha, "dropout": run.own.lora_dropout,
+                     "target_modules": run.own.targets}
+    adapter_file = out / ADAPTER_CONFIG
+    adapter = json.loads(adapter_file.read_text(encoding="utf-8"))
+    if run.tiny_base is not None:
+        run.tiny_base.save_pretrained(out / TINY_BASE)
+        adapter["base_model_name_or_path"] = str((out / TINY_BASE).resolve())
+    elif adapter.get("base_model_name_or_path") and Path(adapter["base_model_name_or_path"]).is_dir():
+        # a local base folder: made absolute, so the adapter loads from any working directory
+        adapter["base_model_name_or_path"] = str(Path(adapter["base_model_name_or_path"]).resolve())
+    adapter_file.write_text(json.dumps(adapter, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if run.own.merge:
+        write_merged(out, run.model, extra)
+        extra["merged"] = MERGED
+    return extra
+
+
+def write_merged(out: Path, peft_model, record_extra: dict | None = None) -> Path:
+    """The base with the adapter folded into its weights (``W + B A * alpha / r``), saved as a
+    plain model with the tokenizer and a ``steersum.json`` of its own."""
+    merged_dir = out / MERGED
+    peft_model.merge_and_unload().save_pretrained(merged_dir)
+    AutoTokenizer.from_pretrained(out).save_pretrained(merged_dir)
+    record = {**read_record(out), **(record_extra or {})}
+    write_record(merged_dir, {**record, "merged_from_adapter": True, "name": f"{record.get('name', out.name)}-merged"})
+    return merged_dir

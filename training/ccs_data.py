@@ -1,0 +1,170 @@
+"""Control-labelled data for compositional control (CCSBench, Ding et al., Sec. 3.3), from bundled
+(document, reference summary) pairs.
+
+CCSBench itself is not available here, so each pair's controls are the attributes its reference
+*has*, each defined as the paper defines it:
+
+* ``length``      the reference's 50-word bin (Sec. 3.1; :func:`metrics.ccs.length_bin`).
+* ``keywords``    1 to ``--max-keywords`` terms of the reference that also occur in the document,
+                  checked after stemming (the paper keeps the KWX keywords "that appear in the
+                  abstracts"). ``cnndm_sample`` has CTRLsum oracle keywords, taken as given; the
+                  others get the reference's content words ranked by TF-IDF, the IDF fitted on the
+                  source's training references.
+* ``readability`` ``high`` when the reference's FKGL is below the median FKGL of the source's
+                  training references, else ``normal``: "high" means easier than a typical summary
+                  of that corpus (the paper's "high" summaries are GPT-4 rewrites for laymen, 3-4
+                  FKGL grades easier, Table 4; we have no rewrites, so the corpus median splits).
+* ``focus``       the :mod:`metrics.focus` judge's label of the reference.
+
+Examples (Sec. 3.3): in ``train`` and ``val``, each pair gives one example per single attribute
+(the four single-attribute datasets) and one with a random 2 or 3 of its attributes (the
+compositional data, "tagged with 2-3 attributes"); in ``test``, one example with all four (the
+compositional test set). Deterministic by ``--seed``.
+
+    python -m training build-data ccs --out data/ccs [--sources scitldr,cnndm_sample,macsum_doc] [--seed 0]
+
+Sources: ``scitldr`` (abstract -> author TLDR, Apache-2.0), ``cnndm_sample`` (news -> highlights),
+``macsum_doc`` (news -> MACSum human summaries, CC BY-NC-ND; its one released split is cut 60/20/20
+by document, as CCSBench's splits).
+"""
+from __future__ import annotations
+
+import argparse
+import random
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from metrics.ccs import CONTROLS, fkgl, length_bins
+from metrics.focus import default_focus_classifier
+from metrics.io import DATA_DIR, read_jsonl, write_jsonl
+from metrics.text import words
+from variants.ccs import composition, content_keywords, missing_keywords
+
+SPLITS = ("train", "val", "test")
+SOURCES = ("scitldr", "cnndm_sample", "macsum_doc")
+MACSUM_SHARES = (0.6, 0.2)  # train, val; the rest is test (CCSBench's 60/20/20)
+
+
+def read_pairs(source: str, seed: int = 0) -> dict[str, list[dict]]:
+    """``{split: [{"id", "document", "reference", "keywords"?}]}`` for a bundled source."""
+    if source == "scitldr":
+        files = {"train": "train", "val": "dev", "test": "test"}
+        return {split: [{"id": r["id"], "document": r["source"], "reference": r["targets"][0]}
+                        for r in read_jsonl(DATA_DIR / "scitldr" / f"{name}.jsonl")] for split, name in files.items()}
+    if source == "cnndm_sample":
+        return {split: [{"id": r["id"], "document": r["source"], "reference": r["target"], "keywords": r["keywords"]}
+                        for r in read_jsonl(DATA_DIR / "cnndm_sample" / f"{split}.jsonl")] for split in SPLITS}
+    if source == "macsum_doc":
+        rows = read_jsonl(DATA_DIR / "macsum_doc" / "val.jsonl")
+        docs = sorted({r["doc_id"] for r in rows})
+        random.Random(seed).shuffle(docs)
+        cut = [round(len(docs) * MACSUM_SHARES[0]), round(len(docs) * sum(MACSUM_SHARES))]
+        split_of = {d: SPLITS[(i >= cut[0]) + (i >= cut[1])] for i, d in enumerate(docs)}
+        out: dict[str, list[dict]] = {split: [] for split in SPLITS}
+        for r in rows:
+            out[split_of[r["doc_id"]]].append({"id": r["id"], "document": r["source"], "reference": r["reference"]})
+        return out
+    raise ValueError(f"unknown source {source!r}; allowed: {', '.join(SOURCES)}")
+
+
+@dataclass
+class Labeller:
+    """What a source's training references fix: the IDF that ranks keywords and the FKGL median
+    that splits readability; val and test are labelled with the same."""
+
+    idf: dict[str, float]
+    fkgl_median: float
+    max_keywords: int = 3
+
+    @classmethod
+    def fit(cls, train_references: list[str], max_keywords: int = 3) -> "Labeller":
+        vectorizer = TfidfVectorizer(tokenizer=words, lowercase=False, token_pattern=None).fit(train_references)
+        return cls(dict(zip(vectorizer.get_feature_names_out(), vectorizer.idf_.tolist())),
+                   median(fkgl(train_references)), max_keywords)
+
+    def keywords(self, pair: dict, n: int) -> list[str]:
+        """Up to ``n`` keywords in both the reference and the document (after stemming)."""
+        candidates = pair.get("keywords") or content_keywords(pair["reference"], n, self.idf, within=pair["document"])
+        present = [k for k in candidates if words(k) and not missing_keywords(pair["reference"], [k])
+                   and not missing_keywords(pair["document"], [k])]
+        return present[:n]
+
+    def attributes(self, pairs: list[dict], rng: random.Random) -> list[dict]:
+        """The four attributes of each pair's reference (``keywords`` absent when none qualifies)."""
+        references = [p["reference"] for p in pairs]
+        bins, grades = length_bins(references), fkgl(references)
+        focus = default_focus_classifier().predict(references) if pairs else []
+        out = []
+        for pair, length, grade, label in zip(pairs, bins, grades, focus):
+            attributes = {"length": length, "keywords": self.keywords(pair, rng.randint(1, self.max_keywords)),
+                          "readability": "high" if grade < self.fkgl_median else "normal", "focus": label}
+            out.append({k: v for k, v in attributes.items() if v != []})
+        return out
+
+
+def examples_for(pair: dict, attributes: dict, split: str, dataset: str, rng: random.Random) -> list[dict]:
+    """Single-attribute examples and one 2-3-attribute composition (train/val), or all four (test)."""
+    names = [name for name in CONTROLS if name in attributes]
+    if split == "test":
+        subsets = [names]
+    else:
+        subsets = [[name] for name in names]
+        if len(names) >= 2:
+            subsets.append(sorted(rng.sample(names, min(len(names), rng.choice((2, 3)))), key=CONTROLS.index))
+    return [{"id": f"{pair['id']}-{composition(dict.fromkeys(subset, 1))}", "document": pair["document"],
+             "controls": {name: attributes[name] for name in subset}, "target": pair["reference"],
+             "dataset": dataset, "composition": composition(dict.fromkeys(subset, 1)), "attributes": attributes}
+            for subset in subsets]
+
+
+def build_source(source: str, seed: int = 0, max_keywords: int = 3, limit: int | None = None) -> dict[str, list[dict]]:
+    """``{split: examples}`` for one source; the labeller is fitted on its whole training split."""
+    pairs = read_pairs(source, seed)
+    labeller = Labeller.fit([p["reference"] for p in pairs["train"]], max_keywords)
+    out = {}
+    for split in SPLITS:
+        rng = random.Random(f"{seed}:{source}:{split}")
+        chosen = pairs[split][:limit]
+        out[split] = [example for pair, attributes in zip(chosen, labeller.attributes(chosen, rng))
+                      for example in examples_for(pair, attributes, split, source, rng)]
+    return out
+
+
+def mixed(examples: list[dict], split: str, seed: int) -> list[dict]:
+    """Train and val shuffled (seeded), so the first N examples mix sources and compositions."""
+    if split != "test":
+        random.Random(f"{seed}:mix:{split}").shuffle(examples)
+    return examples
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training build-data ccs", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
+    parser.add_argument("--sources", default=",".join(SOURCES), help=f"comma-separated, from: {', '.join(SOURCES)}")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-keywords", type=int, default=3, help="keywords per example: 1 to this many")
+    parser.add_argument("--limit", type=int, default=None, help="use only the first N pairs of each split")
+    args = parser.parse_args(argv)
+    sources = [s.strip() for s in args.sources.split(",") if s.strip()]
+    unknown = sorted(set(sources) - set(SOURCES))
+    if unknown or args.max_keywords < 1:
+        parser.error(f"unknown source(s) {unknown}; allowed: {', '.join(SOURCES)}" if unknown
+                     else "--max-keywords must be at least 1")
+    built = {source: build_source(source, args.seed, args.max_keywords, args.limit) for source in sources}
+    for split in SPLITS:
+        examples = mixed([example for source in sources for example in built[source][split]], split, args.seed)
+        path = Path(args.out) / f"{split}.jsonl"
+        write_jsonl(path, examples)
+        kinds = Counter(e["composition"] for e in examples)
+        labels = Counter(f"{k}={e['controls'][k]}" for e in examples for k in ("length", "readability", "focus")
+                         if k in e["controls"])
+        print(f"{path}: {len(examples)} examples ({', '.join(f'{s} {len(built[s][split])}' for s in sources)}); "
+              f"compositions {dict(sorted(kinds.items()))}; labels {dict(sorted(labels.items()))}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""EntSUM's proxy training data (Maddela et al. Sec. 4.1.4): entity-centric examples from generic
+(article, reference summary) pairs, since entity-centric references exist only for evaluation.
+
+One example per (article, entity), for every person or organization the article names (spaCy NER,
+:func:`variants.entity.named_entities`) in at least ``--min-mentions`` sentences (EntSUM keeps salient
+entities, which are "generally mentioned" more than once, Sec. 3.3.1). Its target, the **proxy target**:
+
+  (a) at most three reference sentences that mention the entity;
+  (b) with fewer than three, the rest from the lead three sentences of the article that mention it
+      (Lead3ent), skipping any already taken.
+
+A mention is the entity's full name or surname as whole words (:mod:`metrics.entity`).
+
+    python -m training build-data entity --out data/entity [--sources cnndm_sample bbc_summary]
+                                         [--min-mentions 2] [--max-entities N] [--limit N]
+
+Writes ``{train,val,test}.jsonl`` (both sources together, ``dataset`` naming each) and prints counts. The
+output depends only on the data and the options: NER is deterministic and order is the files' order.
+"""
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+from metrics.entity import sentences_mentioning
+from metrics.io import DATA_DIR, read_jsonl, write_jsonl
+from variants.entity import LEAD, lead_sentences, named_entities, salient_entities
+
+SOURCES = ("cnndm_sample", "bbc_summary")
+SPLITS = ("train", "val", "test")
+
+
+def proxy_target(document: str, reference: str, entity: str, n: int = LEAD) -> tuple[list[str], int]:
+    """The proxy target's sentences and how many of them come from the reference (rule (a) then (b))."""
+    picked = sentences_mentioning(reference, entity)[:n]
+    from_reference = len(picked)
+    seen = {" ".join(s.split()).lower() for s in picked}
+    for sentence in lead_sentences(document, entity, n):
+        key = " ".join(sentence.split()).lower()
+        if len(picked) < n and key not in seen:  # bbc_summary references are article sentences
+            picked.append(sentence)
+            seen.add(key)
+    return picked, from_reference
+
+
+def entity_examples(records: list[dict], dataset: str, min_mentions: int = 2,
+                    max_entities: int | None = None) -> tuple[list[dict], Counter]:
+    """Examples for the most mentioned entities of each record (``source``, ``target``), and counts."""
+    counts: Counter = Counter(documents=len(records))
+    out = []
+    for record, names in zip(records, named_entities([r["source"] for r in records])):
+        counts["entities"] += len(names)
+        salient = [(name, k) for name, k in salient_entities(record["source"], names) if k >= min_mentions]
+        counts["too few mentions"] += len(names) - len(salient)
+        for number, (entity, _) in enumerate(salient[:max_entities]):
+            target, from_reference = proxy_target(record["source"], record["target"], entity)
+            counts["target: reference only" if from_reference == len(target) else
+                   "target: lead only" if from_reference == 0 else "target: reference + lead"] += 1
+            out.append({"id": f"{record['id']}-e{number}", "document": record["source"],
+                        "controls": {"entity": entity}, "target": " ".join(target), "dataset": dataset,
+                        "source_id": record["id"], "target_from_reference": from_reference})
+    counts["examples"] = len(out)
+    return out, counts
+
+
+def build_split(source: str, split: str, limit: int | None = None, min_mentions: int = 2,
+                max_entities: int | None = None) -> list[dict]:
+    """The examples of one bundled split (the leaderboard's test set is ``cnndm_sample`` ``test``)."""
+    records = read_jsonl(DATA_DIR / source / f"{split}.jsonl")[:limit]
+    return entity_examples(records, source, min_mentions, max_entities)[0]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training build-data entity", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
+    parser.add_argument("--sources", nargs="+", choices=SOURCES, default=list(SOURCES))
+    parser.add_argument("--min-mentions", type=int, default=2, help="sentences that must name an entity (default 2)")
+    parser.add_argument("--max-entities", type=int, default=None, help="at most N entities per article, most mentioned first")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N articles of each split (quick runs)")
+    args = parser.parse_args(argv)
+    if args.min_mentions < 1:
+        parser.error(f"--min-mentions must be at least 1, got {args.min_mentions}")
+    for split in SPLITS:
+        examples, counts = [], Counter()
+        for source in args.sources:
+            records = read_jsonl(DATA_DIR / source / f"{split}.jsonl")[:args.limit]
+            made, made_counts = entity_examples(records, source, args.min_mentions, args.max_entities)
+            examples += made
+            counts += made_counts
+        path = Path(args.out) / f"{split}.jsonl"
+        write_jsonl(path, examples)
+        print(f"{path}: {counts['examples']} examples from {counts['documents']} articles "
+              f"({', '.join(args.sources)}); {counts['entities']} entities found, {counts['too few mentions']} "
+              f"named in fewer than {args.min_mentions} sentences; targets: "
+              f"{counts['target: reference only']} reference only, {counts['target: reference + lead']} "
+              f"reference + lead, {counts['target: lead only']} lead only")
+
+
+if __name__ == "__main__":
+    main()

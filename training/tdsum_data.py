@@ -1,0 +1,59 @@
+"""Training data for TDSum: SciTLDR abstracts → TLDRs, or the XSum sample's articles → one-sentence
+summaries, as SteerSum examples ``{"id", "document", "controls", "target", "dataset"}``.
+
+    python -m training build-data tdsum --out data/tdsum [--source scitldr|xsum] [--seed 0]
+
+The controls are empty: TDSum's guidance is the TF-IDF of the document itself (a user's boosts come
+at inference). Each example also keeps all its ``references`` and, for SciTLDR, the paper ``title``,
+the fields ROUGE-K's keyword extraction reads (``python -m metrics rouge-k``; Sec. 3).
+
+SciTLDR keeps its official splits; the target of a dev/test paper with several TLDRs is the first
+(the author's). The XSum sample (800 articles, one split) is shuffled with ``--seed`` and cut 80/10/10.
+The paper trains on SciTLDR with full texts (5,000 words on average, Table 4); the bundled SciTLDR is
+the abstract-only SciTLDR-A.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+from metrics.io import DATA_DIR, read_jsonl, write_jsonl
+
+SCITLDR_SPLITS = {"train": "train", "val": "dev", "test": "test"}
+
+
+def scitldr_examples(split: str) -> list[dict]:
+    records = read_jsonl(DATA_DIR / "scitldr" / f"{SCITLDR_SPLITS[split]}.jsonl")
+    return [{"id": f"scitldr-{split}-{r['id']}", "document": r["source"], "controls": {}, "target": r["targets"][0],
+             "dataset": "scitldr", "references": r["targets"], "title": r["title"]}
+            for r in records if r["source"].strip() and r["targets"]]
+
+
+def xsum_examples(seed: int) -> dict[str, list[dict]]:
+    records = read_jsonl(DATA_DIR / "xsum" / "sample.jsonl")
+    random.Random(seed).shuffle(records)
+    cut_train, cut_val = int(0.8 * len(records)), int(0.9 * len(records))
+    parts = {"train": records[:cut_train], "val": records[cut_train:cut_val], "test": records[cut_val:]}
+    return {split: [{"id": f"xsum-{r['id']}", "document": r["source"], "controls": {}, "target": r["target"],
+                     "dataset": "xsum", "references": [r["target"]]} for r in rows]
+            for split, rows in parts.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training build-data tdsum", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
+    parser.add_argument("--source", choices=["scitldr", "xsum"], default="scitldr")
+    parser.add_argument("--seed", type=int, default=0, help="xsum: shuffle before splitting")
+    args = parser.parse_args(argv)
+    splits = ({split: scitldr_examples(split) for split in SCITLDR_SPLITS} if args.source == "scitldr"
+              else xsum_examples(args.seed))
+    for split, examples in splits.items():
+        path = Path(args.out) / f"{split}.jsonl"
+        write_jsonl(path, examples)
+        references = sum(len(e["references"]) for e in examples) / max(len(examples), 1)
+        print(f"{path}: {len(examples)} {args.source} examples, {references:.2f} references on average")
+
+
+if __name__ == "__main__":
+    main()

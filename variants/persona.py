@@ -1,0 +1,300 @@
+"""Personalized summarization in the PENS setting (Ao et al. 2021), evaluated as Vansh et al.,
+"Accuracy is Not Enough: Evaluating Personalization in Summarizers" (EMNLP Findings 2023) do: with
+EGISES (lower is better) and P-Acc beside ROUGE against each reader's own reference.
+
+A reader is their reading history: the titles of the news they clicked, most recent last. Two ways
+to give it to BART, one ``prepare`` for both:
+
+* ``history-prefix``  the reader's cue, their most recent clicked titles joined by `` | ``, then the
+                      special token ``[HISTORY]``, in front of the article: the paper's injection
+                      baseline for generic models (Sec. 5.1, "we add ... as a title to the document").
+* ``user-embedding``  the titles as token ids (``history_ids``, titles x tokens, padded); the
+                      ``persona_bart`` model encodes them, pools them with attention into a few
+                      vectors and appends them to the decoder's memory (:mod:`models.persona`), in
+                      the spirit of PENS's user-embedding injection.
+
+Controls: ``reader``, one of the readers the summarizer carries (SteerSum bundles *simulated*
+readers, ``variants/assets/persona_readers.json``, built by ``python -m training build-data
+persona``), or ``history``, pasted titles (one per line), which wins over ``reader``. No history at
+all is allowed: the summary is then not personalized, and a notice says so.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics.pairwise import cosine_similarity
+
+from metrics.rouge import rouge
+from metrics.stas import analyze
+from metrics.text import WORD, sentences
+
+from .base import Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+
+HISTORY = "[HISTORY]"
+SPECIAL_TOKENS = [HISTORY]
+TITLE_SEPARATOR = " | "
+DEFAULT_PREFIX_TITLES = 5  # titles put in front of the article: the cue, not the whole history
+READERS_FILE = "persona_readers.json"
+BUNDLED_READERS = Path(__file__).with_name("assets") / READERS_FILE
+NO_HISTORY = "no reading history (no reader, or an empty history): the summary is not personalized"
+
+
+@dataclass
+class PersonaAssets:
+    """What a persona summarizer carries besides weights: the readers it knows (id → clicked titles,
+    most recent last, and a description), and for ``user-embedding`` the tokenizer and the shape
+    of ``history_ids`` (from the model's config)."""
+
+    readers: dict[str, dict] = field(default_factory=dict)
+    prefix_titles: int = DEFAULT_PREFIX_TITLES
+    tokenizer: Any = None
+    max_history: int = 16
+    max_title_tokens: int = 24
+    simulated: bool = True
+
+    def history(self, controls: dict) -> list[str]:
+        """The reader's titles: the pasted ``history`` if any, else the chosen ``reader``'s, else []."""
+        if controls.get("history"):
+            return list(controls["history"])
+        reader = controls.get("reader")
+        return list(self.readers[reader]["history"]) if reader else []
+
+    @classmethod
+    def from_file(cls, path: str | Path, **kwargs: Any) -> "PersonaAssets":
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return cls({r["id"]: r for r in data["readers"]}, simulated=bool(data.get("simulated", False)), **kwargs)
+
+    def save(self, folder: str | Path) -> None:
+        data = {"simulated": self.simulated, "readers": list(self.readers.values())}
+        Path(folder, READERS_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def history_prefix(document: str, titles: list[str], n_titles: int) -> str:
+    """``"t1 | t2 | t3 [HISTORY] document"`` with the ``n_titles`` most recent titles."""
+    return f"{TITLE_SEPARATOR.join(titles[-n_titles:])} {HISTORY} {document}"
+
+
+def history_ids(tokenizer, titles: list[str], max_history: int, max_title_tokens: int) -> list[list[int]]:
+    """The ``max_history`` most recent titles as a fixed (max_history, max_title_tokens) grid of token
+    ids, padded with the tokenizer's pad id (a padding row is no title), so a batch stacks."""
+    pad = tokenizer.pad_token_id
+    grid = [[pad] * max_title_tokens for _ in range(max_history)]
+    recent = titles[-max_history:]
+    for row, ids in enumerate(tokenizer(recent, truncation=True, max_length=max_title_tokens)["input_ids"] if recent else []):
+        grid[row][:len(ids)] = ids
+    return grid
+
+
+def history_similarity_extract(document: str, titles: list[str], n_sentences: int = 2) -> str:
+    """The model-free baseline: the ``n_sentences`` sentences of the document closest to the reader's
+    history (TF-IDF cosine to all their titles as one text), in document order; without a history,
+    the lead sentences."""
+    sents = sentences(document)
+    if len(sents) <= n_sentences:
+        return " ".join(sents)
+    if not titles:
+        return " ".join(sents[:n_sentences])
+    vectorizer = TfidfVectorizer(analyzer=analyze)
+    try:
+        matrix = vectorizer.fit_transform(sents + [" ".join(titles)])
+    except ValueError:  # no content word anywhere
+        return " ".join(sents[:n_sentences])
+    similarity = cosine_similarity(matrix[:-1], matrix[-1]).ravel()
+    best = sorted(sorted(range(len(sents)), key=lambda i: (-similarity[i], i))[:n_sentences])
+    return " ".join(sents[i] for i in best)
+
+
+def history_overlap(summary: str, titles: list[str]) -> float | None:
+    """Share of the summary's distinct content terms (lemmas, no stop words) that the reader's
+    titles also use; None without a history or a content term."""
+    terms = set(analyze(summary))
+    if not titles or not terms:
+        return None
+    return len(terms & set(analyze(" ".join(titles)))) / len(terms)
+
+
+class PersonaBaseline(Summarizer):
+    name = "baseline: history-similarity extraction"
+    method = "extractive"
+
+    def __init__(self, variant: "PersonaVariant", assets: PersonaAssets):
+        self.variant, self.assets = variant, assets
+
+    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
+        out = []
+        for document, given in zip(documents, controls):
+            document, checked = check_document(document), self.variant.validate(given, self.assets)
+            titles = self.assets.history(checked)
+            out.append(Summary(history_similarity_extract(document, titles), [] if titles else [NO_HISTORY]))
+        return out
+
+
+class PersonaSummarizer(Summarizer):
+    """A trained checkpoint. ``user-embedding`` encodes each distinct article of a batch once and
+    shares its encoder states among the readers who asked for it (only their history differs);
+    ``history-prefix`` gives every (article, reader) its own source, as :class:`Seq2SeqSummarizer`."""
+
+    def __init__(self, base):
+        self.base = base
+        self.variant, self.name, self.method, self.assets = base.variant, base.name, base.method, base.assets
+        self.model, self.tokenizer = base.model, base.tokenizer
+
+    @torch.inference_mode()
+    def summarize(self, documents: list[str], controls: list[dict], batch_size: int = 8, **generation: Any) -> list[Summary]:
+        if self.method != "user-embedding":
+            return self.base.summarize(documents, controls, batch_size=batch_size, **generation)
+        from transformers.modeling_outputs import BaseModelOutput
+
+        from .seq2seq import encode
+
+        if len(documents) != len(controls):
+            raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
+        prepared = [self.variant.prepare(check_document(d), self.variant.validate(c, self.assets), self.method, self.assets)
+                    for d, c in zip(documents, controls)]
+        order = sorted(range(len(prepared)), key=lambda i: (prepared[i].text, i))  # a document's readers together
+        settings = {**self.base.generation, **generation}
+        out: list[Summary | None] = [None] * len(prepared)
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            articles = list(dict.fromkeys(prepared[i].text for i in rows))
+            batch, truncated = encode(self.tokenizer, [Prepared(a) for a in articles], self.base.max_source_length)
+            batch = {k: v.to(self.model.device) for k, v in batch.items()}
+            states = self.model.get_encoder()(**batch).last_hidden_state  # (articles, S, d): once per article
+            which = torch.tensor([articles.index(prepared[i].text) for i in rows], device=self.model.device)
+            history = torch.tensor([prepared[i].extra["history_ids"] for i in rows], device=self.model.device)
+            output = self.model.generate(encoder_outputs=BaseModelOutput(last_hidden_state=states[which]),
+                                         attention_mask=batch["attention_mask"][which], history_ids=history, **settings)
+            for i, text, at in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True), which.tolist()):
+                notices = list(prepared[i].notices)
+                if truncated[at]:
+                    notices.append(f"the input was longer than the model's limit of {self.base.max_source_length} "
+                                   "tokens and was truncated")
+                out[i] = Summary(text.strip(), notices)
+        return out
+
+
+class PersonaVariant(Variant):
+    id = "persona"
+    title = "Personalized BART (reading history)"
+    description = ("Summarize a news article for a reader, given the titles they clicked before (PENS setting); "
+                   "scored by ROUGE against the reader's own summary, EGISES and P-Acc.")
+    paper = Paper(
+        title="Accuracy is Not Enough: Evaluating Personalization in Summarizers",
+        authors="Rahul Vansh, Darsh Rank, Sourish Dasgupta, Tanmoy Chakraborty",
+        year=2023,
+        url="https://aclanthology.org/2023.findings-emnlp.169",
+        bibtex="""@inproceedings{vansh2023accuracy,
+  title     = {Accuracy is Not Enough: Evaluating Personalization in Summarizers},
+  author    = {Vansh, Rahul and Rank, Darsh and Dasgupta, Sourish and Chakraborty, Tanmoy},
+  booktitle = {Findings of the Association for Computational Linguistics: EMNLP 2023},
+  year      = {2023}
+}""",
+    )
+    methods = ("history-prefix", "user-embedding")
+    metric_names = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
+    # Table 1 (PENS test set, 100 % sample), EGISES, lower is better. Real PENS with the authors'
+    # models: not comparable with SteerSum's numbers on its simulated benchmark.
+    reported = tuple({"system": system, "source": "Table 1", "metrics": {"egises": value}} for system, value in (
+        ("BigBird-Pegasus", 0.4286), ("SimCLS", 0.5574), ("BRIO", 0.6610), ("ProphetNet", 0.8655),
+        ("T5 (Base)", 0.8817), ("PENS-NAML T1", 0.8991), ("PENS-NRMS T1", 0.9164), ("PENS-EBNR T1", 0.9531),
+        ("PENS-EBNR T2", 0.9951), ("PENS-NRMS T2", 0.9971)))
+
+    def controls_for(self, assets: PersonaAssets | None = None) -> tuple[Control, ...]:
+        assets = assets or default_assets()
+        kind = "simulated " if assets.simulated else ""
+        return (
+            Control("reader", "choice", f"one of the {kind}readers this model knows (their clicked titles are the history)",
+                    choices=tuple(assets.readers), open=True),
+            Control("history", "history", "or the reader's clicked news titles, most recent last (wins over reader)"),
+        )
+
+    @property
+    def controls(self) -> tuple[Control, ...]:
+        return self.controls_for()
+
+    def validate(self, controls: dict | None, assets: PersonaAssets | None = None) -> dict:
+        """The schema's checks, plus: a pasted history is one title per line (titles have commas),
+        and a reader must be one the summarizer knows."""
+        assets = assets or default_assets()
+        if isinstance(controls, dict) and isinstance(controls.get("history"), str):
+            controls = {**controls, "history": [t.strip() for t in controls["history"].splitlines() if t.strip()]}
+        checked = super().validate(controls, assets)
+        reader = checked.get("reader")
+        if reader is not None and reader not in assets.readers:
+            some = list(assets.readers)[:8]
+            raise ControlError(f"unknown reader {reader!r}; allowed: {', '.join(some)}"
+                               f"{f' (and {len(assets.readers) - len(some)} more)' if len(assets.readers) > len(some) else ''}"
+                               ", or paste a history (one title per line)")
+        return checked
+
+    def prepare(self, document: str, controls: dict, method: str, assets: PersonaAssets | None = None) -> Prepared:
+        assets = assets or default_assets()
+        self.check_method(method)
+        titles = assets.history(controls)
+        notices = [] if titles else [NO_HISTORY]
+        if method == "history-prefix":
+            return Prepared(history_prefix(document, titles, assets.prefix_titles) if titles else document,
+                            notices=notices)
+        if assets.tokenizer is None:
+            raise ValueError("method 'user-embedding' needs the model's tokenizer in its assets (load a checkpoint)")
+        grid = history_ids(assets.tokenizer, titles, assets.max_history, assets.max_title_tokens)
+        return Prepared(document, {"history_ids": grid}, notices)
+
+    def baseline(self) -> Summarizer:
+        return PersonaBaseline(self, default_assets())
+
+    def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
+        from .seq2seq import Seq2SeqSummarizer, load_seq2seq
+
+        model, tokenizer = load_seq2seq(path, device, **kwargs)
+        readers = Path(path) / READERS_FILE
+        settings = {"prefix_titles": int(record.get("prefix_titles", DEFAULT_PREFIX_TITLES))}
+        if record["method"] == "user-embedding":
+            settings.update(tokenizer=tokenizer, max_history=model.config.max_history,
+                            max_title_tokens=model.config.max_title_tokens)
+        assets = (PersonaAssets.from_file(readers, **settings) if readers.is_file()
+                  else PersonaAssets(default_assets().readers, **settings))
+        base = Seq2SeqSummarizer(self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record)
+        return PersonaSummarizer(base)
+
+    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
+              assets: PersonaAssets | None = None) -> dict[str, Score]:
+        titles = (assets or default_assets()).history(controls)
+        scores = {"history_overlap": Score(history_overlap(summary, titles),
+                                           "share of the summary's content words that the reader's clicked titles "
+                                           "also use (none without a history)")}
+        if reference:
+            r = rouge([summary], [[reference]])["examples"][0]
+            for name in ("rouge1", "rouge2", "rougeLsum"):
+                scores[name] = Score(r[name], f"{name} F1 against this reader's reference")
+        return scores
+
+    def evidence(self, summary: str, controls: dict, assets: PersonaAssets | None = None) -> list[str]:
+        """The summary's words whose term also occurs in the reader's titles."""
+        history_terms = set(analyze(" ".join((assets or default_assets()).history(controls))))
+        return list(dict.fromkeys(w for w in WORD.findall(summary) if set(analyze(w)) & history_terms))
+
+    def suggestions(self, document: str, assets: PersonaAssets | None = None) -> dict[str, list[str]]:
+        return {"reader": list((assets or default_assets()).readers)[:10]}
+
+    def card_facts(self, assets: PersonaAssets | None = None) -> dict[str, Any]:
+        assets = assets or default_assets()
+        return {"example_controls": {"reader": next(iter(assets.readers))}, "simulated_readers": assets.simulated,
+                "n_readers": len(assets.readers)}
+
+
+_DEFAULT_ASSETS: PersonaAssets | None = None
+
+
+def default_assets() -> PersonaAssets:
+    """The embedded default: SteerSum's bundled simulated readers (BBC titles; see the module docstring)."""
+    global _DEFAULT_ASSETS
+    if _DEFAULT_ASSETS is None:
+        _DEFAULT_ASSETS = PersonaAssets.from_file(BUNDLED_READERS)
+    return _DEFAULT_ASSETS
+
