@@ -27,6 +27,7 @@ from collections import Counter
 
 import numpy as np
 
+from benchmarks import best_time
 from metrics.egises import DocumentGroup, egises
 from metrics.io import DATA_DIR, read_jsonl
 from metrics.stas import analyze
@@ -129,15 +130,6 @@ def naive_egises(groups: list[DocumentGroup], analyzer=analyze) -> tuple[float, 
     return 1.0 - sum(document_deviations) / len(document_deviations), document_deviations
 
 
-def best_time(function, *args, repeats: int = REPEATS):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = function(*args)
-        times.append(time.perf_counter() - start)
-    return min(times), result
-
-
 def run() -> str:
     groups = build_groups()
     texts = {text for group in groups for text in [group.document, *group.references, *group.summaries]}
@@ -149,9 +141,9 @@ def run() -> str:
     given = terms.__getitem__  # "analyzer" that returns the precomputed terms
 
     naive_s, (naive_score, naive_documents) = best_time(naive_egises, groups, given, repeats=NAIVE_REPEATS)
-    vectorized_s, result = best_time(egises, groups, None, given)
+    vectorized_s, result = best_time(egises, groups, None, given, repeats=REPEATS)
     naive_e2e_s, (naive_e2e_score, _) = best_time(naive_egises, groups, analyze, repeats=NAIVE_REPEATS)
-    vectorized_e2e_s, result_e2e = best_time(egises, groups)
+    vectorized_e2e_s, result_e2e = best_time(egises, groups, repeats=REPEATS)
     difference = max(abs(result.egises - naive_score), abs(result_e2e.egises - naive_e2e_score),
                      float(np.abs(np.array(result.document_deviations) - np.array(naive_documents)).max()))
     assert difference < 1e-9, f"vectorized and naive EGISES differ by {difference}"

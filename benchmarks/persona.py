@@ -21,10 +21,10 @@ an article's encoder states computed alone and in SteerSum's padded batch.
 """
 from __future__ import annotations
 
-import time
 
 import torch
 
+from benchmarks import best_time
 from models import PersonaBartConfig, PersonaBartForConditionalGeneration
 from training.pens_data import build_simulated
 from training.presets import tiny_bart_config, tiny_tokenizer
@@ -74,12 +74,6 @@ def state_difference(fast: PersonaSummarizer, documents: list[str]) -> float:
     return worst
 
 
-def timed(function, *args) -> tuple[float, list[str]]:
-    start = time.perf_counter()
-    out = function(*args)
-    return time.perf_counter() - start, out
-
-
 def run() -> str:
     fast = summarizer(pick_device())
     examples, _ = build_simulated(seed=0, max_articles={"pool": 150, "train": 0, "val": 0, "test": ARTICLES},
@@ -88,11 +82,11 @@ def run() -> str:
     documents, controls = [e["document"] for e in pairs], [e["controls"] for e in pairs]
     settings = dict(max_new_tokens=NEW_TOKENS, num_beams=BEAMS)
     fast.summarize(documents[:2], controls[:2], batch_size=2, **settings)  # warm-up
-    t_naive, out_naive = timed(naive, fast, documents, controls)
+    t_naive, out_naive = best_time(naive, fast, documents, controls, repeats=1)
     batched_times, shared_times = [], []
     for _ in range(REPEATS):  # interleaved, best of REPEATS: the machine is shared, noise only adds time
-        t_batched, out_batched = timed(lambda: [s.text for s in fast.base.summarize(documents, controls, batch_size=BATCH, **settings)])
-        t_shared, out_shared = timed(lambda: [s.text for s in fast.summarize(documents, controls, batch_size=BATCH, **settings)])
+        t_batched, out_batched = best_time(lambda: [s.text for s in fast.base.summarize(documents, controls, batch_size=BATCH, **settings)], repeats=1)
+        t_shared, out_shared = best_time(lambda: [s.text for s in fast.summarize(documents, controls, batch_size=BATCH, **settings)], repeats=1)
         batched_times.append(t_batched)
         shared_times.append(t_shared)
     t_batched, t_shared = min(batched_times), min(shared_times)

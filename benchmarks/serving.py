@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import best_time
 from metrics.io import DATA_DIR, read_jsonl
 
 CLIENTS, REQUESTS_PER_CLIENT, NEW_TOKENS = 16, 10, 64
@@ -77,15 +78,6 @@ def concurrently(url: str, jobs: list[list[tuple[str, dict]]]) -> tuple[float, l
     return time.perf_counter() - start, results, latencies, failures
 
 
-def best_of_two(function) -> tuple[float, list[str]]:
-    times, out = [], []
-    for _ in range(2):
-        start = time.perf_counter()
-        out = function()
-        times.append(time.perf_counter() - start)
-    return min(times), out
-
-
 def run() -> str:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -104,9 +96,9 @@ def run() -> str:
             with ThreadPoolExecutor(len(inputs)) as pool:
                 return list(pool.map(lambda item: service.summarize(item[0], "topic", "local/topic-tiny", item[1]), inputs))
 
-        naive_time, naive = best_of_two(lambda: [summarizer.summarize([d], [c])[0].text for d, c in inputs])
+        naive_time, naive = best_time(lambda: [summarizer.summarize([d], [c])[0].text for d, c in inputs], repeats=2)
         mark = len(batch_sizes)
-        served_time, served = best_of_two(serve_all)
+        served_time, served = best_time(serve_all, repeats=2)
         served_batches, mark = batch_sizes[mark:], len(batch_sizes)
 
         with socket.socket() as s:

@@ -12,10 +12,10 @@ and neither pays for WordNet lookups.
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
+from benchmarks import best_time
 from metrics.io import DATA_DIR, read_jsonl
 from metrics.stas import TopicSpace, analyze
 
@@ -46,22 +46,13 @@ def naive_stas(space: TopicSpace, summaries: list[str]) -> np.ndarray:
     return out
 
 
-def best_time(function, *args) -> tuple[float, np.ndarray]:
-    times, result = [], None
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        result = function(*args)
-        times.append(time.perf_counter() - start)
-    return min(times), result
-
-
 def run() -> str:
     space = TopicSpace.default()
     summaries = summary_sentences()
     for summary in summaries:  # warm the lemma cache for both ways alike
         analyze(summary)
-    naive_s, naive = best_time(naive_stas, space, summaries)
-    batched_s, batched = best_time(space.stas_all_topics, summaries)
+    naive_s, naive = best_time(naive_stas, space, summaries, repeats=REPEATS)
+    batched_s, batched = best_time(space.stas_all_topics, summaries, repeats=REPEATS)
     difference = float(np.abs(batched - naive).max())
     assert difference < 1e-9, f"batched and naive STAS differ by {difference}"
     cells = naive.size

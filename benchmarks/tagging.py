@@ -16,13 +16,13 @@ The paper reports 7.1 s per 100 articles for its tagging (Passali et al., Sec. 4
 """
 from __future__ import annotations
 
-import time
 from collections import Counter
 from unittest import mock
 
 import nltk
 
 import metrics.stas
+from benchmarks import best_time
 from metrics.io import DATA_DIR, read_jsonl
 from metrics.stas import term
 from metrics.text import WORD, lemma
@@ -49,13 +49,8 @@ def tagged_words(text: str) -> Counter:
     return Counter(parts[i].strip().lower() for i in range(1, len(parts), 2))
 
 
-def timed(function, articles, terms, repeats=REPEATS) -> tuple[float, list[str]]:
-    best, out = float("inf"), []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        out = [function(a, terms) for a in articles]
-        best = min(best, time.perf_counter() - start)
-    return best, out
+def tag_all(function, articles, terms) -> list[str]:
+    return [function(a, terms) for a in articles]
 
 
 def run() -> str:
@@ -68,10 +63,10 @@ def run() -> str:
     nltk.word_tokenize("Warm up.")
 
     term.cache_clear()
-    cold_s, fast = timed(tag_document, articles, term_set, repeats=1)
-    warm_s, _ = timed(tag_document, articles, term_set)
-    uncached_s, uncached = timed(uncached_tag, articles, term_list)
-    nltk_s, naive = timed(nltk_tag, articles, term_list)
+    cold_s, fast = best_time(tag_all, tag_document, articles, term_set, repeats=1)
+    warm_s, _ = best_time(tag_all, tag_document, articles, term_set, repeats=REPEATS)
+    uncached_s, uncached = best_time(tag_all, uncached_tag, articles, term_list, repeats=REPEATS)
+    nltk_s, naive = best_time(tag_all, nltk_tag, articles, term_list, repeats=REPEATS)
     assert fast == uncached, "SteerSum's tagging must equal the uncached rule's"
     ours, theirs = sum((tagged_words(t) for t in fast), Counter()), sum((tagged_words(t) for t in naive), Counter())
     agreement = sum((ours & theirs).values()) / max(sum((ours | theirs).values()), 1)

@@ -16,12 +16,12 @@ attention costs per generated token.
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import torch
 from transformers import BartConfig, BartForConditionalGeneration
 
+from benchmarks import best_time
 from metrics.io import DATA_DIR, read_jsonl
 from metrics.text import WORD
 from models import TDSumConfig, TDSumForConditionalGeneration
@@ -53,21 +53,12 @@ def naive_token_scores(documents: list[str], assets: TDSumAssets) -> list[list[f
     return out
 
 
-def best_time(function, *args):
-    times, result = [], None
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        result = function(*args)
-        times.append(time.perf_counter() - start)
-    return min(times), result
-
-
 def feature_rows() -> list[str]:
     documents = [r["source"] for r in read_jsonl(DATA_DIR / "scitldr" / "train.jsonl")]
     assets = TDSumAssets(fit_vectorizer(documents), tiny_tokenizer(), WIDTH)
     documents = documents[:N_DOCUMENTS]
-    batched_s, batched = best_time(lambda: assets.token_scores(documents, [{}] * len(documents))[0])
-    naive_s, naive = best_time(naive_token_scores, documents, assets)
+    batched_s, batched = best_time(lambda: assets.token_scores(documents, [{}] * len(documents))[0], repeats=REPEATS)
+    naive_s, naive = best_time(naive_token_scores, documents, assets, repeats=REPEATS)
     difference = float(np.abs(np.array(batched) - np.array(naive)).max())
     assert difference == 0.0, f"batched and per-document features differ by {difference}"
     return [f"| features: batched transform + tokenizer + searchsorted (SteerSum) | {batched_s * 1000:.0f} ms | 1.0 | {difference:.0e} |",
@@ -88,8 +79,8 @@ def per_token_seconds(model, inputs: dict) -> tuple[float, torch.Tensor]:
     def generate(n):
         return model.generate(**inputs, max_new_tokens=n, min_new_tokens=n, num_beams=1, do_sample=False)
 
-    one, _ = best_time(generate, 1)
-    many, output = best_time(generate, NEW_TOKENS)
+    one, _ = best_time(generate, 1, repeats=REPEATS)
+    many, output = best_time(generate, NEW_TOKENS, repeats=REPEATS)
     return (many - one) / (NEW_TOKENS - 1), output
 
 

@@ -20,7 +20,7 @@ from .leaderboard import leaderboard_tab
 from .readers import reader_tab
 from .service import Service, highlight
 from .suggest import SuggestionBox
-from .views import CHART_COLUMNS, chart_frame, metrics_markdown, table_frame
+from .views import chart_frame, metrics_markdown, table_frame
 
 CONCURRENCY_LIMIT = 16  # requests run at once; concurrent ones for one model share a generate call
 

@@ -22,3 +22,23 @@ def data_dir() -> Path:
     if not DATA.is_dir():
         pytest.fail(f"bundled data not found at {DATA}: ../shared must sit beside the checkout")
     return DATA
+
+
+@pytest.fixture(scope="session")
+def tiny_topic_checkpoint(tmp_path_factory, data_dir) -> Path:
+    """A tiny random topic checkpoint (``tag``, two training steps on 8 BBC articles), trained once
+    through the training CLI; tests copy it into their own models folder."""
+    import json
+
+    from metrics.io import read_jsonl
+    from training.__main__ import main as train
+
+    root = tmp_path_factory.mktemp("tiny-topic")
+    records = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[:8]
+    train_file = root / "train.jsonl"
+    train_file.write_text("".join(json.dumps({"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]},
+                                              "target": r["target"], "dataset": "bbc_summary"}) + "\n" for r in records))
+    train(["topic", "--preset", "tiny", "--method", "tag", "--train-file", str(train_file), "--max-steps", "2",
+           "--per-device-train-batch-size", "4", "--output-dir", str(root / "topic-tiny"), "--report-to", "none",
+           "--max-target-length", "16", "--save-strategy", "no", "--dataloader-pin-memory", "false"])
+    return root / "topic-tiny"

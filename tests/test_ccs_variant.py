@@ -126,6 +126,21 @@ def test_paper_metrics_per_composition_by_hand():
     assert metrics["all"]["delta_fkgl"] is None  # no "normal" summary: ΔFKGL undefined
 
 
+def test_evaluation_report_carries_the_papers_corpus_columns_and_each_composition(ccs):
+    from training.evaluate import evaluate
+
+    records = ccs.test_examples(6)
+    records = [{**r, "controls": {k: r["controls"][k] for k in keys}} for r, keys in
+               zip(records, itertools.cycle([("length",), ("length", "keywords"), ("readability", "focus")]))]
+    report = evaluate(ccs.baseline(), records, "test.jsonl", batch_size=3)
+    expected = paper_metrics(report["examples"])
+    for name in ("length_pcc", "delta_fkgl", "focus_f1"):  # Table 4 columns that are not per-example means
+        assert report["metrics"][name] == expected["all"][name]
+    assert report["metrics"]["length_error"] == pytest.approx(expected["all"]["length_mad"])  # mean error = MAD
+    assert set(report["breakdown"]) == {"length", "length+keywords", "readability+focus"}
+    assert report["breakdown"]["length"]["n"] == 2
+
+
 # --- the baseline -----------------------------------------------------------------------------
 def test_baseline_meets_the_length_bin_and_covers_the_keywords(ccs, data_dir):
     baseline = ccs.baseline()

@@ -1,6 +1,7 @@
 """The leaderboard harness (``python -m benchmarks leaderboard``), the paired bootstrap behind its
 significance marks, and the Space's Leaderboard tab, on a tiny topic checkpoint and the bundled data."""
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -48,19 +49,10 @@ class FakeState:
 
 # --- fixtures -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def models_dir(tmp_path_factory, data_dir):
-    """A models folder with one tiny topic checkpoint (two training steps), as tests/test_space.py makes it."""
-    from training.__main__ import main as train
-
-    root = tmp_path_factory.mktemp("leaderboard")
-    records = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[:8]
-    train_file = root / "train.jsonl"
-    train_file.write_text("".join(json.dumps({"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]},
-                                              "target": r["target"], "dataset": "bbc_summary"}) + "\n" for r in records))
-    models = root / "checkpoints"
-    train(["topic", "--preset", "tiny", "--method", "tag", "--train-file", str(train_file), "--max-steps", "2",
-           "--per-device-train-batch-size", "4", "--output-dir", str(models / "topic-tiny"), "--report-to", "none",
-           "--max-target-length", "16", "--save-strategy", "no", "--dataloader-pin-memory", "false"])
+def models_dir(tmp_path_factory, tiny_topic_checkpoint):
+    """A models folder with one tiny topic checkpoint (tests/conftest.py)."""
+    models = tmp_path_factory.mktemp("leaderboard") / "checkpoints"
+    shutil.copytree(tiny_topic_checkpoint, models / "topic-tiny")
     return models
 
 

@@ -2,6 +2,7 @@
 launched on 127.0.0.1 (the registered variants' baselines, a tiny trained topic checkpoint, and a
 probe variant with one control of every kind, which shows the Space needs no per-variant code)."""
 import json
+import shutil
 import socket
 import threading
 import time
@@ -10,7 +11,7 @@ import pytest
 
 from metrics.io import read_jsonl
 from metrics.text import sentences
-from variants import REGISTRY, ControlError, InputError
+from variants import REGISTRY, InputError
 from variants.base import Control, Paper, Score, Summarizer, Summary, Variant, check_document, write_record
 
 # gradio's queue calls pandas options that pandas 3 deprecates; not ours to fix
@@ -67,19 +68,10 @@ SPORT = ("The striker scored twice as the club won the league match on Saturday.
 
 # --- fixtures -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def models_dir(tmp_path_factory, data_dir):
+def models_dir(tmp_path_factory, tiny_topic_checkpoint):
     """A models folder with a tiny topic checkpoint (a few training steps) and a foreign one."""
-    from training.__main__ import main as train
-
-    root = tmp_path_factory.mktemp("space")
-    records = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[:8]
-    train_file = root / "train.jsonl"
-    train_file.write_text("".join(json.dumps({"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]},
-                                              "target": r["target"], "dataset": "bbc_summary"}) + "\n" for r in records))
-    models = root / "checkpoints"
-    train(["topic", "--preset", "tiny", "--method", "tag", "--train-file", str(train_file), "--max-steps", "2",
-           "--per-device-train-batch-size", "4", "--output-dir", str(models / "topic-tiny"), "--report-to", "none",
-           "--max-target-length", "16", "--save-strategy", "no", "--dataloader-pin-memory", "false"])
+    models = tmp_path_factory.mktemp("space") / "checkpoints"
+    shutil.copytree(tiny_topic_checkpoint, models / "topic-tiny")
     (models / "alien").mkdir()
     write_record(models / "alien", {"variant": "alien", "method": "x"})
     return models

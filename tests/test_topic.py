@@ -4,7 +4,6 @@ import random
 
 import pytest
 
-from metrics.stas import TopicSpace
 from training.superarticles import interleave, pair_articles, super_articles
 from variants import ControlError, InputError, get_variant
 from variants.topic import TAG, TOPIC, TopicAssets, default_assets, tag_document

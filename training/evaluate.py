@@ -34,8 +34,10 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
     for name in names:
         values = [row[name] for row in rows if row.get(name) is not None and not math.isnan(row[name])]
         metrics[name] = sum(values) / len(values) if values else None
+    metrics.update(variant.corpus_scores(records, rows, str(data_file)))
     return {"variant": variant.id, "model": summarizer.name, "method": summarizer.method, "data_file": str(data_file),
-            "n_examples": len(rows), "truncated_inputs": truncated, "metrics": metrics, "examples": rows}
+            "n_examples": len(rows), "truncated_inputs": truncated, "metrics": metrics,
+            "breakdown": variant.breakdown(rows), "examples": rows}
 
 
 def write_report(report: dict, path: str | Path) -> Path:

@@ -22,7 +22,6 @@ import argparse
 import json
 from collections import defaultdict
 
-from metrics.egises import score_records
 from metrics.io import DataError, get_field
 from variants import get_variant, load_summarizer
 from variants.base import Summarizer
@@ -43,14 +42,9 @@ def evaluate_readers(summarizer: Summarizer, records: list[dict], data_file: str
         get_field(record, "user", str, where)
     if ignore_history:
         records = [{**r, "controls": {}} for r in records]
-    report = evaluate(summarizer, records, data_file, batch_size)
-    pairs = [{"document": r["document"], "doc_id": r["article_id"], "user": r["user"], "prediction": row["summary"],
-              "references": [r["target"]]} for r, row in zip(records, report["examples"])]
-    personalization = score_records(pairs, data_file)
-    corpus = personalization["corpus"]
-    report["metrics"].update(egises=corpus["egises"], p_acc_rouge_l=corpus["p_acc_rouge_l"], rouge_l=corpus["rouge_l"])
-    for row, example, record in zip(report["examples"], personalization["examples"], records):
-        row.update(article_id=record["article_id"], user=record["user"], deviation=example["deviation"])
+    report = evaluate(summarizer, records, data_file, batch_size)  # EGISES, P-Acc: PersonaVariant.corpus_scores
+    for row, record in zip(report["examples"], records):
+        row.update(article_id=record["article_id"], user=record["user"])
     by_reader = defaultdict(list)
     for row in report["examples"]:
         by_reader[row["user"]].append(row.get("rougeLsum") or 0.0)
@@ -60,8 +54,6 @@ def evaluate_readers(summarizer: Summarizer, records: list[dict], data_file: str
         data_note=("SIMULATED PENS-format benchmark (BBC News Summary articles, made-up readers and reader "
                    "references; training/pens_data.py): not real PENS") if simulated else "PENS-format data",
         ignore_history=ignore_history,
-        personalization={k: corpus[k] for k in ("n_documents", "n_excluded_documents", "n_documents_without_text",
-                                                  "egises", "rouge_l", "p_acc_rouge_l", "alpha", "beta")},
         rouge_per_reader={user: sum(v) / len(v) for user, v in sorted(by_reader.items())},
         reported_in_paper={"note": NOT_EQUIVALENT,
                            "table_1_egises": {e["system"]: e["metrics"]["egises"] for e in summarizer.variant.reported}},

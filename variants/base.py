@@ -220,6 +220,18 @@ class Variant:
         that name (see :mod:`hub_cards.card`). Default: none."""
         return {}
 
+    def corpus_scores(self, records: list[dict], rows: list[dict], source: str = "<records>") -> dict[str, Any]:
+        """Metrics that only exist for a whole test set (e.g. EGISES compares the summaries of one
+        article for all its readers), from the examples and their evaluation rows (``summary`` and
+        the live scores). :func:`training.evaluate.evaluate` adds them to the report's ``metrics``.
+        Default: none."""
+        return {}
+
+    def breakdown(self, rows: list[dict]) -> dict[str, dict]:
+        """Corpus metrics per group of examples (e.g. per composition of controls), for the report's
+        ``breakdown``. Default: none."""
+        return {}
+
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """The bundled test set the leaderboard scores every system of this variant on
         (``python -m benchmarks leaderboard``): at most ``max_samples`` records shaped like training

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from metrics.entity import aliases, entity_scores, sentences_mentioning
 from metrics.rouge import rouge
@@ -71,10 +71,12 @@ def entity_names(doc) -> list[str]:
     return group_names([ent.text for ent in doc.ents if ent.label_ in NER_LABELS])
 
 
-def named_entities(texts: list[str], batch_size: int = 32) -> list[list[str]]:
+def named_entities(texts: list[str], batch_size: int = 32, workers: int = 1) -> Iterator[list[str]]:
     """The persons and organizations each text names, one name per entity (the longest of its forms), in
-    order of first mention. Texts go through ``nlp.pipe`` in batches (``benchmarks/entity.py``)."""
-    return [entity_names(doc) for doc in ner().pipe(texts, batch_size=batch_size)]
+    order of first mention, yielded text by text. Texts go through ``nlp.pipe`` in batches, in
+    ``workers`` processes when more than one (``benchmarks/entity.py`` measures both)."""
+    for doc in ner().pipe(texts, batch_size=batch_size, n_process=workers):
+        yield entity_names(doc)
 
 
 def group_names(names: list[str]) -> list[str]:

@@ -269,10 +269,30 @@ class PersonaVariant(Variant):
                                            "share of the summary's content words that the reader's clicked titles "
                                            "also use (none without a history)")}
         if reference:
-            r = rouge([summary], [[reference]])["examples"][0]
+            r = rouge([summary], [[reference]], allow_empty=True)["examples"][0]
             for name in ("rouge1", "rouge2", "rougeLsum"):
                 scores[name] = Score(r[name], f"{name} F1 against this reader's reference")
         return scores
+
+    def corpus_scores(self, records: list[dict], rows: list[dict], source: str = "<records>") -> dict[str, Any]:
+        """EGISES (lower is better) and P-Acc on ROUGE-L over every (article, reader) summary, when the
+        examples say which article and reader each is (``article_id``, ``user``: PENS-format data)."""
+        if not records or not all("article_id" in r and "user" in r for r in records):
+            return {}
+        from metrics.egises import score_records
+
+        pairs = [{"document": r["document"], "doc_id": r["article_id"], "user": r["user"], "prediction": row["summary"],
+                  "references": [r["target"]]} for r, row in zip(records, rows)]
+        corpus = score_records(pairs, source)["corpus"]
+        return {"egises": corpus["egises"], "p_acc_rouge_l": corpus["p_acc_rouge_l"]}
+
+    def test_examples(self, max_samples: int | None = None) -> list[dict]:
+        """The simulated PENS-format test split (seed 0, 4 readers per BBC test article), whole
+        articles first: ``max_samples`` is rounded down to a multiple of the readers per article."""
+        from training.pens_data import build_simulated
+
+        test = build_simulated(seed=0)[0]["test"]
+        return test if max_samples is None else test[: max(2, max_samples - max_samples % 4)]
 
     def evidence(self, summary: str, controls: dict, assets: PersonaAssets | None = None) -> list[str]:
         """The summary's words whose term also occurs in the reader's titles."""

@@ -4,7 +4,6 @@ token and position embeddings of every encoder input token, like a positional en
 
 Self-contained (torch + transformers only) so an exported repo runs with ``trust_remote_code=True``.
 """
-import torch
 from torch import nn
 from transformers import BartForConditionalGeneration, BartModel
 from transformers import initialization as init
