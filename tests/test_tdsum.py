@@ -351,3 +351,20 @@ def test_export_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, 
     assert run.stdout.strip().startswith("transformers_modules")
     assert torch.equal(torch.load(tmp_path / "out.pt"), expected)
     assert not math.isnan(expected.sum().item())
+
+
+def test_reports_carry_the_papers_rouge_k_over_the_references_keywords():
+    from metrics.rouge_k import rouge_k
+    from training.evaluate import evaluate
+
+    # The docstring example of metrics.rouge_k.extract_keywords: keywords "neural machine translation"
+    # and "bilingual dictionaries"; the summary has one of them.
+    record = {"references": ["We use bilingual dictionaries for neural machine translation."],
+              "title": "Bilingual dictionaries for low-resource neural machine translation"}
+    assert VARIANT.corpus_scores([record], [{"summary": "Bilingual dictionaries help."}]) == {"rouge_k_refs": 0.5}
+    assert VARIANT.corpus_scores([{"references": []}], [{"summary": "x"}]) == {}  # no references: not reported
+    records = VARIANT.test_examples(6)
+    report = evaluate(VARIANT.baseline(), records, "test.jsonl", batch_size=3)
+    expected = rouge_k([row["summary"] for row in report["examples"]], [r["references"] for r in records],
+                       [r["title"] for r in records], always_use_title=True)["corpus"]["rouge_k"]
+    assert report["metrics"]["rouge_k_refs"] == pytest.approx(expected)
