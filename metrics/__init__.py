@@ -22,4 +22,5 @@ METRICS = {
     "egises": "metrics.egises",
     "ccs": "metrics.ccs",
     "entity": "metrics.entity",
+    "bootstrap": "metrics.bootstrap",
 }

@@ -324,6 +324,16 @@ def test_bootstrap_records_score_rouge_and_rouge_k_differences():
         score_records([record, {"prediction": "x", "references": ["y"]}], source="pairs.jsonl")
 
 
+def test_bootstrap_is_a_metrics_cli_command(tmp_path, capsys):
+    from metrics.__main__ import main
+
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text(json.dumps({"prediction": "the cat sat on the mat", "baseline": "dogs ran away",
+                                 "references": ["the cat sat on a mat"]}) + "\n")
+    assert main(["bootstrap", str(pairs)]) == 0
+    assert json.loads(capsys.readouterr().out)["corpus"]["rouge1_mean_a"] == pytest.approx(5 / 6)
+
+
 # --- the Space's tab ------------------------------------------------------------------------
 def test_space_tab_reads_the_latest_leaderboard(board_dir, tmp_path):
     import gradio as gr
