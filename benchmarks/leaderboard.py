@@ -215,6 +215,9 @@ def variant_markdown(variant_id: str, board: dict) -> str:
     return "\n".join(lines + [""])
 
 
+PLOT_COLUMNS = 4  # metrics per row of plots
+
+
 def plot_variant(path: Path, variant_id: str, board: dict) -> None:
     """One horizontal bar chart per metric (metrics differ in scale), ours solid, the paper's hatched."""
     import matplotlib
@@ -226,14 +229,21 @@ def plot_variant(path: Path, variant_id: str, board: dict) -> None:
     theirs = [(f"{row['system']} (paper)", row["metrics"]) for row in board["reported"]]
     labels = [label for label, _ in ours + theirs]
     names = board["metric_names"]
-    figure, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names) + 2, 0.35 * len(labels) + 1.5),
+    columns = min(len(names), PLOT_COLUMNS)
+    rows = -(-len(names) // columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns + 2, rows * (0.35 * len(labels) + 1.2) + 0.5),
                                 sharey=True, squeeze=False)
-    for axis, name in zip(axes[0], names):
+    for axis in axes.flat[len(names):]:
+        axis.set_visible(False)
+    for axis, name in zip(axes.flat, names):
         values = [metrics.get(name) for _, metrics in ours + theirs]
         bars = axis.barh(range(len(labels)), [v if v is not None else 0 for v in values],
                          color=["tab:blue"] * len(ours) + ["lightgrey"] * len(theirs))
         for bar in bars[len(ours):]:
             bar.set_hatch("//")
+        for y, value in enumerate(values):
+            if value is None:  # no bar is not a zero: say it is missing
+                axis.text(0, y, " n/a", va="center", fontsize=7, color="grey")
         axis.set_title(name)
     axes[0][0].set_yticks(range(len(labels)), labels)
     axes[0][0].invert_yaxis()  # first system on top (the axes share y: once for all)
