@@ -42,3 +42,33 @@ def tiny_topic_checkpoint(tmp_path_factory, data_dir) -> Path:
            "--per-device-train-batch-size", "4", "--output-dir", str(root / "topic-tiny"), "--report-to", "none",
            "--max-target-length", "16", "--save-strategy", "no", "--dataloader-pin-memory", "false"])
     return root / "topic-tiny"
+
+
+@pytest.fixture
+def fresh_process_logits(tmp_path):
+    """``logits(folder, **inputs)``: a saved model's logits for ``inputs`` (tensors, passed as keyword
+    arguments to ``forward``), computed in a fresh interpreter outside the project with
+    ``AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=True)``: offline, with nothing of
+    SteerSum on the path, so custom classes must come from the folder's own code. Returns the logits
+    and the module the model class came from."""
+    import subprocess
+    import sys
+
+    import torch
+
+    code = ("import sys, torch\n"
+            "from transformers import AutoModelForSeq2SeqLM\n"
+            "m = AutoModelForSeq2SeqLM.from_pretrained(sys.argv[1], trust_remote_code=True).eval()\n"
+            "with torch.no_grad():\n"
+            "    torch.save(m(**torch.load(sys.argv[2])).logits, sys.argv[3])\n"
+            "print(type(m).__module__)\n")
+
+    def logits(folder, **inputs):
+        torch.save(inputs, tmp_path / "inputs.pt")
+        run = subprocess.run([sys.executable, "-c", code, str(folder), str(tmp_path / "inputs.pt"),
+                              str(tmp_path / "logits.pt")], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                             env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+        assert run.returncode == 0, run.stderr[-3000:]
+        return torch.load(tmp_path / "logits.pt"), run.stdout.strip()
+
+    return logits

@@ -3,8 +3,6 @@ the boost/suppress control, the four mechanisms' invariants, training, export an
 import json
 import math
 from dataclasses import replace
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -314,7 +312,7 @@ def test_build_data_writes_the_common_example_format(checkpoint):
     assert example["dataset"] == "xsum" and example["references"] == [example["target"]]
 
 
-def test_export_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, tmp_path):
+def test_export_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, tmp_path, fresh_process_logits):
     from hub_cards.card import MISSING
     from hub_cards.export import export_checkpoint
 
@@ -333,23 +331,8 @@ def test_export_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, 
     tfidf, dec = torch.tensor([prepared.extra["tfidf"]]), torch.tensor([[2, 50, 60]])
     with torch.no_grad():
         expected = summarizer.model(input_ids=ids, tfidf=tfidf, decoder_input_ids=dec).logits
-    torch.save({"ids": ids, "tfidf": tfidf, "dec": dec}, tmp_path / "inputs.pt")
-    code = (
-        "import sys, torch\n"
-        "from transformers import AutoModelForSeq2SeqLM\n"
-        "m = AutoModelForSeq2SeqLM.from_pretrained(sys.argv[1], trust_remote_code=True).eval()\n"
-        "x = torch.load(sys.argv[2])\n"
-        "with torch.no_grad():\n"
-        "    torch.save(m(input_ids=x['ids'], tfidf=x['tfidf'], decoder_input_ids=x['dec']).logits, sys.argv[3])\n"
-        "print(type(m).__module__)\n"
-    )
-    # A fresh interpreter outside the project: the model class must come from the folder's own code.
-    run = subprocess.run([sys.executable, "-c", code, str(folder), str(tmp_path / "inputs.pt"), str(tmp_path / "out.pt")],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=180,
-                         env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.strip().startswith("transformers_modules")
-    assert torch.equal(torch.load(tmp_path / "out.pt"), expected)
+    logits, module = fresh_process_logits(folder, input_ids=ids, tfidf=tfidf, decoder_input_ids=dec)
+    assert module.startswith("transformers_modules") and torch.equal(logits, expected)  # the folder's own code
     assert not math.isnan(expected.sum().item())
 
 

@@ -1,6 +1,4 @@
 """TopicBart (Passali et al. Sec. 4.1): z_i = WE(x_i) + PE(i) + TE(topic), saved and loaded like any Hub model."""
-import subprocess
-import sys
 
 import torch
 from transformers import AutoModelForSeq2SeqLM, BartConfig, BartForConditionalGeneration
@@ -59,7 +57,7 @@ def test_zero_init_topic_table_starts_as_the_base_model(tmp_path):
                                    bart(input_ids=ids, decoder_input_ids=dec).logits)
 
 
-def test_round_trip_with_trust_remote_code_in_a_fresh_process(tmp_path):
+def test_round_trip_with_trust_remote_code_in_a_fresh_process(tmp_path, fresh_process_logits):
     model = tiny_topic_bart()
     register_custom_code(model)
     model.save_pretrained(tmp_path)
@@ -68,23 +66,8 @@ def test_round_trip_with_trust_remote_code_in_a_fresh_process(tmp_path):
     ids, dec = torch.randint(4, 99, (2, 9)), torch.randint(4, 99, (2, 4))
     with torch.no_grad():
         expected = model(input_ids=ids, decoder_input_ids=dec, topic_ids=torch.tensor([2, 0])).logits
-    torch.save({"ids": ids, "dec": dec}, tmp_path / "inputs.pt")
-    code = (
-        "import sys, torch\n"
-        "from transformers import AutoModelForSeq2SeqLM\n"
-        "m = AutoModelForSeq2SeqLM.from_pretrained(sys.argv[1], trust_remote_code=True).eval()\n"
-        "x = torch.load(sys.argv[1] + '/inputs.pt')\n"
-        "with torch.no_grad():\n"
-        "    out = m(input_ids=x['ids'], decoder_input_ids=x['dec'], topic_ids=torch.tensor([2, 0])).logits\n"
-        "torch.save(out, sys.argv[1] + '/out.pt')\n"
-        "print(type(m).__module__)\n"
-    )
-    # A fresh interpreter outside the project: the model class must come from the folder's own code.
-    run = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=tmp_path, capture_output=True, text=True,
-                         env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}, timeout=120)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.strip().startswith("transformers_modules")
-    assert torch.equal(torch.load(tmp_path / "out.pt"), expected)
+    logits, module = fresh_process_logits(tmp_path, input_ids=ids, decoder_input_ids=dec, topic_ids=torch.tensor([2, 0]))
+    assert module.startswith("transformers_modules") and torch.equal(logits, expected)  # the folder's own code
 
 
 def test_auto_class_loads_a_local_checkpoint_without_remote_code(tmp_path):
