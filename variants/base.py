@@ -7,7 +7,7 @@ A variant is data plus five functions:
 * ``prepare(document, controls, method, assets)`` — the *one* function that turns a document and its
   controls into model inputs. Training, evaluation, the Space and the model card's usage snippet
   all call it, so a model is always given what it was trained on.
-* ``baseline()`` — the paper's model-free baseline, a :class:`Summarizer` that needs no weights.
+* ``baseline()`` — the paper's model-free baseline, a :class:`Baseline` (needs no weights).
 * ``load(path, record)`` — a trained checkpoint as a :class:`Summarizer`.
 * ``score(summary, document, controls, ...)`` — live metrics that say whether the controls were obeyed.
 
@@ -138,6 +138,25 @@ class Summarizer:
 
     def summarize(self, documents: list[str], controls: list[dict], **generation: Any) -> list[Summary]:
         raise NotImplementedError
+
+
+class Baseline(Summarizer):
+    """A model-free summarizer (a paper's extractive baseline): each document on its own, checked and
+    with its controls validated, through :meth:`extract`."""
+
+    method = "extractive"
+
+    def __init__(self, variant: "Variant", assets: Any = None):
+        self.variant, self.assets = variant, assets
+
+    def extract(self, document: str, controls: dict) -> Summary:
+        raise NotImplementedError
+
+    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
+        if len(documents) != len(controls):
+            raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
+        return [self.extract(check_document(document), self.variant.validate(given, self.assets))
+                for document, given in zip(documents, controls)]
 
 
 class Variant:

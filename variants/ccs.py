@@ -31,7 +31,7 @@ from metrics.ccs import (BIN_WIDTH, CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, 
 from metrics.focus import FOCUS, default_focus_classifier
 from metrics.text import STOPWORDS, WORD, sentences, stem, words
 
-from .base import Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+from .base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant
 
 ADAPTER_CONFIG = "adapter_config.json"
 # The paper's attribute names (App. C.4); focus is asked as an "Empirical Focus Level" (Sec. 3.1).
@@ -139,20 +139,11 @@ def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
     return " ".join(parts[i] for i in sorted(parts)), notices
 
 
-class CCSBaseline(Summarizer):
+class CCSBaseline(Baseline):
     name = "baseline: length- and keyword-controlled extraction"
-    method = "extractive"
-    assets = None
 
-    def __init__(self, variant: "CCSVariant"):
-        self.variant = variant
-
-    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
-        out = []
-        for document, given in zip(documents, controls):
-            text, notices = controlled_extract(check_document(document), self.variant.validate(given))
-            out.append(Summary(text, notices))
-        return out
+    def extract(self, document: str, controls: dict) -> Summary:
+        return Summary(*controlled_extract(document, controls))
 
 
 # ---- loading a checkpoint --------------------------------------------------------------------------

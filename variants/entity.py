@@ -29,7 +29,7 @@ from metrics.entity import aliases, entity_scores, sentences_mentioning
 from metrics.rouge import rouge
 from metrics.text import sentences
 
-from .base import Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+from .base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
 
 log = logging.getLogger(__name__)
 
@@ -152,36 +152,26 @@ class EntityAssets:
         return self.max_guidance_length or GUIDANCE_LENGTH[method]
 
 
-class Lead3Entity(Summarizer):
+class Lead3Entity(Baseline):
     name = "baseline: Lead3ent (first 3 sentences naming the entity)"
     method = "lead3ent"
 
-    def __init__(self, variant: "EntityVariant"):
-        self.variant, self.assets = variant, EntityAssets()
-
-    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
-        out = []
-        for document, given in zip(documents, controls):
-            document, entity = check_document(document), entity_of(self.variant.validate(given))
-            picked, notices = lead_sentences(document, entity), []
-            if not picked:
-                picked = sentences(document)[:LEAD]
-                notices.append(absent(entity) + "; this is the document's first three sentences (Lead-3)")
-            out.append(Summary(" ".join(picked), notices))
-        return out
+    def extract(self, document: str, controls: dict) -> Summary:
+        entity = entity_of(controls)
+        picked = lead_sentences(document, entity)
+        if picked:
+            return Summary(" ".join(picked))
+        return Summary(" ".join(sentences(document)[:LEAD]),
+                       [absent(entity) + "; this is the document's first three sentences (Lead-3)"])
 
 
-class Lead3(Summarizer):
+class Lead3(Baseline):
     name = "baseline: Lead-3 (first 3 sentences)"
     method = "lead3"
 
-    def __init__(self, variant: "EntityVariant"):
-        self.variant, self.assets = variant, EntityAssets()
-
-    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
-        for given in controls:
-            entity_of(self.variant.validate(given))
-        return [Summary(" ".join(sentences(check_document(d))[:LEAD])) for d in documents]
+    def extract(self, document: str, controls: dict) -> Summary:
+        entity_of(controls)  # the entity is still required: same controls as every entity summarizer
+        return Summary(" ".join(sentences(document)[:LEAD]))
 
 
 class EntityVariant(Variant):
@@ -238,11 +228,11 @@ class EntityVariant(Variant):
         return Prepared(document, {"guidance_input_ids": padded}, notices)
 
     def baseline(self) -> Summarizer:
-        return Lead3Entity(self)
+        return Lead3Entity(self, EntityAssets())
 
     def lead3(self) -> Summarizer:
         """The entity-blind baseline (EntSUM's Lead3ovr)."""
-        return Lead3(self)
+        return Lead3(self, EntityAssets())
 
     def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
         from .seq2seq import Seq2SeqSummarizer, load_seq2seq

@@ -33,7 +33,7 @@ from metrics.rouge import rouge
 from metrics.stas import analyze
 from metrics.text import WORD, sentences
 
-from .base import Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+from .base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
 
 HISTORY = "[HISTORY]"
 SPECIAL_TOKENS = [HISTORY]
@@ -118,20 +118,12 @@ def history_overlap(summary: str, titles: list[str]) -> float | None:
     return len(terms & set(analyze(" ".join(titles)))) / len(terms)
 
 
-class PersonaBaseline(Summarizer):
+class PersonaBaseline(Baseline):
     name = "baseline: history-similarity extraction"
-    method = "extractive"
 
-    def __init__(self, variant: "PersonaVariant", assets: PersonaAssets):
-        self.variant, self.assets = variant, assets
-
-    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
-        out = []
-        for document, given in zip(documents, controls):
-            document, checked = check_document(document), self.variant.validate(given, self.assets)
-            titles = self.assets.history(checked)
-            out.append(Summary(history_similarity_extract(document, titles), [] if titles else [NO_HISTORY]))
-        return out
+    def extract(self, document: str, controls: dict) -> Summary:
+        titles = self.assets.history(controls)
+        return Summary(history_similarity_extract(document, titles), [] if titles else [NO_HISTORY])
 
 
 class PersonaSummarizer(Summarizer):

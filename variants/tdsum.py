@@ -32,7 +32,7 @@ from metrics.rouge import rouge
 from metrics.rouge_k import extract_keywords, found_keywords, rouge_k_from_keywords
 from metrics.text import STOPWORDS, WORD, sentences, words
 
-from .base import Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+from .base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
 
 VECTORIZER_FILE = "tfidf_vectorizer.json"
 BOOST_SCORE = 1.0  # the highest score in an l2-normalized TF-IDF vector: the word as the document's only term
@@ -203,20 +203,12 @@ def keyword_covering_extract(document: str, keywords: list[str], weights: dict[s
     return " ".join(sents[i] for i in sorted(chosen or [0]))
 
 
-class TDSumBaseline(Summarizer):
+class TDSumBaseline(Baseline):
     name = "baseline: keyword-covering extraction"
-    method = "extractive"
 
-    def __init__(self, variant: "TDSumVariant", assets: TDSumAssets):
-        self.variant, self.assets = variant, assets
-
-    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
-        out = []
-        for document, given in zip(documents, controls):
-            document, checked = check_document(document), self.variant.validate(given, self.assets)
-            keywords, weights, notices = self.variant.keywords(document, checked, self.assets)
-            out.append(Summary(keyword_covering_extract(document, keywords, weights), notices))
-        return out
+    def extract(self, document: str, controls: dict) -> Summary:
+        keywords, weights, notices = self.variant.keywords(document, controls, self.assets)
+        return Summary(keyword_covering_extract(document, keywords, weights), notices)
 
 
 # --- the variant ---------------------------------------------------------------------------------

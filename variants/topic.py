@@ -24,7 +24,7 @@ from metrics.rouge import rouge
 from metrics.stas import TopicSpace, term
 from metrics.text import WORD, sentences
 
-from .base import Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+from .base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant
 
 TAG, TOPIC = "[TAG]", "[TOPIC]"
 SPECIAL_TOKENS = [TAG, TOPIC]
@@ -81,20 +81,12 @@ def topic_focused_extract(document: str, topic: str, space: TopicSpace, n_senten
     return " ".join(sents[i] for i in best)
 
 
-class TopicBaseline(Summarizer):
+class TopicBaseline(Baseline):
     name = "baseline: topic-focused extraction"
-    method = "extractive"
 
-    def __init__(self, variant: "TopicVariant", assets: TopicAssets):
-        self.variant, self.assets = variant, assets
-
-    def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
-        out = []
-        for document, given in zip(documents, controls):
-            document, checked = check_document(document), self.variant.validate(given, self.assets)
-            assets, notices = self.assets.resolve(checked)
-            out.append(Summary(topic_focused_extract(document, checked["topic"], assets.space), notices))
-        return out
+    def extract(self, document: str, controls: dict) -> Summary:
+        assets, notices = self.assets.resolve(controls)
+        return Summary(topic_focused_extract(document, controls["topic"], assets.space), notices)
 
 
 class TopicVariant(Variant):
