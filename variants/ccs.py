@@ -296,14 +296,14 @@ class CCSVariant(Variant):
                                      "focus": "empirical"}}
 
     def corpus_scores(self, records: list[dict], rows: list[dict], source: str = "<records>") -> dict[str, Any]:
-        """The paper's numbers that are not means of per-example scores: length PCC and MAD, ΔFKGL,
-        focus F1 (:func:`paper_metrics` over all rows)."""
-        overall = paper_metrics(rows)["all"]
+        """The paper's numbers that are not means of per-example scores: length PCC, ΔFKGL and focus
+        F1 over all rows (:func:`group_metrics`)."""
+        overall = group_metrics(rows)
         return {name: overall[name] for name in CORPUS_METRICS}
 
     def breakdown(self, rows: list[dict]) -> dict[str, dict]:
         """The paper's columns for each composition of controls (``length+keywords``, ...)."""
-        return {name: group for name, group in paper_metrics(rows).items() if name != "all"}
+        return composition_metrics(rows)
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """SciTLDR test abstracts with all four controls derived from their TLDRs (the paper's
@@ -315,20 +315,26 @@ class CCSVariant(Variant):
 
 def paper_metrics(rows: list[dict]) -> dict[str, dict]:
     """The paper's Table 4 columns over an evaluation report's rows (``training.evaluate``: each
-    row has ``controls``, ``summary`` and the per-example ``rougeL``), for all rows and for each
-    composition of controls: ROUGE-L, length PCC and MAD, keyword SR, FKGL per level and ΔFKGL,
-    focus F1 (macro over the two labels)."""
-    groups: dict[str, list[dict]] = {"all": rows}
+    row has ``controls``, ``summary`` and the per-example ``rougeL``), for all rows (``"all"``) and
+    for each composition of controls."""
+    return {"all": group_metrics(rows), **composition_metrics(rows)}
+
+
+def composition_metrics(rows: list[dict]) -> dict[str, dict]:
+    groups: dict[str, list[dict]] = {}
     for row in rows:
         groups.setdefault(composition(row["controls"]), []).append(row)
-    out = {}
-    for name, group in groups.items():
-        corpus = score_records([{"prediction": r["summary"], "controls": r["controls"]} for r in group])["corpus"]
-        rouge_values = [r["rougeL"] for r in group if r.get("rougeL") is not None]
-        out[name] = {"n": len(group), "rougeL": sum(rouge_values) / len(rouge_values) if rouge_values else None,
-                     **{k: corpus.get(k) for k in ("length_pcc", "length_mad", "keyword_sr", "fkgl_normal",
-                                                   "fkgl_high", "delta_fkgl", "focus_f1")}}
-    return out
+    return {name: group_metrics(group) for name, group in groups.items()}
+
+
+def group_metrics(group: list[dict]) -> dict:
+    """ROUGE-L, length PCC and MAD, keyword SR, FKGL per level and ΔFKGL, focus F1 (macro over the two
+    labels) of one group of rows."""
+    corpus = score_records([{"prediction": r["summary"], "controls": r["controls"]} for r in group])["corpus"]
+    rouge_values = [r["rougeL"] for r in group if r.get("rougeL") is not None]
+    return {"n": len(group), "rougeL": sum(rouge_values) / len(rouge_values) if rouge_values else None,
+            **{k: corpus.get(k) for k in ("length_pcc", "length_mad", "keyword_sr", "fkgl_normal", "fkgl_high",
+                                          "delta_fkgl", "focus_f1")}}
 
 
 # The card's and the Space's example: a scientific abstract with conceptual and empirical parts
