@@ -5,7 +5,7 @@ import random
 import pytest
 
 from training.superarticles import interleave, pair_articles, super_articles
-from variants import ControlError, InputError, get_variant
+from variants import ControlError, InputError, get_variant, load_summarizer
 from variants.topic import TAG, TOPIC, TopicAssets, default_assets, tag_document
 
 PAPER_SENTENCE = ("By one estimate, American individuals and businesses together spend 6.1 billion hours "
@@ -102,3 +102,29 @@ def test_super_articles_keep_the_target_topic_and_both_sources(data_dir):
         # every sentence of both articles is in the super-article
         assert main["target_sentences"][0] in example["document"]
         assert other["target_sentences"][-1] in example["document"]
+
+
+def test_gradient_accumulation_does_not_scale_the_loss(data_dir, tmp_path):
+    """Four copies of one example: one batch of 4, or 4 accumulated batches of 1, give the same first
+    loss (a mean of equal losses), not a 4-fold one (tiny preset, dropout 0, same seed)."""
+    import json
+
+    from metrics.io import read_jsonl
+    from training.__main__ import main as train
+
+    record = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[0]
+    example = {"id": "x", "document": record["source"], "controls": {"topic": record["topic"]},
+               "target": record["target"], "dataset": "bbc_summary"}
+    train_file = tmp_path / "train.jsonl"
+    train_file.write_text((json.dumps(example) + "\n") * 4)
+    losses = {}
+    for batch, steps in ((4, 1), (1, 4)):
+        out = tmp_path / f"b{batch}"
+        train(["topic", "--preset", "tiny", "--method", "prefix", "--train-file", str(train_file), "--max-steps", "1",
+               "--per-device-train-batch-size", str(batch), "--gradient-accumulation-steps", str(steps),
+               "--logging-steps", "1", "--output-dir", str(out), "--report-to", "none", "--max-target-length", "16",
+               "--save-strategy", "no", "--dataloader-pin-memory", "false", "--seed", "0", "--generation-num-beams", "2"])
+        record_file = json.loads((out / "steersum.json").read_text())
+        assert record_file["num_beams"] == 2 and load_summarizer(out).generation["num_beams"] == 2  # as trained
+        losses[steps] = next(h["loss"] for h in record_file["loss_history"] if "loss" in h)
+    assert losses[4] == pytest.approx(losses[1], rel=1e-3)

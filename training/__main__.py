@@ -20,7 +20,7 @@ BUILDERS = {"topic": "training.superarticles", "persona": "training.pens_data", 
 
 
 def train_variant(variant_id: str, argv: list[str]) -> None:
-    from transformers import HfArgumentParser, Seq2SeqTrainingArguments
+    from transformers import HfArgumentParser, Seq2SeqTrainingArguments, set_seed
 
     from variants import get_variant, load_summarizer
 
@@ -35,6 +35,7 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
     own, data, args = parser.parse_args_into_dataclasses(argv)
     push = args.push_to_hub
     args.push_to_hub = False  # SteerSum exports its own layout and card, then pushes (hub_cards)
+    set_seed(args.seed)  # before the model is built: a random preset's weights follow --seed too
     model, tokenizer, assets = module.build(own, data)
     out = train(get_variant(variant_id), own.method, model, tokenizer, assets, data, args)
     if not args.process_index == 0:

@@ -2,7 +2,7 @@
 
     python -m training build-data ccs --out data/ccs
     accelerate launch -m training ccs --base-model google/flan-t5-xxl --train-file data/ccs/train.jsonl \\
-        --eval-file data/ccs/test.jsonl --output-dir checkpoints/ccs-lora --bf16 --gradient-checkpointing [--merge]
+        --eval-file data/ccs/val.jsonl --output-dir checkpoints/ccs-lora --bf16 --activation-checkpointing [--merge]
 
 Paper settings (App. A.2): LoRA on Flan-T5-XXL (Table 4, B2; XL is B1), learning rate 1e-4, at most
 20 epochs. The paper does not give the LoRA rank, alpha or dropout; the defaults here (r=8, alpha=32,

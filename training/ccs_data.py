@@ -21,7 +21,7 @@ Examples (Sec. 3.3): in ``train`` and ``val``, each pair gives one example per s
 compositional data, "tagged with 2-3 attributes"); in ``test``, one example with all four (the
 compositional test set). Deterministic by ``--seed``.
 
-    python -m training build-data ccs --out data/ccs [--sources scitldr,cnndm_sample,macsum_doc] [--seed 0]
+    python -m training build-data ccs --out data/ccs [--sources scitldr,cnndm_sample[,macsum_doc]] [--seed 0]
 
 Sources: ``scitldr`` (abstract -> author TLDR, Apache-2.0), ``cnndm_sample`` (news -> highlights),
 ``macsum_doc`` (news -> MACSum human summaries, CC BY-NC-ND; its one released split is cut 60/20/20
@@ -46,6 +46,9 @@ from variants.ccs import composition, content_keywords, missing_keywords
 
 SPLITS = ("train", "val", "test")
 SOURCES = ("scitldr", "cnndm_sample", "macsum_doc")
+# MACSum is CC BY-NC-ND: data built from it, and a model trained on it, may count as derivatives that
+# must not be shared. It is used only when asked for (--sources ...,macsum_doc).
+DEFAULT_SOURCES = ("scitldr", "cnndm_sample")
 MACSUM_SHARES = (0.6, 0.2)  # train, val; the rest is test (CCSBench's 60/20/20)
 
 
@@ -142,9 +145,12 @@ def mixed(examples: list[dict], split: str, seed: int) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training build-data ccs", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m training build-data ccs", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
-    parser.add_argument("--sources", default=",".join(SOURCES), help=f"comma-separated, from: {', '.join(SOURCES)}")
+    parser.add_argument("--sources", default=",".join(DEFAULT_SOURCES),
+                        help=f"comma-separated, from: {', '.join(SOURCES)} (default: {','.join(DEFAULT_SOURCES)}; "
+                             "macsum_doc is CC BY-NC-ND: non-commercial and no derivatives, so opt in knowingly)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-keywords", type=int, default=3, help="keywords per example: 1 to this many")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N pairs of each split")

@@ -21,6 +21,7 @@ from variants.base import Variant, write_record
 from .data import data_licenses, load_examples
 
 logger = logging.getLogger(__name__)
+DEFAULT_NUM_BEAMS = 4  # beams at inference unless --generation-num-beams says otherwise (recorded per checkpoint)
 
 
 @dataclass
@@ -94,6 +95,10 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
         train_dataset=features(variant, train_records, method, assets, tokenizer, data),
         eval_dataset=features(variant, eval_records, method, assets, tokenizer, data) or None,
     )
+    # BART's and T5's forward take **kwargs, so the Trainer would hand them `num_items_in_batch` and skip
+    # dividing the loss by the accumulation steps, but their loss is a plain mean that ignores it: the
+    # loss (and the gradient clipped by max_grad_norm) would grow N-fold with N accumulation steps.
+    trainer.model_accepts_loss_kwargs = False
     result = trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
     out = Path(args.output_dir)
     register_custom_code(model)
@@ -103,6 +108,7 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
         write_record(out, {
             "variant": variant.id, "method": method, "base_model": data.base_model if not data.preset else f"{data.preset} preset (random init)",
             "max_source_length": data.max_source_length, "max_target_length": data.max_target_length,
+            "num_beams": args.generation_num_beams or DEFAULT_NUM_BEAMS,
             "train_file": str(data.train_file), "eval_file": data.eval_file, "train_examples": len(train_records),
             "data_licenses": data_licenses(train_records),
             "hyperparameters": {"learning_rate": args.learning_rate, "per_device_train_batch_size": args.per_device_train_batch_size,

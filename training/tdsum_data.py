@@ -41,7 +41,8 @@ def xsum_examples(seed: int) -> dict[str, list[dict]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training build-data tdsum", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m training build-data tdsum", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
     parser.add_argument("--source", choices=["scitldr", "xsum"], default="scitldr")
     parser.add_argument("--seed", type=int, default=0, help="xsum: shuffle before splitting")

@@ -49,7 +49,7 @@ class Seq2SeqSummarizer(Summarizer):
         self.variant, self.name, self.method = variant, name, method
         self.model, self.tokenizer, self.assets, self.record = model, tokenizer, assets, record
         self.max_source_length = int(record.get("max_source_length", 1024))
-        self.generation = {"max_new_tokens": int(record.get("max_target_length", 128)), "num_beams": 4}
+        self.generation = {"max_new_tokens": int(record.get("max_target_length", 128)), "num_beams": int(record.get("num_beams", 4))}
 
     @torch.inference_mode()
     def summarize(self, documents: list[str], controls: list[dict], batch_size: int = 8, **generation: Any) -> list[Summary]:

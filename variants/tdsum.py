@@ -339,7 +339,7 @@ class TDSumVariant(Variant):
         return {"boost": (assets or default_assets()).top_terms(document, n=8)}
 
     def card_facts(self, assets: TDSumAssets | None = None) -> dict[str, Any]:
-        return {"example_document": EXAMPLE_DOCUMENT, "example_controls": {"boost": ["keywords"]},
+        return {"example_document": EXAMPLE_DOCUMENT, "example_controls": {"boost": ["summaries"]},
                 "model_settings": dict.fromkeys(SETTINGS) | (assets.settings if assets else {})}
 
 
