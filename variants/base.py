@@ -118,6 +118,17 @@ class Score:
     details: dict[str, Any] | None = None
 
 
+def reference_scores(summary: str, reference: str | None, against: str = "the reference") -> dict[str, Score]:
+    """ROUGE-1/2/Lsum F1 of a summary against a reference, for a variant's ``score``; none without a
+    reference, 0 for an empty summary."""
+    if not reference:
+        return {}
+    from metrics.rouge import rouge
+
+    r = rouge([summary], [[reference]], allow_empty=True)["examples"][0]
+    return {name: Score(r[name], f"{name} F1 against {against}") for name in ("rouge1", "rouge2", "rougeLsum")}
+
+
 @dataclass
 class Summary:
     text: str

@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from metrics.entity import aliases, entity_scores, sentences_mentioning
-from metrics.rouge import rouge
 from metrics.text import sentences
 
-from .base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+from .base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
+                   check_document, reference_scores)
 
 log = logging.getLogger(__name__)
 
@@ -255,10 +255,7 @@ class EntityVariant(Variant):
                                                     "naming the entity": found["sentences_mentioning"]}}),
             "entity_mentioned": Score(float(found["mentioned"]), "1 when the summary names the entity at all, else 0"),
         }
-        if reference:
-            r = rouge([summary], [[reference]], allow_empty=True)["examples"][0]
-            for name in ("rouge1", "rouge2", "rougeLsum"):
-                scores[name] = Score(r[name], f"{name} F1 against the reference")
+        scores.update(reference_scores(summary, reference))
         return scores
 
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:

@@ -29,11 +29,11 @@ import torch
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
-from metrics.rouge import rouge
 from metrics.stas import analyze
 from metrics.text import WORD, sentences
 
-from .base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+from .base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
+                   check_document, reference_scores)
 
 HISTORY = "[HISTORY]"
 SPECIAL_TOKENS = [HISTORY]
@@ -260,10 +260,7 @@ class PersonaVariant(Variant):
         scores = {"history_overlap": Score(history_overlap(summary, titles),
                                            "share of the summary's content words that the reader's clicked titles "
                                            "also use (none without a history)")}
-        if reference:
-            r = rouge([summary], [[reference]], allow_empty=True)["examples"][0]
-            for name in ("rouge1", "rouge2", "rougeLsum"):
-                scores[name] = Score(r[name], f"{name} F1 against this reader's reference")
+        scores.update(reference_scores(summary, reference, "this reader's reference"))
         return scores
 
     def corpus_scores(self, records: list[dict], rows: list[dict], source: str = "<records>") -> dict[str, Any]:

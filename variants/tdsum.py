@@ -28,11 +28,11 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from metrics.io import DATA_DIR, read_jsonl
-from metrics.rouge import rouge
 from metrics.rouge_k import extract_keywords, found_keywords, rouge_k_from_keywords
 from metrics.text import STOPWORDS, WORD, sentences, words
 
-from .base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, check_document
+from .base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
+                   check_document, reference_scores)
 
 VECTORIZER_FILE = "tfidf_vectorizer.json"
 BOOST_SCORE = 1.0  # the highest score in an l2-normalized TF-IDF vector: the word as the document's only term
@@ -310,10 +310,7 @@ class TDSumVariant(Variant):
             scores["suppressed_absent"] = Score(1 - len(present) / len(suppressed), "share of the suppressed "
                                                 "words the summary leaves out (1 = none of them appears)",
                                                 {"present": sorted(present)})
-        if reference:
-            r = rouge([summary], [[reference]], allow_empty=True)["examples"][0]
-            for name in ("rouge1", "rouge2", "rougeLsum"):
-                scores[name] = Score(r[name], f"{name} F1 against the reference")
+        scores.update(reference_scores(summary, reference))
         return scores
 
     def corpus_scores(self, records: list[dict], rows: list[dict], source: str = "<records>") -> dict[str, Any]:

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from metrics.rouge import rouge
 from metrics.stas import TopicSpace, term
 from metrics.text import WORD, sentences
 
-from .base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant
+from .base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
+                   reference_scores)
 
 TAG, TOPIC = "[TAG]", "[TOPIC]"
 SPECIAL_TOKENS = [TAG, TOPIC]
@@ -181,10 +181,7 @@ class TopicVariant(Variant):
         scores = {"stas": Score(stas, "topic affinity: cosine to the requested topic over the best topic's "
                                 "(1 = the summary is most about the requested topic)",
                                 {"affinity": dict(zip(assets.space.topics, map(float, affinity)))})}
-        if reference:
-            r = rouge([summary], [[reference]], allow_empty=True)["examples"][0]
-            for name in ("rouge1", "rouge2", "rougeLsum"):
-                scores[name] = Score(r[name], f"{name} F1 against the reference")
+        scores.update(reference_scores(summary, reference))
         return scores
 
     def evidence(self, summary: str, controls: dict, assets: TopicAssets | None = None) -> list[str]:
