@@ -1,7 +1,7 @@
 """Named-entity recognition for the entity data builder: ``nlp.pipe`` in batches versus one ``nlp(text)``
 call per document.
 
-SteerSum's way (:func:`variants.entity.named_entities`, used by ``training/entity_data.py`` and the
+SteerSum's way (:func:`variants.entity.named_entities`, used by ``variants/entity/data.py`` and the
 Space's suggestions) streams the articles through spaCy's ``nlp.pipe`` with ``batch_size=32``: the
 entity recognizer's network runs on a whole batch at once. The naive way calls the pipeline on one
 article at a time. A third row runs ``nlp.pipe`` in ``WORKERS`` processes (the builder's

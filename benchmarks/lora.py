@@ -1,6 +1,6 @@
 """LoRA versus full fine-tuning of the same random T5: trainable share, peak training memory, step time.
 
-The CCS trainer (:mod:`training.ccs`) trains a LoRA adapter (r=8, alpha=32, on ``q`` and ``v``)
+The CCS trainer (:mod:`variants.ccs.train`) trains a LoRA adapter (r=8, alpha=32, on ``q`` and ``v``)
 instead of every weight, as the paper does for Flan-T5-XL/XXL (App. A). Measured at two sizes of
 Flan-T5's architecture, both randomly initialized (nothing downloaded): the ``--preset tiny`` model
 the tests train, and the layer shapes of google/flan-t5-small (8+8 layers, d_model 512), where the
@@ -29,7 +29,7 @@ import threading
 import time
 
 SIZES = {
-    "tiny preset": None,  # training.presets.TINY_T5 with the tiny tokenizer's vocabulary
+    "tiny preset": None,  # variants.presets.TINY_T5 with the tiny tokenizer's vocabulary
     "flan-t5-small shape": dict(vocab_size=32128, d_model=512, d_kv=64, d_ff=1024, num_layers=8,
                                 num_decoder_layers=8, num_heads=6, feed_forward_proj="gated-gelu",
                                 tie_word_embeddings=False, dropout_rate=0.0),
@@ -48,8 +48,8 @@ def measure(size: str, way: str) -> dict:
     import torch
     from transformers import T5Config, T5ForConditionalGeneration
 
-    from training.ccs import Arguments, lora_config
-    from training.presets import tiny_t5_config, tiny_t5_tokenizer
+    from variants.ccs.train import Arguments, lora_config
+    from variants.presets import tiny_t5_config, tiny_t5_tokenizer
 
     torch.set_num_threads(1)  # see the module docstring
     torch.manual_seed(0)

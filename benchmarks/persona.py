@@ -7,7 +7,7 @@ them, so the article's encoder states can be computed once and shared.
 Model: ``persona_bart`` with random weights (d_model 256, 4+2 layers, user encoder over the BART
 encoder; SteerSum's tiny BPE tokenizer), 16 new tokens, greedy, CPU or whatever ``pick_device``
 finds. Inputs: the first 4 articles x 4 readers of the **simulated** benchmark's test split
-(``training/pens_data.py``, capped click pool).
+(``variants/persona/data.py``, capped click pool).
 
 * naive: ``model.generate(article, history_ids=reader)`` once per (article, reader) pair;
 * batched: the generic :class:`variants.seq2seq.Seq2SeqSummarizer` path, pairs in batches of 8, each
@@ -26,8 +26,8 @@ import torch
 
 from benchmarks import best_time
 from models import PersonaBartConfig, PersonaBartForConditionalGeneration
-from training.pens_data import build_simulated
-from training.presets import tiny_bart_config, tiny_tokenizer
+from variants.persona.data import build_simulated
+from variants.presets import tiny_bart_config, tiny_tokenizer
 from variants import get_variant
 from variants.persona import PersonaAssets, PersonaSummarizer, default_assets
 from variants.seq2seq import Seq2SeqSummarizer, pick_device

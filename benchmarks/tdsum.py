@@ -25,7 +25,7 @@ from benchmarks import best_time
 from metrics.io import DATA_DIR, read_jsonl
 from metrics.text import WORD
 from models import TDSumConfig, TDSumForConditionalGeneration
-from training.presets import tiny_tokenizer
+from variants.presets import tiny_tokenizer
 from variants.tdsum import TDSumAssets, fit_vectorizer
 
 N_DOCUMENTS = 1000

@@ -27,7 +27,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from metrics.io import DataError, read_jsonl
-from training.data import NON_COMMERCIAL
+from variants.sources import NON_COMMERCIAL
 from variants.base import Control, Summarizer, read_record
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -37,7 +37,7 @@ LICENSE_FILE = "LICENSE.md"
 PLACEHOLDER_REPO = "ORG/NAME"
 MISSING = "[More Information Needed]"  # huggingface_hub's template default; never in a SteerSum card
 
-# Training-data licence texts (training.data.DATASET_LICENSES) that are a Hub licence id.
+# Training-data licence texts (variants.sources.DATASET_LICENSES) that are a Hub licence id.
 HUB_LICENSES = {"Apache-2.0": "apache-2.0"}
 # Bundled datasets that are samples of a Hub dataset (for the ``datasets`` front matter).
 HUB_DATASETS = {"scitldr": "allenai/scitldr", "xsum": "EdinburghNLP/xsum", "cnndm_sample": "abisee/cnn_dailymail"}

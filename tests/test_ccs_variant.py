@@ -18,7 +18,7 @@ import torch
 from metrics.ccs import length_bins
 from metrics.io import read_jsonl
 from metrics.text import sentences
-from training.ccs_data import Labeller, build_source, examples_for, read_pairs
+from variants.ccs.data import Labeller, build_source, examples_for, read_pairs
 from variants import ControlError, get_variant
 from variants.ccs import EXAMPLE_DOCUMENT, content_keywords, missing_keywords, paper_metrics
 
@@ -216,7 +216,7 @@ def _batch(tokenizer):
 
 
 def test_only_lora_parameters_change_in_training(tmp_path, capsys):
-    from training.ccs import Arguments, build
+    from variants.ccs.train import Arguments, build
     from training.seq2seq import DataArguments
 
     (tmp_path / "train.jsonl").write_text("{}\n")

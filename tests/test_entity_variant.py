@@ -16,8 +16,8 @@ import models  # noqa: F401  (registers GSum)
 from hub_cards.card import MISSING
 from hub_cards.export import export_checkpoint
 from models import GSumConfig, GSumForConditionalGeneration
-from training.entity_data import entity_examples, proxy_target
-from training.presets import tiny_tokenizer
+from variants.entity.data import entity_examples, proxy_target
+from variants.presets import tiny_tokenizer
 from variants import REGISTRY, ControlError, InputError, get_variant, load_summarizer
 from variants.entity import EXAMPLE_DOCUMENT, EntityAssets, MissingNERModel, group_names, ner
 
@@ -108,7 +108,7 @@ def test_warm_start_copies_the_right_weights(top_layers):
 
 
 def test_a_bart_checkpoint_loads_with_only_the_guidance_weights_new(tmp_path):
-    from training.entity import Arguments, build
+    from variants.entity.train import Arguments, build
     from training.seq2seq import DataArguments
 
     torch.manual_seed(0)
@@ -279,7 +279,7 @@ def test_space_suggestions_fill_the_empty_entity_box():
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     from training.__main__ import main as train
-    from training.entity_data import build_split
+    from variants.entity.data import build_split
     from metrics.io import write_jsonl
 
     root = tmp_path_factory.mktemp("entity")

@@ -387,7 +387,7 @@ def test_a_lora_adapter_exports_as_an_adapter(tmp_path, monkeypatch):
     from transformers import BartForConditionalGeneration
 
     import variants
-    from training.presets import tiny_bart_config, tiny_tokenizer
+    from variants.presets import tiny_bart_config, tiny_tokenizer
     from variants.base import Control, Paper, Prepared, Variant, write_record
     from variants.seq2seq import Seq2SeqSummarizer
 
@@ -448,7 +448,7 @@ def test_space_folder_has_front_matter_code_and_requirements(tmp_path, hub, monk
     assert (data.sdk, data.sdk_version, data.app_file) == ("gradio", gradio.__version__, "app.py")
     assert data.models == [REPO["tag"], REPO["emb"]] and data.suggested_hardware == "t4-small"
     assert data.title and data.emoji and data.license
-    for path in ("app.py", "space/__init__.py", "variants/topic.py", "models/topic_bart/modeling_topic_bart.py",
+    for path in ("app.py", "space/__init__.py", "variants/topic/__init__.py", "models/topic_bart/modeling_topic_bart.py",
                  "metrics/stas.py", "metrics/assets/bbc_topic_space/topic_space.json", "nltk_data/corpora/wordnet",
                  "space/catalog.json"):
         assert (out / path).exists(), path

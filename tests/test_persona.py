@@ -11,9 +11,9 @@ from hub_cards.card import MISSING
 from hub_cards.export import export_checkpoint
 from metrics.io import DataError, read_jsonl
 from models import PersonaBartConfig, PersonaBartForConditionalGeneration
-from training.pens_data import build_simulated, load_pens, simulate_readers, split_click_pool, write_pens_layout
-from training.persona_eval import evaluate_readers
-from training.presets import tiny_bart_config, tiny_tokenizer
+from variants.persona.data import build_simulated, load_pens, simulate_readers, split_click_pool, write_pens_layout
+from training.evaluate import evaluate
+from variants.presets import tiny_bart_config, tiny_tokenizer
 from variants import ControlError, get_variant, load_summarizer
 from variants.persona import (BUNDLED_READERS, HISTORY, NO_HISTORY, PersonaAssets, default_assets,
                               history_ids, history_similarity_extract)
@@ -211,8 +211,8 @@ def test_egises_of_a_model_that_ignores_the_reader_is_worse(simulated):
     # The same extractive baseline with each reader's history vs with none: without it every reader of
     # an article gets the same summary, so the summaries cannot diverge as the references do (Sec. 2.3).
     test, baseline = simulated[0]["test"], VARIANT.baseline()
-    follows = evaluate_readers(baseline, test, "test.jsonl")
-    ignores = evaluate_readers(baseline, test, "test.jsonl", ignore_history=True)
+    follows = evaluate(baseline, test, "test.jsonl")
+    ignores = evaluate(baseline, test, "test.jsonl", ignore_controls=True)
     assert follows["simulated"] and len({row["article_id"] for row in follows["examples"]}) == 10
     assert 0.0 <= follows["metrics"]["egises"] < ignores["metrics"]["egises"] <= 1.0  # lower is better
     assert follows["metrics"]["p_acc_rouge_l"] > ignores["metrics"]["p_acc_rouge_l"]

@@ -11,7 +11,7 @@ from transformers import BartConfig, BartForConditionalGeneration
 import models  # noqa: F401  (registers TDSum with the Auto classes)
 from metrics.io import DataError
 from models import TDSumConfig, TDSumForConditionalGeneration
-from training.presets import tiny_tokenizer
+from variants.presets import tiny_tokenizer
 from variants import get_variant, load_summarizer
 from variants.base import ControlError, InputError
 from variants.tdsum import (BOOST_SCORE, TDSumAssets, fit_vectorizer, keyword_covering_extract, load_vectorizer,

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from training.superarticles import interleave, pair_articles, super_articles
+from variants.topic.data import interleave, pair_articles, super_articles
 from variants import ControlError, InputError, get_variant, load_summarizer
 from variants.topic import TAG, TOPIC, TopicAssets, default_assets, tag_document
 

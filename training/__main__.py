@@ -15,8 +15,7 @@ import importlib
 import logging
 import sys
 
-TRAINERS = {"topic": "training.topic", "persona": "training.persona", "entity": "training.entity", "ccs": "training.ccs", "tdsum": "training.tdsum"}
-BUILDERS = {"topic": "training.superarticles", "persona": "training.pens_data", "entity": "training.entity_data", "ccs": "training.ccs_data", "tdsum": "training.tdsum_data"}
+VARIANTS = ["topic", "tdsum", "entity", "ccs", "persona"]  # each has variants/<v>/train.py and variants/<v>/data.py
 
 
 def train_variant(variant_id: str, argv: list[str]) -> None:
@@ -28,7 +27,7 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
     from .evaluate import REPORT_FILE, evaluate, write_report
     from .seq2seq import DataArguments, train
 
-    module = importlib.import_module(TRAINERS[variant_id])
+    module = importlib.import_module(f"variants.{variant_id}.train")
     parser = HfArgumentParser((module.Arguments, DataArguments, Seq2SeqTrainingArguments),
                               prog=f"python -m training {variant_id}", description=module.__doc__)
     parser.set_defaults(**module.PAPER_DEFAULTS)
@@ -71,6 +70,8 @@ def evaluate_main(argv: list[str]) -> None:
     parser.add_argument("--out", default="eval_report.json", help="where to write the report")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--max-samples", type=int, default=None)
+    parser.add_argument("--ignore-controls", action="store_true",
+                        help="summarize every example with no controls (ablation: what the controls add)")
     a = parser.parse_args(argv)
     if a.model == "baseline":
         if not a.variant:
@@ -79,7 +80,7 @@ def evaluate_main(argv: list[str]) -> None:
     else:
         summarizer = load_summarizer(a.model, revision=a.revision)
     records = load_examples(a.data, summarizer.variant, summarizer.assets, a.max_samples)
-    report = evaluate(summarizer, records, a.data, a.batch_size)
+    report = evaluate(summarizer, records, a.data, a.batch_size, a.ignore_controls)
     write_report(report, a.out)
     print({k: v for k, v in report.items() if k != "examples"})
 
@@ -87,7 +88,7 @@ def evaluate_main(argv: list[str]) -> None:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    commands = [*TRAINERS, "evaluate", "build-data"]
+    commands = [*VARIANTS, "evaluate", "build-data"]
     if not argv or argv[0] not in commands:
         print(__doc__)
         sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
@@ -95,9 +96,9 @@ def main(argv: list[str] | None = None) -> None:
     if command == "evaluate":
         evaluate_main(rest)
     elif command == "build-data":
-        if not rest or rest[0] not in BUILDERS:
-            sys.exit(f"usage: python -m training build-data {{{','.join(BUILDERS)}}} --out DIR")
-        importlib.import_module(BUILDERS[rest[0]]).main(rest[1:])
+        if not rest or rest[0] not in VARIANTS:
+            sys.exit(f"usage: python -m training build-data {{{','.join(VARIANTS)}}} --out DIR")
+        importlib.import_module(f"variants.{rest[0]}.data").main(rest[1:])
     else:
         train_variant(command, rest)
 

@@ -17,8 +17,13 @@ from variants.base import Summarizer
 REPORT_FILE = "eval_report.json"
 
 
-def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_size: int = 8) -> dict:
+def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_size: int = 8,
+             ignore_controls: bool = False) -> dict:
+    """``ignore_controls`` summarizes every example with no controls at all: the same system made
+    blind to them, whose scores say what the controls add."""
     variant = summarizer.variant
+    if ignore_controls:
+        records = [{**r, "controls": {}} for r in records]
     rows, truncated = [], 0
     for start in tqdm(range(0, len(records), batch_size), desc=f"evaluating {summarizer.name}", unit="batch"):
         chunk = records[start:start + batch_size]
@@ -27,7 +32,8 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
         for record, summary in zip(chunk, summaries):
             scores = variant.score(summary.text, record["document"], record["controls"], record["target"], summarizer.assets)
             truncated += any("truncated" in n for n in summary.notices)
-            rows.append({"id": record.get("id"), "controls": record["controls"], "summary": summary.text,
+            keys = {k: v for k, v in record.items() if isinstance(v, str) and k not in ("document", "target")}
+            rows.append({"id": record.get("id"), **keys, "controls": record["controls"], "summary": summary.text,
                          **{name: score.value for name, score in scores.items()}})
     names = [n for n in variant.metric_names if any(row.get(n) is not None for row in rows)]
     metrics = {}
@@ -36,8 +42,9 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
         metrics[name] = sum(values) / len(values) if values else None
     metrics.update(variant.corpus_scores(records, rows, str(data_file)))
     return {"variant": variant.id, "model": summarizer.name, "method": summarizer.method, "data_file": str(data_file),
-            "n_examples": len(rows), "truncated_inputs": truncated, "metrics": metrics,
-            "breakdown": variant.breakdown(rows), "examples": rows}
+            "n_examples": len(rows), "truncated_inputs": truncated, "ignore_controls": ignore_controls,
+            "metrics": metrics, "breakdown": variant.breakdown(rows), **variant.report_extras(records, rows),
+            "examples": rows}
 
 
 def write_report(report: dict, path: str | Path) -> Path:

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tokenizers import AddedToken
 from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
 
 from models import register_custom_code
 from variants.base import Variant, write_record
+from variants.sources import data_licenses
 
-from .data import data_licenses, load_examples
+from .data import load_examples
 
 logger = logging.getLogger(__name__)
 DEFAULT_NUM_BEAMS = 4  # beams at inference unless --generation-num-beams says otherwise (recorded per checkpoint)
@@ -43,17 +43,6 @@ class DataArguments:
             raise ValueError(f"unknown preset {self.preset!r}; allowed: tiny")
         if not Path(self.train_file).is_file():
             raise ValueError(f"--train-file {self.train_file}: no such file")
-
-
-def add_control_tokens(tokenizer, model, tokens: list[str]) -> None:
-    """Add the variant's control tokens (e.g. ``[TAG]``) as special tokens that swallow the space
-    before them, and grow the embedding table to match."""
-    new = [AddedToken(t, lstrip=True, rstrip=False, special=True, normalized=False) for t in tokens
-           if t not in tokenizer.get_vocab()]
-    if new:
-        tokenizer.add_special_tokens({"additional_special_tokens": new})
-    if model.get_input_embeddings().num_embeddings < len(tokenizer):
-        model.resize_token_embeddings(len(tokenizer))
 
 
 def features(variant: Variant, records: list[dict], method: str, assets: Any, tokenizer, data: DataArguments) -> list[dict]:

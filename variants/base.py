@@ -262,6 +262,11 @@ class Variant:
         ``breakdown``. Default: none."""
         return {}
 
+    def report_extras(self, records: list[dict], rows: list[dict]) -> dict[str, Any]:
+        """Fields an evaluation report carries beside ``metrics`` for this variant (e.g. ROUGE per
+        reader, a note that the data is simulated), from the examples and their rows. Default: none."""
+        return {}
+
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """The bundled test set the leaderboard scores every system of this variant on
         (``python -m benchmarks leaderboard``): at most ``max_samples`` records shaped like training

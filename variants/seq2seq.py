@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from tokenizers import AddedToken
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
@@ -72,3 +73,14 @@ class Seq2SeqSummarizer(Summarizer):
                                    "tokens and was truncated")
                 summaries.append(Summary(text.strip(), notices))
         return summaries
+
+
+def add_control_tokens(tokenizer, model, tokens: list[str]) -> None:
+    """Add the variant's control tokens (e.g. ``[TAG]``) as special tokens that swallow the space
+    before them, and grow the embedding table to match."""
+    new = [AddedToken(t, lstrip=True, rstrip=False, special=True, normalized=False) for t in tokens
+           if t not in tokenizer.get_vocab()]
+    if new:
+        tokenizer.add_special_tokens({"additional_special_tokens": new})
+    if model.get_input_embeddings().num_embeddings < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer))

@@ -14,7 +14,11 @@ sentences that mention the entity (the default), and Lead-3 (Sec. 4.2.1). Scores
 (:mod:`metrics.entity`) and ROUGE against a reference.
 
 Named entities come from spaCy's small English model (:func:`named_entities`): the data builder
-(:mod:`training.entity_data`) and the Space's suggestions use it, batched with ``nlp.pipe``.
+(:mod:`variants.entity.data`) and the Space's suggestions use it, batched with ``nlp.pipe``.
+
+Test set: CNN/DM test articles with their salient entities, targets built as for training.
+Files: data builder ``variants/entity/data.py`` (``python -m training build-data entity``); trainer
+defaults and flags ``variants/entity/train.py`` (``python -m training entity``); model ``models/gsum``.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ from typing import Any, Iterator
 from metrics.entity import aliases, entity_scores, sentences_mentioning
 from metrics.text import sentences
 
-from .base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
+from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
                    check_document, reference_scores)
 
 log = logging.getLogger(__name__)
@@ -235,7 +239,7 @@ class EntityVariant(Variant):
         return Lead3(self, EntityAssets())
 
     def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
-        from .seq2seq import Seq2SeqSummarizer, load_seq2seq
+        from ..seq2seq import Seq2SeqSummarizer, load_seq2seq
 
         model, tokenizer = load_seq2seq(path, device, **kwargs)
         assets = EntityAssets(tokenizer, record.get("max_guidance_length"))
@@ -274,7 +278,7 @@ class EntityVariant(Variant):
         return {"example_controls": {"entity": "Angela Merkel"}, "example_document": EXAMPLE_DOCUMENT}
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
-        """Proxy-target examples (:mod:`training.entity_data`) of the bundled CNN/DM test split."""
-        from training.entity_data import build_split
+        """Proxy-target examples (:mod:`variants.entity.data`) of the bundled CNN/DM test split."""
+        from .data import build_split
 
         return build_split("cnndm_sample", "test")[:max_samples]

@@ -13,6 +13,13 @@ Four ways to tell BART which topic to summarize for, one ``prepare`` for all of 
 
 The topic vocabulary is a :class:`metrics.stas.TopicSpace` saved inside each checkpoint; the same
 space scores the summary with STAS.
+
+Baseline: topic-focused extraction, the document's sentences closest to the topic in the topic space.
+Metrics: STAS (the topic's affinity, Sec. 3) and ROUGE-1/2/L against the reference.
+Test set: super-articles (Sec. 5.1), the sentences of two BBC test articles of different topics
+interleaved, the target the summary of the article whose topic is asked for.
+Files: data builder ``variants/topic/data.py`` (``python -m training build-data topic``); trainer
+defaults and flags ``variants/topic/train.py`` (``python -m training topic``); model ``models/topic_bart``.
 """
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ from typing import Any
 from metrics.stas import TopicSpace, term
 from metrics.text import WORD, sentences
 
-from .base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
+from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
                    reference_scores)
 
 TAG, TOPIC = "[TAG]", "[TOPIC]"
@@ -129,7 +136,7 @@ class TopicVariant(Variant):
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """Super-articles (Sec. 4.3) built from the bundled ``bbc_summary`` test split, seed 0."""
         from metrics.io import DATA_DIR, read_jsonl
-        from training.superarticles import super_articles
+        from .data import super_articles
 
         articles = read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl")
         return super_articles(articles, seed=0, split="test", dataset="bbc_summary")[:max_samples]
@@ -166,7 +173,7 @@ class TopicVariant(Variant):
         return TopicBaseline(self, default_assets())
 
     def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
-        from .seq2seq import Seq2SeqSummarizer, load_seq2seq
+        from ..seq2seq import Seq2SeqSummarizer, load_seq2seq
 
         model, tokenizer = load_seq2seq(path, device, **kwargs)
         assets = TopicAssets(TopicSpace.load(path), int(record.get("top_n", DEFAULT_TOP_N)),

@@ -19,6 +19,11 @@ template (App. C.4), then the document::
 Two methods share that prompt: ``lora`` is a peft LoRA adapter on the base model (the paper's B1/B2
 rows), ``prompt`` a full model (zero-shot Flan-T5 as A1/A2, fully fine-tuned as C1, or a merged
 adapter). Every metric comes from :mod:`metrics.ccs`.
+
+Baseline: length- and keyword-controlled extraction. Metrics: ROUGE-L, length MAD/PCC, keyword success
+rate, ΔFKGL, focus F1 (the paper's Table 4 columns). Test set: SciTLDR test, each example labelled with
+every control. Files: data builder ``variants/ccs/data.py`` (``python -m training build-data ccs``);
+trainer defaults and flags ``variants/ccs/train.py`` (``python -m training ccs``).
 """
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ from metrics.ccs import (BIN_WIDTH, CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, 
 from metrics.focus import FOCUS, default_focus_classifier
 from metrics.text import STOPWORDS, WORD, sentences, stem, words
 
-from .base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant
+from ..base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant
 
 ADAPTER_CONFIG = "adapter_config.json"
 # The paper's attribute names (App. C.4); focus is asked as an "Empirical Focus Level" (Sec. 3.1).
@@ -155,7 +160,7 @@ def load_adapter(path: str | Path, device: str | None = None, base_model: str | 
     from peft import AutoPeftModelForSeq2SeqLM, PeftModel
     from transformers import AutoModelForSeq2SeqLM
 
-    from .seq2seq import pick_device
+    from ..seq2seq import pick_device
 
     device = pick_device(device)
     dtype = torch.bfloat16 if device.startswith("cuda") and torch.cuda.is_bf16_supported() else torch.float32
@@ -240,7 +245,7 @@ class CCSVariant(Variant):
         (``prompt``, or a merged adapter)."""
         from transformers import AutoTokenizer
 
-        from .seq2seq import Seq2SeqSummarizer, load_seq2seq
+        from ..seq2seq import Seq2SeqSummarizer, load_seq2seq
 
         path = Path(path)
         if (path / ADAPTER_CONFIG).is_file():
@@ -307,8 +312,8 @@ class CCSVariant(Variant):
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """SciTLDR test abstracts with all four controls derived from their TLDRs (the paper's
-        compositional test set has all four; :mod:`training.ccs_data`)."""
-        from training.ccs_data import build_source
+        compositional test set has all four; :mod:`variants.ccs.data`)."""
+        from .data import build_source
 
         return build_source("scitldr", seed=0, limit=max_samples)["test"]
 

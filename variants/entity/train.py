@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from transformers import AutoConfig, AutoTokenizer
 
 from models import GSumConfig, GSumForConditionalGeneration
-from variants.entity import GUIDANCE_LENGTH, EntityAssets, EntityVariant
+from . import GUIDANCE_LENGTH, EntityAssets, EntityVariant
 
-from .presets import tiny_bart_config, tiny_tokenizer
-from .seq2seq import DataArguments
+from ..presets import tiny_bart_config, tiny_tokenizer
 
 PAPER_DEFAULTS = {"learning_rate": 3e-5, "warmup_steps": 500, "weight_decay": 0.01, "max_grad_norm": 0.1,
                   "per_device_train_batch_size": 4}
@@ -44,7 +43,7 @@ class Arguments:
             raise ValueError(f"--max-guidance-length must be at least 4, got {self.max_guidance_length}")
 
 
-def build(own: Arguments, data: DataArguments):
+def build(own: Arguments, data):
     """Model, tokenizer and assets: a random tiny GSum, a GSum checkpoint, or GSum warm-started from BART."""
     length = own.max_guidance_length or GUIDANCE_LENGTH[own.method]
     if data.preset == "tiny":

@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from metrics.entity import sentences_mentioning
 from metrics.io import DATA_DIR, read_jsonl, write_jsonl
-from variants.entity import LEAD, lead_sentences, named_entities, salient_entities
+from . import LEAD, lead_sentences, named_entities, salient_entities
 
 SOURCES = ("cnndm_sample", "bbc_summary")
 SPLITS = ("train", "val", "test")

@@ -15,6 +15,12 @@ The methods differ in where the scores go (:mod:`models.tdsum`):
 The user's control: words to ``boost`` (their input score is raised to the highest a word can have)
 and to ``suppress`` (set to 0). The live metric is ROUGE-K over the boosted words, or over the
 document's top TF-IDF terms when none are boosted.
+
+Baseline: keyword-covering extraction, sentences chosen greedily to cover the top TF-IDF terms.
+Metrics: the paper's ROUGE-K over the reference's keywords, ROUGE-1/2/L.
+Test set: SciTLDR test (abstract → author/peer TLDR).
+Files: data builder ``variants/tdsum/data.py`` (``python -m training build-data tdsum``); trainer
+defaults and flags ``variants/tdsum/train.py`` (``python -m training tdsum``); model ``models/tdsum``.
 """
 from __future__ import annotations
 
@@ -31,7 +37,7 @@ from metrics.io import DATA_DIR, read_jsonl
 from metrics.rouge_k import extract_keywords, found_keywords, rouge_k_from_keywords
 from metrics.text import STOPWORDS, WORD, sentences, words
 
-from .base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
+from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
                    check_document, reference_scores)
 
 VECTORIZER_FILE = "tfidf_vectorizer.json"
@@ -247,7 +253,7 @@ class TDSumVariant(Variant):
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """The bundled SciTLDR-A test split (the paper's main dataset, Table 8), target the author's TLDR."""
-        from training.tdsum_data import scitldr_examples
+        from .data import scitldr_examples
 
         return scitldr_examples("test")[:max_samples]
 
@@ -284,7 +290,7 @@ class TDSumVariant(Variant):
         return TDSumBaseline(self, default_assets())
 
     def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
-        from .seq2seq import Seq2SeqSummarizer, load_seq2seq
+        from ..seq2seq import Seq2SeqSummarizer, load_seq2seq
 
         model, tokenizer = load_seq2seq(path, device, **kwargs)
         settings = {name: getattr(model.config, name, None) for name in SETTINGS}

@@ -14,10 +14,10 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BartConfig, BartF
 
 from metrics.stas import TopicSpace
 from models import TopicBartConfig, TopicBartForConditionalGeneration
-from variants.topic import DEFAULT_TOP_N, SPECIAL_TOKENS, TopicAssets, TopicVariant
+from . import DEFAULT_TOP_N, SPECIAL_TOKENS, TopicAssets, TopicVariant
 
-from .presets import tiny_bart_config, tiny_tokenizer
-from .seq2seq import DataArguments, add_control_tokens
+from ..presets import tiny_bart_config, tiny_tokenizer
+from ..seq2seq import add_control_tokens
 
 PAPER_DEFAULTS = {"learning_rate": 3e-5, "per_device_train_batch_size": 4}
 
@@ -34,7 +34,7 @@ class Arguments:
             raise ValueError(f"--top-n must be positive, got {self.top_n}")
 
 
-def build(topic: Arguments, data: DataArguments):
+def build(topic: Arguments, data):
     """Model, tokenizer and assets for a method: BART for the token methods, TopicBart for ``emb``
     (a plain BART checkpoint loads into it with only the topic table new)."""
     space = TopicSpace.load(topic.topic_space) if topic.topic_space else TopicSpace.default()

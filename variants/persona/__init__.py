@@ -14,9 +14,15 @@ to give it to BART, one ``prepare`` for both:
                       the spirit of PENS's user-embedding injection.
 
 Controls: ``reader``, one of the readers the summarizer carries (SteerSum bundles *simulated*
-readers, ``variants/assets/persona_readers.json``, built by ``python -m training build-data
+readers, ``variants/persona/assets/persona_readers.json``, built by ``python -m training build-data
 persona``), or ``history``, pasted titles (one per line), which wins over ``reader``. No history at
 all is allowed: the summary is then not personalized, and a notice says so.
+
+Baseline: history-similarity extraction. Metrics: ROUGE against the reader's reference, EGISES, P-Acc.
+Test set: the simulated PENS-format test split (4 readers per BBC test article).
+Files: data builder ``variants/persona/data.py`` (``python -m training build-data persona``; also
+reads real PENS files); trainer defaults and flags ``variants/persona/train.py`` (``python -m training
+persona``); model ``models/persona``; bundled readers ``variants/persona/assets/``.
 """
 from __future__ import annotations
 
@@ -32,7 +38,7 @@ from sklearn.metrics.pairwise import cosine_similarity
 from metrics.stas import analyze
 from metrics.text import WORD, sentences
 
-from .base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
+from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
                    check_document, reference_scores)
 
 HISTORY = "[HISTORY]"
@@ -142,7 +148,7 @@ class PersonaSummarizer(Summarizer):
             return self.base.summarize(documents, controls, batch_size=batch_size, **generation)
         from transformers.modeling_outputs import BaseModelOutput
 
-        from .seq2seq import encode
+        from ..seq2seq import encode
 
         if len(documents) != len(controls):
             raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
@@ -168,6 +174,9 @@ class PersonaSummarizer(Summarizer):
                                    "tokens and was truncated")
                 out[i] = Summary(text.strip(), notices)
         return out
+
+NOT_COMPARABLE = ("The paper's Table 1 scores the authors' models on real PENS headlines; these numbers are quoted "
+                  "for context only and are not comparable with scores on other data or models.")
 
 
 class PersonaVariant(Variant):
@@ -241,7 +250,7 @@ class PersonaVariant(Variant):
         return PersonaBaseline(self, default_assets())
 
     def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
-        from .seq2seq import Seq2SeqSummarizer, load_seq2seq
+        from ..seq2seq import Seq2SeqSummarizer, load_seq2seq
 
         model, tokenizer = load_seq2seq(path, device, **kwargs)
         readers = Path(path) / READERS_FILE
@@ -275,10 +284,27 @@ class PersonaVariant(Variant):
         corpus = score_records(pairs, source)["corpus"]
         return {"egises": corpus["egises"], "p_acc_rouge_l": corpus["p_acc_rouge_l"]}
 
+    def report_extras(self, records: list[dict], rows: list[dict]) -> dict[str, Any]:
+        """ROUGE-Lsum averaged per reader, whether the data is the simulated benchmark, and the paper's
+        Table 1 EGISES quoted for context only (real PENS and the authors' models: not comparable)."""
+        by_reader: dict[str, list[float]] = {}
+        for record, row in zip(records, rows):
+            if "user" in record:
+                by_reader.setdefault(record["user"], []).append(row.get("rougeLsum") or 0.0)
+        simulated = any(r.get("dataset") == "pens_simulated" for r in records)
+        return {
+            "simulated": simulated,
+            "data_note": ("SIMULATED PENS-format benchmark (BBC News Summary articles, made-up readers and reader "
+                          "references; variants/persona/data.py): not real PENS") if simulated else "PENS-format data",
+            "rouge_per_reader": {user: sum(v) / len(v) for user, v in sorted(by_reader.items())},
+            "reported_in_paper": {"note": NOT_COMPARABLE,
+                                  "table_1_egises": {e["system"]: e["metrics"]["egises"] for e in self.reported}},
+        }
+
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """The simulated PENS-format test split (seed 0, 4 readers per BBC test article), whole
         articles first: ``max_samples`` is rounded down to a multiple of the readers per article."""
-        from training.pens_data import build_simulated
+        from .data import build_simulated
 
         test = build_simulated(seed=0)[0]["test"]
         return test if max_samples is None else test[: max(2, max_samples - max_samples % 4)]

@@ -4,7 +4,7 @@
     python -m training persona --method user-embedding --base-model facebook/bart-large \\
         --train-file data/persona-simulated/train.jsonl --eval-file data/persona-simulated/val.jsonl \\
         --readers data/persona-simulated/persona_readers.json --output-dir checkpoints/persona-user-embedding
-    python -m training.persona_eval --model checkpoints/persona-user-embedding --data data/persona-simulated/test.jsonl
+    python -m training evaluate --model checkpoints/persona-user-embedding --data data/persona-simulated/test.jsonl
 
 ``history-prefix`` trains plain BART on ``titles [HISTORY] article`` (the paper's injection of a cue
 into a generic model, Sec. 5.1); ``user-embedding`` trains ``persona_bart`` (a plain BART
@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BartConfig, BartForConditionalGeneration
 
 from models import PersonaBartConfig, PersonaBartForConditionalGeneration
-from variants.persona import DEFAULT_PREFIX_TITLES, SPECIAL_TOKENS, PersonaAssets, PersonaVariant, default_assets
+from . import DEFAULT_PREFIX_TITLES, SPECIAL_TOKENS, PersonaAssets, PersonaVariant, default_assets
 
-from .presets import tiny_bart_config, tiny_tokenizer
-from .seq2seq import DataArguments, add_control_tokens
+from ..presets import tiny_bart_config, tiny_tokenizer
+from ..seq2seq import add_control_tokens
 
 PAPER_DEFAULTS = {"learning_rate": 3e-5, "per_device_train_batch_size": 4}
 
@@ -44,7 +44,7 @@ class Arguments:
             raise ValueError(f"--prefix-titles must be positive, got {self.prefix_titles}")
 
 
-def build(persona: Arguments, data: DataArguments):
+def build(persona: Arguments, data):
     """Model, tokenizer and assets: BART + ``[HISTORY]`` for ``history-prefix``, PersonaBart for
     ``user-embedding`` (its user-encoder settings go in the config, so they travel with the weights)."""
     readers = PersonaAssets.from_file(persona.readers) if persona.readers else default_assets()

@@ -42,7 +42,7 @@ from metrics.ccs import CONTROLS, fkgl, length_bins
 from metrics.focus import default_focus_classifier
 from metrics.io import DATA_DIR, read_jsonl, write_jsonl
 from metrics.text import words
-from variants.ccs import composition, content_keywords, missing_keywords
+from . import composition, content_keywords, missing_keywords
 
 SPLITS = ("train", "val", "test")
 SOURCES = ("scitldr", "cnndm_sample", "macsum_doc")

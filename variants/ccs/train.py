@@ -26,11 +26,10 @@ from pathlib import Path
 import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, T5ForConditionalGeneration
 
-from variants.base import read_record, write_record
-from variants.ccs import ADAPTER_CONFIG, CCSVariant
+from ..base import read_record, write_record
+from . import ADAPTER_CONFIG, CCSVariant
 
-from .presets import tiny_t5_config, tiny_t5_tokenizer
-from .seq2seq import DataArguments
+from ..presets import tiny_t5_config, tiny_t5_tokenizer
 
 PAPER_DEFAULTS = {"base_model": "google/flan-t5-xxl", "learning_rate": 1e-4, "num_train_epochs": 20,
                   "max_target_length": 320}  # bin 4 summaries run past 200 words, about 300 T5 tokens
@@ -84,7 +83,7 @@ def lora_config(own: Arguments):
                       lora_dropout=own.lora_dropout, target_modules=own.targets)
 
 
-def build(own: Arguments, data: DataArguments):
+def build(own: Arguments, data):
     """Base model and tokenizer (the tiny preset or ``--base-model``), wrapped in a LoRA adapter for
     ``lora``: every base weight frozen, only the adapter trained."""
     if data.preset == "tiny":

@@ -23,10 +23,9 @@ from transformers import AutoConfig, AutoTokenizer
 
 from metrics.io import DataError, read_jsonl
 from models import TDSumConfig, TDSumForConditionalGeneration
-from variants.tdsum import METHODS, TDSumAssets, TDSumVariant, fit_vectorizer, save_vectorizer
+from . import METHODS, TDSumAssets, TDSumVariant, fit_vectorizer, save_vectorizer
 
-from .presets import TINY_BART, tiny_bart_config, tiny_tokenizer
-from .seq2seq import DataArguments
+from ..presets import TINY_BART, tiny_bart_config, tiny_tokenizer
 
 PAPER_DEFAULTS = {"learning_rate": 3e-5, "gradient_accumulation_steps": 4}
 logger = logging.getLogger(__name__)
@@ -75,7 +74,7 @@ def method_settings(args: Arguments, encoder_layers: int) -> dict:
     return settings
 
 
-def build(own: Arguments, data: DataArguments):
+def build(own: Arguments, data):
     """Model, tokenizer and assets: a TDSum model (a BART checkpoint loads into it with only the
     TF-IDF parts new) and the vectorizer fitted on the training documents."""
     documents = [r.get("document") for r in read_jsonl(data.train_file)[: data.max_train_samples]]
