@@ -22,12 +22,16 @@ Choices the paper leaves open, made here:
 * An unseen topic (Sec. 5.3) gets its vector from a few example texts (eq. 1 over them) or from a
   few words, vectorized as one pseudo-document, so idf weighs rare words up as for any text.
 
-The default space (:meth:`TopicSpace.default`) is fitted on the bundled BBC articles (1,954,
-5 topics) and committed under ``assets/bbc_topic_space`` so it works without the data, e.g. on a
-Hub Space. It keeps every term (``max_features=None``, 21,859 lemmas): the two files take about
-1.0 MB, inside the 3 MB budget, so nothing forces a cut, and a cut by corpus frequency would drop
-the rare names (players, firms, bands) that are strong topic evidence. Rebuild it with
-``python -m metrics.stas build-default``; a test checks that the committed files equal a fresh fit.
+The default space (:meth:`TopicSpace.default`) is fitted on the bundled BBC articles that are
+training articles: the 1,645 of ``bbc/articles.jsonl`` (5 topics) whose ids are not in the
+``bbc_summary`` val or test split, so STAS on the topic test set (super-articles of ``bbc_summary``
+test articles) never scores text the space was fitted on. The saved space records this
+(``fitted_on``: file, excluded splits, ids excluded, documents used). It is committed under
+``assets/bbc_topic_space`` so it works without the data, e.g. on a Hub Space. It keeps every term
+(``max_features=None``, 20,588 lemmas): the two files take about 1 MB, inside the 3 MB
+budget, so nothing forces a cut, and a cut by corpus frequency would drop the rare names (players,
+firms, bands) that are strong topic evidence. Rebuild it with ``python -m metrics.stas
+build-default``; a test checks that the committed files equal a fresh fit.
 """
 from __future__ import annotations
 
@@ -47,7 +51,8 @@ from metrics.text import STOPWORDS, lemma, words
 FORMAT = "steersum-topic-space/1"
 JSON_NAME, NPZ_NAME = "topic_space.json", "topic_space.npz"  # fixed: a checkpoint carries its space under these
 DEFAULT_DIR = Path(__file__).resolve().parent / "assets" / "bbc_topic_space"
-DEFAULT_MAX_FEATURES = None  # keep all 21,859 BBC lemmas (see the module docstring)
+DEFAULT_MAX_FEATURES = None  # keep every lemma of the training articles (see the module docstring)
+HELD_OUT_SPLITS = ("val", "test")  # bbc_summary splits whose articles the default space never sees
 # Everything about the tf-idf model that is not learnt; saved with the space and checked on load.
 TFIDF_SETTINGS = {"analyzer": "metrics.stas.analyze", "norm": "l2", "use_idf": True, "smooth_idf": True,
                   "sublinear_tf": False}
@@ -68,7 +73,7 @@ CLITICS = frozenset({"s", "re", "ve", "ll", "d", "m"})
 def term(word: str) -> str | None:
     """The topic-space term of one word token of :func:`metrics.text.words`, or None when it is
     not a term: its WordNet lemma, with stop words dropped before lemmatizing ("was" would become
-    "wa") and after ("others"), and one-character tokens dropped as scikit-learn's default does."""
+    "wa") and after ("downs" is "down"), and one-character tokens dropped as scikit-learn's default does."""
     head, apostrophe, tail = word.replace("’", "'").partition("'")
     if apostrophe and tail == "t":
         return None
@@ -115,9 +120,10 @@ class TopicSpace:
     """
 
     def __init__(self, vectorizer: TfidfVectorizer, topics: list[str], topic_vectors: np.ndarray,
-                 sources: dict[str, str], max_features: int | None = None):
+                 sources: dict[str, str], max_features: int | None = None, fitted_on: dict | None = None):
         """Use :meth:`fit`, :meth:`load` or :meth:`default`. ``topic_vectors`` is (n_topics, n_terms),
-        row i the eq. 1 mean for ``topics[i]``; ``sources`` says where each topic came from."""
+        row i the eq. 1 mean for ``topics[i]``; ``sources`` says where each topic came from;
+        ``fitted_on`` which documents the space was fitted on (saved with it; free-form)."""
         if list(topics) != sorted(set(topics)):
             raise ValueError(f"topics must be sorted and unique, got {topics}")
         n_terms = len(vectorizer.vocabulary_)
@@ -132,6 +138,7 @@ class TopicSpace:
         self.topic_vectors = topic_vectors
         self.sources = dict(sources)
         self.max_features = max_features
+        self.fitted_on = dict(fitted_on or {})
         self.terms = vectorizer.get_feature_names_out()  # column j holds terms[j]
         self._unit_topics_t = (topic_vectors / norms[:, None]).T  # (n_terms, n_topics), for eq. 3
 
@@ -180,7 +187,8 @@ class TopicSpace:
         topics = sorted(self._topics + [name])
         at = topics.index(name)
         topic_vectors = np.insert(self.topic_vectors, at, vector, axis=0)
-        return TopicSpace(self.vectorizer, topics, topic_vectors, {**self.sources, name: source}, self.max_features)
+        return TopicSpace(self.vectorizer, topics, topic_vectors, {**self.sources, name: source}, self.max_features,
+                          self.fitted_on)
 
     # ---- scoring ------------------------------------------------------------------------------
 
@@ -233,7 +241,7 @@ class TopicSpace:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         config = {"format": FORMAT, "settings": {**TFIDF_SETTINGS, "max_features": self.max_features},
-                  "topics": self._topics, "sources": self.sources,
+                  "topics": self._topics, "sources": self.sources, "fitted_on": self.fitted_on,
                   "vocabulary": self.terms.tolist(), "idf": self.vectorizer.idf_.tolist()}
         (directory / JSON_NAME).write_text(json.dumps(config, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
         np.savez_compressed(directory / NPZ_NAME, topic_vectors=self.topic_vectors)
@@ -252,7 +260,8 @@ class TopicSpace:
         with np.load(directory / NPZ_NAME, allow_pickle=False) as arrays:
             topic_vectors = arrays["topic_vectors"]
         vectorizer = _vectorizer(config["vocabulary"], np.asarray(config["idf"], dtype=np.float64))
-        return cls(vectorizer, config["topics"], topic_vectors, config["sources"], config["settings"]["max_features"])
+        return cls(vectorizer, config["topics"], topic_vectors, config["sources"], config["settings"]["max_features"],
+                   config.get("fitted_on"))
 
     @classmethod
     def default(cls) -> TopicSpace:
@@ -269,12 +278,21 @@ def _default_space() -> TopicSpace:
 
 
 def build_default(data_dir: Path = DATA_DIR, out_dir: Path = DEFAULT_DIR) -> TopicSpace:
-    """Fit the default space on ``bbc/articles.jsonl`` (fields ``text``, ``topic``) and save it."""
+    """Fit the default space on the training articles of ``bbc/articles.jsonl`` (fields ``id``,
+    ``text``, ``topic``): those whose ids are not in ``bbc_summary``'s val or test split, where the
+    topic test set comes from. Save it with a ``fitted_on`` record of what was used."""
     path = Path(data_dir) / "bbc" / "articles.jsonl"
-    records = read_jsonl(path)
-    texts = [get_field(r, "text", str, f"{path}:{i + 1}") for i, r in enumerate(records)]
-    topics = [get_field(r, "topic", str, f"{path}:{i + 1}") for i, r in enumerate(records)]
+    held_out = {get_field(r, "id", str, f"{split}:{i + 1}")
+                for split in HELD_OUT_SPLITS
+                for i, r in enumerate(read_jsonl(Path(data_dir) / "bbc_summary" / f"{split}.jsonl"))}
+    records = [(f"{path}:{i + 1}", r) for i, r in enumerate(read_jsonl(path))]
+    training = [(where, r) for where, r in records if get_field(r, "id", str, where) not in held_out]
+    texts = [get_field(r, "text", str, where) for where, r in training]
+    topics = [get_field(r, "topic", str, where) for where, r in training]
     space = TopicSpace.fit(texts, topics, max_features=DEFAULT_MAX_FEATURES)
+    space.fitted_on = {"data": "bbc/articles.jsonl", "excluded": "ids in bbc_summary/{val,test}.jsonl "
+                       "(the topic test set's articles)", "documents": len(training),
+                       "excluded_documents": len(records) - len(training)}
     space.save(out_dir)
     return space
 
@@ -319,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "build-default":
         space = build_default(args.data_dir, args.out_dir)
-        print(f"{args.out_dir}: {len(space.terms)} terms, topics {space.sources}")
+        print(f"{args.out_dir}: {len(space.terms)} terms, topics {space.sources}, fitted on {space.fitted_on}")
     else:
         space = TopicSpace.load(args.space) if args.space else TopicSpace.default()
         print(", ".join(space.representative_terms(args.topic, args.n)))

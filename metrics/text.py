@@ -10,13 +10,27 @@ from functools import lru_cache
 
 import nltk
 from nltk.stem import PorterStemmer
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 SETUP_HINT = "run `bash scripts/setup.sh` (it builds the offline NLTK data into .venv/share/nltk_data)"
 NLTK_RESOURCES = ("corpora/wordnet", "tokenizers/punkt_tab/english", "corpora/stopwords", "corpora/cmudict")
 
-# scikit-learn's list (318 words): the same one the TF-IDF models in SteerSum use.
-STOPWORDS = frozenset(ENGLISH_STOP_WORDS)
+# NLTK's English stop words (the classic 179-word list), used wherever SteerSum analyses text (topic
+# space, TF-IDF models, keywords, entity names). Not scikit-learn's 318-word list: that one also drops
+# content words ("interest", "bill", "show", "fire", "system", "detail"), so "interest rates" would
+# lose its topic word. Written here rather than read from NLTK's data so the terms never depend on
+# which data was installed; scripts/build_nltk_data.py writes this list as NLTK's ``stopwords/english``.
+STOPWORDS = frozenset("""
+i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he
+him his himself she she's her hers herself it it's its itself they them their theirs themselves what
+which who whom this that that'll these those am is are was were be been being have has had having do
+does did doing a an the and but if or because as until while of at by for with about against between
+into through during before after above below to from up down in out on off over under again further
+then once here there when where why how all any both each few more most other some such no nor not
+only own same so than too very s t can will just don don't should should've now d ll m o re ve y ain
+aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't
+ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't
+won won't wouldn wouldn't
+""".split())
 
 # A word: letters/digits with an optional inner apostrophe ("don't"). Case-insensitive so callers can
 # find words in the original text (e.g. to tag them) with the same boundaries as words().

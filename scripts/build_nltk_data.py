@@ -43,12 +43,14 @@ def build_punkt(dest: pathlib.Path) -> None:
 
 
 def build_stopwords(dest: pathlib.Path) -> None:
-    # scikit-learn's English list (318 words), the same one TfidfVectorizer(stop_words="english") uses.
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+    # NLTK's English list (179 words), as metrics.text.STOPWORDS holds it (not scikit-learn's 318
+    # words, which include content words such as "interest" and "system").
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+    from metrics.text import STOPWORDS
 
     sdir = dest / "corpora" / "stopwords"
     sdir.mkdir(parents=True, exist_ok=True)
-    (sdir / "english").write_text("\n".join(sorted(ENGLISH_STOP_WORDS)) + "\n", encoding="utf-8")
+    (sdir / "english").write_text("\n".join(sorted(STOPWORDS)) + "\n", encoding="utf-8")
 
 
 def build_cmudict(dest: pathlib.Path) -> None:

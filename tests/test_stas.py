@@ -36,11 +36,29 @@ def bbc_summaries(data_dir):
 
 
 def test_terms_are_lemmas_without_stop_words():
-    assert analyze("The players WERE running; others' goals.") == ["player", "run", "goal"]
+    assert analyze("The players WERE running; ups and downs, goals.") == ["player", "run", "goal"]
     assert term("was") is None  # a stop word: dropped before WordNet would turn it into "wa"
     assert term("england's") == term("england’s") == "england"  # possessive cut, either apostrophe
     assert term("it's") is None and term("won't") is None  # "it" is a stop word; "won't" is not "win"
     assert term("x") is None and term("o'neill") == "o'neill"
+
+
+def test_stop_words_are_nltks_list_without_content_words():
+    # scikit-learn's 318-word list dropped all five content words, so "interest rates" lost its topic word
+    assert analyze("The interest bill show fire system") == ["interest", "bill", "show", "fire", "system"]
+    assert analyze("the") == [] and term("the") is None
+
+
+def test_default_space_is_fitted_on_training_articles_only(data_dir, bbc):
+    held_out = {r["id"] for split in ("val", "test") for r in read_jsonl(data_dir / "bbc_summary" / f"{split}.jsonl")}
+    articles = read_jsonl(data_dir / "bbc" / "articles.jsonl")
+    assert bbc.fitted_on["documents"] == len(articles) - len(held_out) == 1645
+    assert bbc.fitted_on["excluded_documents"] == len(held_out) == 309
+    assert sum(int(n.split()[0]) for n in bbc.sources.values()) == 1645
+    # a term that only held-out (val/test) articles use is not in the space
+    training_terms = {t for a in articles if a["id"] not in held_out for t in analyze(a["text"])}
+    held_out_only = {t for a in articles if a["id"] in held_out for t in analyze(a["text"])} - training_terms
+    assert held_out_only and not held_out_only & set(bbc.vectorizer.vocabulary_)
 
 
 def test_hand_computed_stas_on_a_tiny_space(tiny):
@@ -144,7 +162,7 @@ def test_committed_default_equals_a_fresh_fit(tmp_path, data_dir, bbc):
     fresh = build_default(data_dir, tmp_path)  # about 1.5 s once WordNet is loaded
     committed = json.loads((DEFAULT_DIR / JSON_NAME).read_text(encoding="utf-8"))
     rebuilt = json.loads((tmp_path / JSON_NAME).read_text(encoding="utf-8"))
-    for key in ("format", "settings", "topics", "sources", "vocabulary"):
+    for key in ("format", "settings", "topics", "sources", "fitted_on", "vocabulary"):
         assert committed[key] == rebuilt[key], key
     np.testing.assert_allclose(committed["idf"], rebuilt["idf"], rtol=1e-12, atol=0)
     np.testing.assert_allclose(bbc.topic_vectors, fresh.topic_vectors, rtol=1e-12, atol=1e-15)

@@ -2,7 +2,9 @@
 
 Two articles with different topics are mixed sentence by sentence; the mixed article is paired once
 with each article's summary and that article's topic. A model trained on them must find the
-requested topic's sentences among the other topic's.
+requested topic's sentences among the other topic's. Which article leads (gives the first sentence)
+is a seeded coin flip per example, so position says nothing about the topic: were the requested
+article always first, a topic-blind rule taking sentences 0, 2, 4 would score like the topic baseline.
 
     python -m training build-data topic --out data/topic [--source bbc_summary|cnndm_sample] [--seed 0]
 
@@ -55,20 +57,24 @@ def pair_articles(articles: list[dict], rng: random.Random) -> list[tuple[dict, 
 
 
 def super_articles(articles: list[dict], seed: int, split: str, dataset: str) -> list[dict]:
-    """Two examples per pair: the mixed article with a1's summary (a1 first), and with a2's (a2 first)."""
+    """Two examples per pair: the mixed article with a1's summary, and with a2's. Each example's
+    leading article (``leading``: its id) is drawn by the seeded ``rng``, independently of the topic."""
     rng = random.Random(seed)
     out = []
     for number, (a1, a2) in enumerate(pair_articles(articles, rng)):
         s1, s2 = sentences(a1["source"]), sentences(a2["source"])
         for suffix, (main, other, main_sents, other_sents) in (("a", (a1, a2, s1, s2)), ("b", (a2, a1, s2, s1))):
+            main_leads = rng.random() < 0.5
+            mixed = interleave(main_sents, other_sents) if main_leads else interleave(other_sents, main_sents)
             out.append({
                 "id": f"super-{split}-{number:05d}{suffix}",
-                "document": " ".join(interleave(main_sents, other_sents)),
+                "document": " ".join(mixed),
                 "controls": {"topic": main["topic"]},
                 "target": main["target"],
                 "dataset": dataset,
                 "sources": [main["id"], other["id"]],
                 "other_topic": other["topic"],
+                "leading": (main if main_leads else other)["id"],
             })
     return out
 
