@@ -16,7 +16,7 @@ import models  # noqa: F401  (registers GSum)
 from hub_cards.card import MISSING
 from hub_cards.export import export_checkpoint
 from models import GSumConfig, GSumForConditionalGeneration
-from variants.entity.data import entity_examples, proxy_target
+from variants.entity.data import entity_examples, proxy_target, reference_target
 from variants.presets import tiny_tokenizer
 from variants import REGISTRY, ControlError, InputError, get_variant, load_summarizer
 from variants.entity import EXAMPLE_DOCUMENT, EntityAssets, MissingNERModel, group_names, ner
@@ -163,6 +163,39 @@ def test_entity_examples_keep_salient_entities_and_count(entity):
     assert examples[0]["target_from_reference"] == 1 and examples[0]["dataset"] == "hand"
     assert counts["examples"] == 1 and counts["target: reference + lead"] == 1 and counts["too few mentions"] >= 1
     assert entity_examples([record], "hand")[0] == examples
+
+
+def test_test_targets_use_rule_a_only_and_drop_what_it_cannot_build(entity):
+    # (a) alone: the reference's sentences naming her, no lead sentence added
+    assert reference_target("Merkel visited Paris. Prices fell.", "Angela Merkel") == (["Merkel visited Paris."], 1)
+    record = {"id": "doc-1", "source": DOC + " Emmanuel Macron greeted her.", "target": "Merkel visited Paris."}
+    examples, counts = entity_examples([record], "hand", test=True)
+    assert [(e["controls"], e["target"]) for e in examples] == [({"entity": "Angela Merkel"}, "Merkel visited Paris.")]
+    never = {**record, "target": "Markets were calm."}  # the reference never names her: no test example
+    assert entity_examples([never], "hand", test=True)[0] == []
+    assert entity_examples([never], "hand", test=True)[1]["not named in the reference"] == 1
+    lead = {**record, "target": "Angela Merkel arrived in Paris on Monday. Merkel met the French president. "
+                                "Later Merkel spoke to reporters."}  # exactly Lead3ent's output: dropped
+    assert entity_examples([lead], "hand", test=True)[1]["target equals Lead3ent"] == 1
+
+
+def test_the_test_set_holds_no_lead3ent_output_and_scores_lead3_and_lead3ent(entity):
+    """Measured on the bundled test sets (bbc_summary 314 pairs / cnndm_sample 109): Lead3ent ROUGE-1
+    0.711 / 0.241, Lead-3 0.375 / 0.202; before (proxy targets, CNN/DM) 321 of 432 targets were
+    Lead3ent's output and its ROUGE-1 was 0.938."""
+    from training.evaluate import evaluate
+
+    examples = entity.test_examples()
+    assert [e["dataset"] for e in examples] == sorted(e["dataset"] for e in examples)  # bbc_summary first
+    assert {e["dataset"] for e in examples} == {"bbc_summary", "cnndm_sample"}
+    reports = {s.method: evaluate(s, examples, "test") for s in (entity.baseline(), entity.lead3())}
+    outputs = [row["summary"] for row in reports["lead3ent"]["examples"]]
+    assert not any(" ".join(o.split()) == " ".join(e["target"].split()) for o, e in zip(outputs, examples))
+    for dataset in ("bbc_summary", "cnndm_sample"):
+        ent, lead = reports["lead3ent"]["breakdown"][dataset], reports["lead3"]["breakdown"][dataset]
+        assert ent["entity_coverage"] == 1.0 and lead["entity_coverage"] < 0.5
+        assert ent["rouge1"] > lead["rouge1"]
+    assert reports["lead3ent"]["metrics"]["rouge1"] < 0.8  # no longer the 0.938 of targets built by its rule
 
 
 def test_group_names_merges_surnames_and_possessives():

@@ -16,7 +16,9 @@ sentences that mention the entity (the default), and Lead-3 (Sec. 4.2.1). Scores
 Named entities come from spaCy's small English model (:func:`named_entities`): the data builder
 (:mod:`variants.entity.data`) and the Space's suggestions use it, batched with ``nlp.pipe``.
 
-Test set: CNN/DM test articles with their salient entities, targets built as for training.
+Test set: the salient entities of the BBC News Summary test articles, then of the CNN/DM test articles
+(``dataset`` says which), each target the reference sentences that name the entity (EntSUM's rule (a)
+only; pairs whose reference never names it dropped), so no target is made by Lead3ent's rule.
 Files: data builder ``variants/entity/data.py`` (``python -m training build-data entity``); trainer
 defaults and flags ``variants/entity/train.py`` (``python -m training entity``); model ``models/gsum``.
 """
@@ -277,8 +279,19 @@ class EntityVariant(Variant):
     def card_facts(self, assets: Any = None) -> dict[str, Any]:
         return {"example_controls": {"entity": "Angela Merkel"}, "example_document": EXAMPLE_DOCUMENT}
 
+    def breakdown(self, rows: list[dict]) -> dict[str, dict]:
+        """Each metric's mean per test set (``dataset``: ``bbc_summary``, ``cnndm_sample``), which
+        differ in kind: extractive references (sentences people picked) vs written highlights."""
+        groups: dict[str, list[dict]] = {}
+        for row in rows:
+            groups.setdefault(row.get("dataset", "?"), []).append(row)
+        return {dataset: {"n": len(group), **{name: sum(r[name] for r in group) / len(group) for name in self.metric_names
+                                              if all(r.get(name) is not None for r in group)}}
+                for dataset, group in groups.items()}
+
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
-        """Proxy-target examples (:mod:`variants.entity.data`) of the bundled CNN/DM test split."""
+        """Rule-(a) examples (:mod:`variants.entity.data`) of the bundled ``bbc_summary`` test split
+        (human-selected reference sentences), then of ``cnndm_sample``'s (highlights)."""
         from .data import build_split
 
-        return build_split("cnndm_sample", "test")[:max_samples]
+        return (build_split("bbc_summary", "test") + build_split("cnndm_sample", "test"))[:max_samples]
