@@ -27,7 +27,8 @@ measures it on word distributions, one probability space per document:
 **Lower EGISES is better.** Dev is a degree of personalization, so 1 - mean Dev is a degree of
 *insensitivity*: 0 when every summary diverges from the others as its reader does, 1 when the model
 writes the same summary whatever the reader (or different ones where readers agree). Table 1 ranks
-models by the lowest EGISES (BigBird-Pegasus 0.4286 first, PENS-NRMS T2 0.9971 last), and Sec. 3.4
+models by the lowest EGISES (BigBird-Pegasus 0.4286 first, given each reader's gold reference as input
+per Sec. 5.1; PENS-NRMS T2 0.9971 last), and Sec. 3.4
 says a high EGISES means a model insensitive to its readers. Formula and ranking agree.
 
 Out-of-vocabulary smoothing (Sec. 3.3, Appendix A, Algorithm 1). A term w of a summary that d does

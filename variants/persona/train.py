@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BartConfig, BartForConditionalGeneration
 
 from models import PersonaBartConfig, PersonaBartForConditionalGeneration
-from . import DEFAULT_PREFIX_TITLES, SPECIAL_TOKENS, PersonaAssets, PersonaVariant, default_assets
+from . import DEFAULT_MAX_HISTORY, DEFAULT_PREFIX_TITLES, SPECIAL_TOKENS, PersonaAssets, PersonaVariant, default_assets
 
 from ..presets import tiny_bart_config, tiny_tokenizer
 from ..seq2seq import add_control_tokens
@@ -34,7 +34,7 @@ class Arguments:
         "help": "persona_readers.json: the readers the 'reader' control offers (default: SteerSum's simulated ones)"})
     prefix_titles: int = field(default=DEFAULT_PREFIX_TITLES, metadata={"help": "history-prefix: recent titles put in front"})
     user_vectors: int = field(default=4, metadata={"help": "user-embedding: vectors per reader in the decoder memory"})
-    max_history: int = field(default=16, metadata={"help": "user-embedding: most recent titles encoded"})
+    max_history: int = field(default=DEFAULT_MAX_HISTORY, metadata={"help": "user-embedding: most recent titles encoded"})
     max_title_tokens: int = field(default=24, metadata={"help": "user-embedding: tokens kept per title"})
     title_encoder: str = field(default="encoder", metadata={"help": "user-embedding: 'encoder' (BART encoder) or 'embeddings'"})
 
