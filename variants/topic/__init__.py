@@ -17,7 +17,8 @@ space scores the summary with STAS.
 Baseline: topic-focused extraction, the document's sentences closest to the topic in the topic space.
 Metrics: STAS (the topic's affinity, Sec. 3) and ROUGE-1/2/L against the reference.
 Test set: super-articles (Sec. 5.1), the sentences of two BBC test articles of different topics
-interleaved, the target the summary of the article whose topic is asked for.
+interleaved, which one leads a seeded coin flip per example, the target the summary of the article
+whose topic is asked for; the topic space scoring them is fitted on training articles only.
 Files: data builder ``variants/topic/data.py`` (``python -m training build-data topic``); trainer
 defaults and flags ``variants/topic/train.py`` (``python -m training topic``); model ``models/topic_bart``.
 """
@@ -203,7 +204,7 @@ _DEFAULT_ASSETS: TopicAssets | None = None
 
 
 def default_assets() -> TopicAssets:
-    """The embedded default: the topic space fitted on the bundled BBC articles (5 topics)."""
+    """The embedded default: the topic space fitted on the bundled BBC training articles (5 topics)."""
     global _DEFAULT_ASSETS
     if _DEFAULT_ASSETS is None:
         _DEFAULT_ASSETS = TopicAssets(TopicSpace.default())
