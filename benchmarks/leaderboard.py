@@ -21,7 +21,8 @@ Written to ``--out``:
   and the models that could not be used;
 * ``leaderboard.md``: one table per variant shaped like the paper's main table (each system followed by
   its shuffled-controls and Lead-k rows, the paper's rows labelled), and a table of control effects;
-* ``<variant>.png``: one bar chart per metric, ours solid, the paper's hatched;
+* ``<variant>.png``: one bar chart per metric, ours solid (shuffled-controls and Lead-k rows pale), the paper's
+  hatched;
 * ``cache/<variant>/<key>.json``: each system's full evaluation report, keyed by a hash of the model
   (folder contents or Hub revision), the test set and ``--max-samples``. An interrupted run resumes
   from them; delete ``cache/`` to recompute.
@@ -303,7 +304,8 @@ def plot_variant(path: Path, variant_id: str, board: dict) -> None:
     for axis, name in zip(axes.flat, names):
         values = [metrics.get(name) for _, metrics in ours + theirs]
         bars = axis.barh(range(len(labels)), [v if v is not None else 0 for v in values],
-                         color=["tab:blue"] * len(ours) + ["lightgrey"] * len(theirs))
+                         color=[("lightsteelblue" if label.startswith("   ") else "tab:blue") for label, _ in ours]
+                         + ["lightgrey"] * len(theirs))
         for bar in bars[len(ours):]:
             bar.set_hatch("//")
         for y, value in enumerate(values):
@@ -312,7 +314,8 @@ def plot_variant(path: Path, variant_id: str, board: dict) -> None:
         axis.set_title(name)
     axes[0][0].set_yticks(range(len(labels)), labels)
     axes[0][0].invert_yaxis()  # first system on top (the axes share y: once for all)
-    figure.suptitle(f"{board['title']} ({variant_id}): ours (blue) and {REPORTED_LABEL} (hatched)", fontsize=9)
+    figure.suptitle(f"{board['title']} ({variant_id}): ours (blue; pale: shuffled controls and Lead-k) and {REPORTED_LABEL} (hatched)",
+                    fontsize=9)
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)
