@@ -111,3 +111,17 @@ def test_corpus_metrics_get_the_difference_without_an_interval():
 def test_every_variants_control_metrics_are_its_metrics(variant_id):
     variant = REGISTRY[variant_id]
     assert variant.control_metrics and set(variant.control_metrics) <= set(variant.metric_names)
+
+
+def test_evaluate_cli_adds_control_sensitivity_unless_told_not_to(tmp_path, capsys):
+    from training.__main__ import main as training
+
+    data = tmp_path / "topic.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in TOPIC.test_examples(4)))
+    common = ["evaluate", "--model", "baseline", "--variant", "topic", "--data", str(data)]
+    training([*common, "--out", str(tmp_path / "with.json")])
+    report = json.loads((tmp_path / "with.json").read_text())
+    assert set(report["control_sensitivity"]["effect"]) == {"stas"} and "stas: " in capsys.readouterr().out
+    training([*common, "--out", str(tmp_path / "without.json"), "--no-control-sensitivity"])
+    without = json.loads((tmp_path / "without.json").read_text())
+    assert "control_sensitivity" not in without and without["metrics"] == report["metrics"]
