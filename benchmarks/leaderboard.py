@@ -14,10 +14,15 @@ so the numbers are that command's numbers.
 
 Written to ``--out``:
 
-* ``leaderboard.json``: per variant its test set, systems (metrics, the paired bootstrap of each ROUGE /
-  ROUGE-K score against the baseline), the paper's reported rows and the models that could not be used;
-* ``leaderboard.md``: one table per variant shaped like the paper's main table, the paper's rows labelled;
-* ``<variant>.png``: one bar chart per metric, ours solid, the paper's hatched;
+* ``leaderboard.json``: per variant its test set, systems (metrics with ``output_words``, the paired
+  bootstrap of each ROUGE / ROUGE-K score against the baseline, the same system given shuffled controls
+  and its control effect per control metric with a paired-bootstrap interval, and the control-blind
+  Lead-k at the system's mean summary length: :mod:`training.sensitivity`), the paper's reported rows
+  and the models that could not be used;
+* ``leaderboard.md``: one table per variant shaped like the paper's main table (each system followed by
+  its shuffled-controls and Lead-k rows, the paper's rows labelled), and a table of control effects;
+* ``<variant>.png``: one bar chart per metric, ours solid (shuffled-controls and Lead-k rows pale), the paper's
+  hatched;
 * ``cache/<variant>/<key>.json``: each system's full evaluation report, keyed by a hash of the model
   (folder contents or Hub revision), the test set and ``--max-samples``. An interrupted run resumes
   from them; delete ``cache/`` to recompute.
@@ -38,10 +43,13 @@ from tqdm.auto import tqdm
 from metrics.bootstrap import N_RESAMPLES, compare
 from training.data import load_examples
 from training.evaluate import evaluate
+from training.sensitivity import control_sensitivity
 from variants import REGISTRY, Variant
 
 REPORTED_LABEL = "reported in paper (different data/base model)"
 ALPHA = 0.05  # a system's ROUGE / ROUGE-K cell is marked when it beats the baseline at p < ALPHA
+REPORT_VERSION = 2  # in the cache key: 2 = reports carry control_sensitivity and output_words
+SHUFFLED_LABEL = "↳ same system, shuffled controls"
 log = logging.getLogger(__name__)
 
 
@@ -58,7 +66,7 @@ def fingerprint(entry) -> dict:
 
 def cache_file(out: Path, variant: Variant, entry, data_sha: str, max_samples: int | None) -> Path:
     key = {"variant": variant.id, "model": entry.model, "system": fingerprint(entry), "data": data_sha,
-           "max_samples": max_samples}
+           "max_samples": max_samples, "report": REPORT_VERSION}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return out / "cache" / variant.id / f"{digest}.json"
 
@@ -138,6 +146,7 @@ def evaluate_system(variant: Variant, entry, data_file: Path, cache: Path, batch
     summarizer = entry.load() if entry.source == "baseline" else entry.load(device=device)
     records = load_examples(data_file, variant, summarizer.assets)
     report = evaluate(summarizer, records, str(data_file), batch_size)
+    report["control_sensitivity"] = control_sensitivity(summarizer, records, str(data_file), report, batch_size)
     write_atomically(cache, json.dumps({"system": entry.to_json(), **report}, ensure_ascii=False))
 
 
@@ -161,7 +170,7 @@ def variant_board(out: Path, variant: Variant, plan: tuple | None, catalog) -> d
     written = [json.loads(line) for line in data_file.read_text(encoding="utf-8").splitlines()]
     test_set = {"file": str(data_file.relative_to(out)), "n": len(written),
                 "datasets": sorted({r.get("dataset", "?") for r in written}), "sha256": data_sha}
-    return {**board, "test_set": test_set, "systems": rows}
+    return {**board, "control_metrics": list(variant.control_metrics), "test_set": test_set, "systems": rows}
 
 
 def system_row(out: Path, variant: Variant, report: dict, cache: Path, baseline: dict | None) -> dict:
@@ -176,6 +185,13 @@ def system_row(out: Path, variant: Variant, report: dict, cache: Path, baseline:
             raise RuntimeError(f"{variant.id}: {row['model']} and the baseline were scored on different examples")
         names = [n for n in variant.metric_names if "rouge" in n.lower()]
         row["vs_baseline"] = compare(report["examples"], baseline["examples"], names)
+    sensitivity = report.get("control_sensitivity")
+    if sensitivity:
+        shuffled = sensitivity["shuffled"]
+        row["shuffled"] = {"n_examples": shuffled["n_examples"], "controls_changed": shuffled["controls_changed"],
+                           "metrics": shuffled["metrics"]}
+        row["control_effect"] = sensitivity["effect"]
+        row["lead_k"] = {k: sensitivity["lead_k"][k] for k in ("budget_words", "budget_from", "n_examples", "metrics")}
     return row
 
 
@@ -196,23 +212,72 @@ def variant_markdown(variant_id: str, board: dict) -> str:
     names, test_set = board["metric_names"], board["test_set"]
     lines += [f"Test set: {test_set['n']} examples from {', '.join(test_set['datasets'])} (`{test_set['file']}`). "
               "Numbers as `python -m training evaluate` reports them (ROUGE as fractions; the papers print x100); "
-              "the paper's rows are converted to the same scale.", "",
-              "| system | method | n | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 3)]
+              "the paper's rows are converted to the same scale. _words_: mean summary length in words.", "",
+              "| system | method | n | words | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 4)]
     for row in board["systems"]:
         tests = row.get("vs_baseline", {})
-        lines.append(f"| {row['system']} | {row['method']} | {row['n_examples']} | "
+        lines.append(f"| {row['system']} | {row['method']} | {row['n_examples']} | {words_cell(row['metrics'])} | "
                      + " | ".join(cell(row["metrics"].get(n), tests.get(n)) for n in names) + " |")
+        for label, method, sub in control_rows(row):
+            lines.append(f"| {label} | {method} | {sub['n_examples']} | {words_cell(sub['metrics'])} | "
+                         + " | ".join(cell(sub["metrics"].get(n)) for n in names) + " |")
     for row in board["reported"]:
-        lines.append(f"| _{row['system']} — {REPORTED_LABEL}, {row['source']}_ | | | "
+        lines.append(f"| _{row['system']} — {REPORTED_LABEL}, {row['source']}_ | | | | "
                      + " | ".join(cell(row["metrics"].get(n)) for n in names) + " |")
     lines += ["", f"† better than the baseline at p < {ALPHA} (one-sided paired bootstrap, {N_RESAMPLES} resamples, "
-                  "seed 0; ROUGE / ROUGE-K scores only)."]
+                  "seed 0; ROUGE / ROUGE-K scores only). "
+                  f"{SHUFFLED_LABEL}: each example summarized with another example's controls (seeded derangement), "
+                  "scored against its own. ↳ Lead-k: the control-blind row, the document's first sentences up to the "
+                  "system's mean summary length, controls ignored."]
+    lines += control_effect_markdown(board)
     lines += [f"- {row['system']}: {row['truncated_inputs']} of {row['n_examples']} inputs cut to the model's length limit."
               for row in board["systems"] if row["truncated_inputs"]]
     lines += [f"- unavailable: {u['model']} — {u['reason']}" for u in board["unavailable"]]
     if board.get("plot"):
         lines += ["", f"![{variant_id}]({board['plot']})"]
     return "\n".join(lines + [""])
+
+
+def control_rows(row: dict) -> list[tuple[str, str, dict]]:
+    """The rows under a system: the same system on shuffled controls, and Lead-k at its length."""
+    if "shuffled" not in row:
+        return []
+    lead = row["lead_k"]
+    return [(SHUFFLED_LABEL, "", row["shuffled"]),
+            (f"↳ Lead-k at the same length ({lead['budget_words']} words), control-blind", "lead-k", lead)]
+
+
+def words_cell(metrics: dict) -> str:
+    value = metrics.get("output_words")
+    return "–" if value is None else f"{value:.1f}"
+
+
+def effect_cell(effect: dict | None) -> str:
+    """``+0.4222 [+0.3177, +0.5183]``; a corpus metric has no interval."""
+    if effect is None:
+        return "–"
+    if effect["ci_low"] is None:
+        return f"{effect['difference']:+.4f} (corpus)"
+    return f"{effect['difference']:+.4f} [{effect['ci_low']:+.4f}, {effect['ci_high']:+.4f}]"
+
+
+def control_effect_markdown(board: dict) -> list[str]:
+    """The control effects: one row per system, one column per control metric it has."""
+    systems = [row for row in board["systems"] if "control_effect" in row]
+    names = [n for n in board.get("control_metrics", []) if any(n in row["control_effect"] for row in systems)]
+    if not names:
+        return []
+    lines = ["", "Control effect = score with the right controls − score with shuffled controls (95% paired-bootstrap "
+             f"interval, {N_RESAMPLES} resamples, seed 0; for lower-is-better metrics such as length_error or egises "
+             "a negative effect means the controls help). Lead-k ignores the controls: its effect is 0 by "
+             "construction.", "",
+             "| system | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+    for row in systems:
+        lines.append(f"| {row['system']} | " + " | ".join(effect_cell(row["control_effect"].get(n)) for n in names) + " |")
+    lines += [f"- {row['system']}: shuffling changed the controls of {row['shuffled']['controls_changed']} of "
+              f"{row['shuffled']['n_examples']} examples (they all ask for the same), so its control effect "
+              "cannot show anything." for row in systems if row["shuffled"]["controls_changed"] == 0]
+    return lines
 
 
 PLOT_COLUMNS = 4  # metrics per row of plots
@@ -225,7 +290,8 @@ def plot_variant(path: Path, variant_id: str, board: dict) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ours = [(row["system"], row["metrics"]) for row in board["systems"]]
+    ours = [(label, metrics) for row in board["systems"] for label, metrics in
+            [(row["system"], row["metrics"])] + [(f"   {label.lstrip('↳ ')}", sub["metrics"]) for label, _, sub in control_rows(row)]]
     theirs = [(f"{row['system']} (paper)", row["metrics"]) for row in board["reported"]]
     labels = [label for label, _ in ours + theirs]
     names = board["metric_names"]
@@ -238,7 +304,8 @@ def plot_variant(path: Path, variant_id: str, board: dict) -> None:
     for axis, name in zip(axes.flat, names):
         values = [metrics.get(name) for _, metrics in ours + theirs]
         bars = axis.barh(range(len(labels)), [v if v is not None else 0 for v in values],
-                         color=["tab:blue"] * len(ours) + ["lightgrey"] * len(theirs))
+                         color=[("lightsteelblue" if label.startswith("   ") else "tab:blue") for label, _ in ours]
+                         + ["lightgrey"] * len(theirs))
         for bar in bars[len(ours):]:
             bar.set_hatch("//")
         for y, value in enumerate(values):
@@ -247,7 +314,8 @@ def plot_variant(path: Path, variant_id: str, board: dict) -> None:
         axis.set_title(name)
     axes[0][0].set_yticks(range(len(labels)), labels)
     axes[0][0].invert_yaxis()  # first system on top (the axes share y: once for all)
-    figure.suptitle(f"{board['title']} ({variant_id}): ours (blue) and {REPORTED_LABEL} (hatched)", fontsize=9)
+    figure.suptitle(f"{board['title']} ({variant_id}): ours (blue; pale: shuffled controls and Lead-k) and {REPORTED_LABEL} (hatched)",
+                    fontsize=9)
     figure.tight_layout()
     figure.savefig(path, dpi=100)
     plt.close(figure)

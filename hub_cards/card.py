@@ -42,7 +42,7 @@ HUB_LICENSES = {"Apache-2.0": "apache-2.0"}
 # Bundled datasets that are samples of a Hub dataset (for the ``datasets`` front matter).
 HUB_DATASETS = {"scitldr": "allenai/scitldr", "xsum": "EdinburghNLP/xsum", "cnndm_sample": "abisee/cnn_dailymail"}
 METRIC_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "rougeLsum": "ROUGE-Lsum",
-                 "stas": "STAS"}
+                 "stas": "STAS", "output_words": "mean summary length (words)"}
 
 # The usage example's document when a variant gives none: two topics, so a control has work to do.
 EXAMPLE_DOCUMENT = (

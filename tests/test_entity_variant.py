@@ -332,7 +332,8 @@ def test_training_lowers_the_loss_and_records_the_guidance(checkpoint):
     assert len(losses) == 6 and losses[-1] < losses[0]  # 6 steps over the same 8 examples
     assert (record["variant"], record["method"], record["max_guidance_length"]) == ("entity", "sentences", 256)
     report = json.loads((checkpoint / "eval_report.json").read_text())
-    assert set(report["metrics"]) == {"entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum"}
+    assert set(report["metrics"]) == {"entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum",
+                                     "output_words"}
 
 
 def test_a_loaded_model_warns_about_an_absent_entity_and_still_summarizes(checkpoint):

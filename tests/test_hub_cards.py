@@ -149,6 +149,32 @@ def test_missing_eval_report_means_not_evaluated_and_no_numbers(exported):
     assert "Not evaluated" in evaluation and not re.search(r"\d\.\d", evaluation)
 
 
+def test_card_shows_the_control_effect_from_the_report(exported, copy_of):
+    from hub_cards.card import build_card
+
+    report = json.loads((exported["tag"] / "eval_report.json").read_text())
+    sensitivity = report["control_sensitivity"]  # training's evaluation adds the shuffled-controls pass
+    evaluation = (exported["tag"] / "README.md").read_text().split("## Evaluation", 1)[1].split("\n## ", 1)[0]
+    stas = sensitivity["effect"]["stas"]
+    assert "### Control effect" in evaluation
+    assert (f"| stas | {stas['given']:.4f} | {stas['shuffled']:.4f} | {stas['difference']:+.4f} | "
+            f"[{stas['ci_low']:+.4f}, {stas['ci_high']:+.4f}] |") in evaluation
+    assert f"first sentences up to\n{sensitivity['lead_k']['budget_words']} words" in evaluation
+    # hand-made numbers, one of them a corpus metric without an interval, show as given
+    folder = copy_of(exported["tag"])
+    sensitivity["effect"] = {"stas": {"given": 0.9, "shuffled": 0.5, "difference": 0.4, "ci_low": 0.3, "ci_high": 0.5,
+                                      "p_value": 0.0, "n": 2},
+                             "egises": {"given": 0.2, "shuffled": 0.5, "difference": -0.3, "ci_low": None,
+                                        "ci_high": None, "p_value": None, "n": 2}}
+    (folder / "eval_report.json").write_text(json.dumps(report))
+    text = build_card(folder, load_checkpoint(folder)).text
+    assert "| stas | 0.9000 | 0.5000 | +0.4000 | [+0.3000, +0.5000] |" in text
+    assert "| egises | 0.2000 | 0.5000 | -0.3000 | corpus metric: no interval |" in text
+    del report["control_sensitivity"]  # e.g. evaluate --no-control-sensitivity: no section, no error
+    (folder / "eval_report.json").write_text(json.dumps(report))
+    assert "Control effect" not in build_card(folder, load_checkpoint(folder)).text
+
+
 def test_card_has_every_section_and_nothing_unfilled(exported):
     for folder in exported.values():
         text = (folder / "README.md").read_text()

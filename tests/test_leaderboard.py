@@ -85,10 +85,10 @@ def test_harness_writes_json_markdown_and_plots(board_dir):
     topic = board["variants"]["topic"]
     assert [s["model"] for s in topic["systems"]] == ["baseline", "local/topic-tiny"]
     assert topic["test_set"]["n"] == MAX_SAMPLES and topic["test_set"]["datasets"] == ["bbc_summary"]
-    assert all(set(s["metrics"]) == {"stas", "rouge1", "rouge2", "rougeLsum"} for s in topic["systems"])
+    assert all(set(s["metrics"]) == {"stas", "rouge1", "rouge2", "rougeLsum", "output_words"} for s in topic["systems"])
     assert board["variants"]["untested"]["skipped"] and "systems" not in board["variants"]["untested"]
     markdown = (board_dir / "leaderboard.md").read_text()
-    assert "| system | method | n | stas | rouge1 | rouge2 | rougeLsum |" in markdown
+    assert "| system | method | n | words | stas | rouge1 | rouge2 | rougeLsum |" in markdown
     assert "_Skipped: no bundled test set" in markdown and "## Untested (`untested`)" in markdown
     with Image.open(board_dir / topic["plot"]) as image:
         assert image.format == "PNG" and image.width > 300
@@ -115,7 +115,34 @@ def test_numbers_equal_the_evaluation_cli(board_dir, models_dir, tmp_path):
         assert report["metrics"] == rows[model]["metrics"] and report["n_examples"] == MAX_SAMPLES
         cells = " | ".join(f"{report['metrics'][n]:.4f}" for n in ("stas", "rouge1", "rouge2", "rougeLsum"))
         row = next(line for line in markdown.splitlines() if line.startswith(f"| {rows[model]['system']} |"))
-        assert row.replace("†", "").endswith(f"| {cells} |")
+        assert row.replace("†", "").endswith(f"| {report['metrics']['output_words']:.1f} | {cells} |")
+        # the same shuffled pass, control effect and Lead-k as the CLI's report
+        sensitivity = report["control_sensitivity"]
+        assert rows[model]["control_effect"] == sensitivity["effect"]
+        assert rows[model]["shuffled"]["metrics"] == sensitivity["shuffled"]["metrics"]
+        assert rows[model]["lead_k"]["metrics"] == sensitivity["lead_k"]["metrics"]
+
+
+def test_every_system_has_shuffled_controls_lead_k_and_control_effect_rows(board_dir):
+    topic = load_board(board_dir)["variants"]["topic"]
+    assert topic["control_metrics"] == ["stas"]
+    lines = (board_dir / "leaderboard.md").read_text().splitlines()
+    for system in topic["systems"]:
+        at = lines.index(next(line for line in lines if line.startswith(f"| {system['system']} |")))
+        shuffled, lead = system["shuffled"], system["lead_k"]
+        # right under the system: the same system given shuffled controls, then Lead-k at its length
+        assert lines[at + 1] == (f"| ↳ same system, shuffled controls |  | {MAX_SAMPLES} | "
+                                 f"{shuffled['metrics']['output_words']:.1f} | {shuffled['metrics']['stas']:.4f} | "
+                                 f"{shuffled['metrics']['rouge1']:.4f} | {shuffled['metrics']['rouge2']:.4f} | "
+                                 f"{shuffled['metrics']['rougeLsum']:.4f} |")
+        assert lines[at + 2].startswith(f"| ↳ Lead-k at the same length ({lead['budget_words']} words), "
+                                        f"control-blind | lead-k | {MAX_SAMPLES} | ")
+        assert lead["budget_words"] == round(system["metrics"]["output_words"])
+        effect = system["control_effect"]["stas"]
+        assert effect["difference"] == pytest.approx(system["metrics"]["stas"] - shuffled["metrics"]["stas"])
+        assert (f"| {system['system']} | {effect['difference']:+.4f} [{effect['ci_low']:+.4f}, "
+                f"{effect['ci_high']:+.4f}] |") in lines
+    assert "| system | stas |" in lines  # the control-effect table
 
 
 def test_paper_rows_are_labelled_and_on_our_scale(board_dir):
@@ -125,9 +152,9 @@ def test_paper_rows_are_labelled_and_on_our_scale(board_dir):
     assert best["metrics"] == {"stas": 0.7236, "rouge1": 0.4166, "rouge2": 0.1957, "rougeLsum": 0.3883}
     assert all(0 <= v <= 1 for r in topic["reported"] for v in r["metrics"].values())
     markdown = (board_dir / "leaderboard.md").read_text()
-    assert ("| _BARTpre+tag — reported in paper (different data/base model), Table 2_ | | | "
+    assert ("| _BARTpre+tag — reported in paper (different data/base model), Table 2_ | | | | "
             "0.7236 | 0.4166 | 0.1957 | 0.3883 |") in markdown
-    assert "| _PG — reported in paper (different data/base model), Table 2_ | | | – | 0.2680 |" in markdown  # no STAS
+    assert "| _PG — reported in paper (different data/base model), Table 2_ | | | | – | 0.2680 |" in markdown  # no STAS
 
 
 def test_checkpoints_are_tested_against_the_baseline_on_rouge(board_dir):

@@ -24,7 +24,8 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
     from variants import get_variant, load_summarizer
 
     from .data import load_examples
-    from .evaluate import REPORT_FILE, evaluate, write_report
+    from .evaluate import REPORT_FILE, write_report
+    from .sensitivity import evaluate_with_sensitivity
     from .seq2seq import DataArguments, train
 
     module = importlib.import_module(f"variants.{variant_id}.train")
@@ -47,7 +48,7 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
     if data.eval_file:
         summarizer = load_summarizer(out)
         records = load_examples(data.eval_file, summarizer.variant, summarizer.assets, data.max_eval_samples)
-        report = evaluate(summarizer, records, data.eval_file, data.eval_batch_size)
+        report = evaluate_with_sensitivity(summarizer, records, data.eval_file, data.eval_batch_size)
         write_report(report, out / REPORT_FILE)
         logging.getLogger(__name__).info("evaluation: %s", report["metrics"])
     if push:
@@ -61,6 +62,7 @@ def evaluate_main(argv: list[str]) -> None:
 
     from .data import load_examples
     from .evaluate import evaluate, write_report
+    from .sensitivity import effect_summary, evaluate_with_sensitivity
 
     parser = argparse.ArgumentParser(prog="python -m training evaluate", description="Evaluate a summarizer on JSONL examples.")
     parser.add_argument("--model", required=True, help="checkpoint folder, Hub id, or 'baseline'")
@@ -72,6 +74,9 @@ def evaluate_main(argv: list[str]) -> None:
     parser.add_argument("--max-samples", type=int, default=None)
     parser.add_argument("--ignore-controls", action="store_true",
                         help="summarize every example with no controls (ablation: what the controls add)")
+    parser.add_argument("--no-control-sensitivity", dest="control_sensitivity", action="store_false",
+                        help="skip the report's control_sensitivity: the same system given shuffled controls "
+                             "(doubles generation time), a Lead-k row at its output length and the control effect")
     a = parser.parse_args(argv)
     if a.model == "baseline":
         if not a.variant:
@@ -80,9 +85,14 @@ def evaluate_main(argv: list[str]) -> None:
     else:
         summarizer = load_summarizer(a.model, revision=a.revision)
     records = load_examples(a.data, summarizer.variant, summarizer.assets, a.max_samples)
-    report = evaluate(summarizer, records, a.data, a.batch_size, a.ignore_controls)
+    if a.ignore_controls:
+        report = evaluate(summarizer, records, a.data, a.batch_size, ignore_controls=True)
+    else:
+        report = evaluate_with_sensitivity(summarizer, records, a.data, a.batch_size, a.control_sensitivity)
     write_report(report, a.out)
-    print({k: v for k, v in report.items() if k != "examples"})
+    print({k: v for k, v in report.items() if k not in ("examples", "control_sensitivity")})
+    if "control_sensitivity" in report:
+        print(effect_summary(report["control_sensitivity"]))
 
 
 def main(argv: list[str] | None = None) -> None:

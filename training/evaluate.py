@@ -1,8 +1,13 @@
 """Generation-based evaluation of any summarizer (checkpoint, Hub id or baseline) on JSONL examples.
 
 The report is the same for every variant: corpus means of the variant's live metrics (``Variant.score``
-against the example's ``target``), the number of truncated inputs, and per-example rows. The model
-card reads it (``eval_report.json``).
+against the example's ``target``) and of the summaries' length in words (``output_words``), the number
+of truncated inputs, and per-example rows. The model card reads it (``eval_report.json``).
+
+What the system is *given* is one of :data:`CONTROL_MODES`: each example's own controls, another
+example's (``shuffled``: a seeded derangement, :func:`derangement`) or none. It is always *scored*
+against the example's own controls and target, so the difference between the ``given`` and the
+``shuffled`` report is what following the controls earns (:mod:`training.sensitivity`).
 """
 from __future__ import annotations
 
@@ -10,41 +15,87 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from variants.base import Summarizer
 
 REPORT_FILE = "eval_report.json"
+CONTROL_MODES = ("given", "shuffled", "none")  # what the system is given; scoring always uses the example's own
+SHUFFLE_SEED = 0
 
 
 def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_size: int = 8,
-             ignore_controls: bool = False) -> dict:
-    """``ignore_controls`` summarizes every example with no controls at all: the same system made
-    blind to them, whose scores say what the controls add."""
+             ignore_controls: bool = False, controls: str = "given", seed: int = SHUFFLE_SEED) -> dict:
+    """Summarize every record given ``controls`` (one of :data:`CONTROL_MODES`; ``shuffled`` with
+    :func:`derangement` under ``seed``) and score it against its own controls and target.
+    ``ignore_controls`` is ``controls="none"``: the same system made blind to its controls."""
     variant = summarizer.variant
     if ignore_controls:
-        records = [{**r, "controls": {}} for r in records]
+        controls = "none"
+    if controls not in CONTROL_MODES:
+        raise ValueError(f"controls must be one of {', '.join(CONTROL_MODES)}, got {controls!r}")
+    given = [r["controls"] for r in records]
+    if controls == "shuffled":
+        given = [given[j] for j in derangement(given, seed)]
+    elif controls == "none":
+        given = [{} for _ in records]
     rows, truncated = [], 0
     for start in tqdm(range(0, len(records), batch_size), desc=f"evaluating {summarizer.name}", unit="batch"):
         chunk = records[start:start + batch_size]
-        summaries = summarizer.summarize([r["document"] for r in chunk], [r["controls"] for r in chunk],
+        summaries = summarizer.summarize([r["document"] for r in chunk], given[start:start + batch_size],
                                          batch_size=batch_size)
-        for record, summary in zip(chunk, summaries):
+        for i, (record, summary) in enumerate(zip(chunk, summaries), start):
             scores = variant.score(summary.text, record["document"], record["controls"], record["target"], summarizer.assets)
             truncated += any("truncated" in n for n in summary.notices)
             keys = {k: v for k, v in record.items() if isinstance(v, str) and k not in ("document", "target")}
-            rows.append({"id": record.get("id"), **keys, "controls": record["controls"], "summary": summary.text,
+            rows.append({"id": record.get("id"), **keys, "controls": record["controls"],
+                         **({} if controls == "given" else {"given_controls": given[i]}), "summary": summary.text,
+                         "output_words": len(summary.text.split()),
                          **{name: score.value for name, score in scores.items()}})
-    names = [n for n in variant.metric_names if any(row.get(n) is not None for row in rows)]
+    names = [n for n in (*variant.metric_names, "output_words") if any(row.get(n) is not None for row in rows)]
     metrics = {}
     for name in names:
         values = [row[name] for row in rows if row.get(name) is not None and not math.isnan(row[name])]
         metrics[name] = sum(values) / len(values) if values else None
     metrics.update(variant.corpus_scores(records, rows, str(data_file)))
     return {"variant": variant.id, "model": summarizer.name, "method": summarizer.method, "data_file": str(data_file),
-            "n_examples": len(rows), "truncated_inputs": truncated, "ignore_controls": ignore_controls,
+            "n_examples": len(rows), "truncated_inputs": truncated, "ignore_controls": controls == "none",
+            "controls": controls, **({"shuffle_seed": seed} if controls == "shuffled" else {}),
             "metrics": metrics, "breakdown": variant.breakdown(rows), **variant.report_extras(records, rows),
             "examples": rows}
+
+
+def derangement(values: list, seed: int = SHUFFLE_SEED) -> list[int]:
+    """For each position, the index of another position whose value it takes: a seeded permutation in
+    which no position keeps a value equal to its own (a dict compares by content) whenever that is
+    possible, i.e. when no value fills more than half the positions. Otherwise (e.g. 3 of 4 examples
+    ask for the same topic) each position draws, with replacement, one of the positions whose value
+    differs. When all values are equal every permutation leaves them unchanged; the positions are
+    then only deranged.
+
+    A random permutation is repaired one clash at a time: position ``i`` that got a value equal to
+    its own swaps with a ``j`` such that both end up with a different value. With at most half the
+    positions sharing ``i``'s value such a ``j`` always exists (at least ``n - 2c + 1`` of them)."""
+    keys = [json.dumps(v, sort_keys=True, ensure_ascii=False) for v in values]
+    n, rng = len(keys), np.random.default_rng(seed)
+    if n < 2:
+        return list(range(n))
+    codes = np.unique(keys, return_inverse=True)[1]
+    counts = np.bincount(codes)
+    if len(counts) == 1:  # nothing differs: only the positions move
+        order = rng.permutation(n)  # one cycle through a random order: nobody keeps their own
+        return [int(j) for j in order[(np.argsort(order) + 1) % n]]
+    if counts.max() * 2 > n:
+        return [int(rng.choice(np.flatnonzero(codes != codes[i]))) for i in range(n)]
+    donor = rng.permutation(n)
+    for i in rng.permutation(n):
+        if codes[donor[i]] != codes[i]:
+            continue
+        fits = np.flatnonzero((codes[donor] != codes[i]) & (codes != codes[donor[i]]))
+        j = int(rng.choice(fits))
+        donor[i], donor[j] = donor[j], donor[i]
+    return [int(j) for j in donor]
 
 
 def write_report(report: dict, path: str | Path) -> Path:

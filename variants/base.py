@@ -180,6 +180,9 @@ class Variant:
     methods: tuple[str, ...]
     controls: tuple[Control, ...]
     metric_names: tuple[str, ...] = ()
+    # The metrics (of metric_names) that measure obedience to the controls: the leaderboard and every
+    # evaluation report give their control effect, given minus shuffled controls (training.sensitivity).
+    control_metrics: tuple[str, ...] = ()
     # The paper's own numbers for its main table, shown beside ours on the leaderboard and labelled
     # "reported in paper" (different data and base model). Each: {"system": ..., "source": "Table 2",
     # "metrics": {metric name: value on the same scale as ours}}.

@@ -207,6 +207,7 @@ class CCSVariant(Variant):
     # then the paper's corpus-only numbers (corpus_scores): PCC, ΔFKGL = fkgl_normal - fkgl_high, F1.
     metric_names = ("rougeL", "length_error", "length_hit", "keyword_sr", "fkgl_normal", "fkgl_high", "focus_match",
                     *CORPUS_METRICS)
+    control_metrics = ("length_hit", "length_error", "keyword_sr", "focus_match", *CORPUS_METRICS)
     # Table 4, on CCSBench's compositional test set (arXiv papers; ours is other data). ROUGE-L /100;
     # the paper's SR pools all keywords, ours is the mean of each summary's share (equal when every
     # summary has as many keywords).

@@ -200,6 +200,7 @@ class EntityVariant(Variant):
     controls = (Control("entity", "text", "the person or organization to summarize for, as the document names it "
                         "(its surname also counts as a mention)", required=True),)
     metric_names = ("entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum")
+    control_metrics = ("entity_coverage", "entity_mentioned")
     # EntSUM Table 3 (ROUGE x100 there, fractions here). The paper's ROUGE-L is set beside our rougeLsum:
     # on multi-sentence summaries ROUGE-1.5.5's ROUGE-L is the summary-level (sentence-split) LCS.
     reported = tuple({"system": system, "source": "Table 3",

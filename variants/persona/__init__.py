@@ -207,6 +207,7 @@ class PersonaVariant(Variant):
     )
     methods = ("history-prefix", "user-embedding")
     metric_names = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
+    control_metrics = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
     # Table 1 (PENS test set, 100 % sample), EGISES, lower is better. Real PENS with the authors'
     # models: not comparable with SteerSum's numbers on its simulated benchmark. The five generic
     # models were given each reader's gold reference as a title of the document (Sec. 5.1): their

@@ -1,0 +1,127 @@
+"""Control sensitivity (training/sensitivity.py): the shuffled-controls pass, its seeded derangement,
+the control-blind Lead-k row and the control effect, on the model-free baselines and bundled data."""
+import json
+from collections import Counter
+
+import pytest
+
+from training.evaluate import derangement, evaluate
+from training.sensitivity import LeadK, control_effect, control_sensitivity, evaluate_with_sensitivity
+from variants import REGISTRY
+
+TOPIC = REGISTRY["topic"]
+N_TOPIC = 20  # bundled topic test examples: small, and still five topics among them
+
+
+# --- the derangement ----------------------------------------------------------------------------
+@pytest.mark.parametrize("values", [
+    ["a", "b"],
+    ["a", "a", "b", "b"],
+    ["a", "b", "c", "a", "b", "c", "a"],
+    [{"topic": t} for t in "xxxyyzzzwq"],  # dicts compare by content
+    ["a", "a", "a", "b"],  # 3 of 4 alike: no permutation can move them all, draws with replacement
+    ["a", "a", "a", "a", "a", "b", "c"],
+])
+def test_shuffle_never_leaves_an_example_its_own_control_when_two_differ(values):
+    for seed in range(25):
+        donors = derangement(values, seed)
+        assert all(values[j] != value for value, j in zip(values, donors)), (seed, donors)
+        assert derangement(values, seed) == donors  # reproducible for a seed
+        if max(Counter(map(json.dumps, values)).values()) * 2 <= len(values):
+            assert sorted(donors) == list(range(len(values)))  # a permutation: the controls' mix is kept
+
+
+def test_shuffle_depends_on_the_seed_and_moves_equal_values_too():
+    values = [f"v{i % 5}" for i in range(40)]
+    assert len({tuple(derangement(values, seed)) for seed in range(5)}) == 5
+    same = ["x"] * 6  # nothing can differ: the examples still trade places (a single cycle)
+    donors = derangement(same, 3)
+    assert sorted(donors) == list(range(6)) and all(j != i for i, j in enumerate(donors))
+    assert derangement([], 0) == [] and derangement(["only"], 0) == [0]
+
+
+def test_shuffled_pass_gives_other_controls_and_scores_against_the_own():
+    records = TOPIC.test_examples(N_TOPIC)
+    shuffled = evaluate(TOPIC.baseline(), records, "topic.jsonl", controls="shuffled", seed=0)
+    assert shuffled["controls"] == "shuffled" and shuffled["shuffle_seed"] == 0
+    for record, row in zip(records, shuffled["examples"]):
+        assert row["controls"] == record["controls"] and row["given_controls"]["topic"] != record["controls"]["topic"]
+        # scored for the topic it should have been about, not the one it was given
+        assert row["stas"] == TOPIC.score(row["summary"], record["document"], record["controls"])["stas"].value
+        assert row["output_words"] == len(row["summary"].split())
+    with pytest.raises(ValueError, match="controls must be one of given, shuffled, none, got 'random'"):
+        evaluate(TOPIC.baseline(), records[:1], "topic.jsonl", controls="random")
+
+
+# --- the control effect ---------------------------------------------------------------------------
+def test_topic_baseline_has_a_positive_control_effect_on_stas():
+    report = evaluate_with_sensitivity(TOPIC.baseline(), TOPIC.test_examples(N_TOPIC), "topic.jsonl")
+    sensitivity = report["control_sensitivity"]
+    effect = sensitivity["effect"]["stas"]
+    assert sensitivity["control_metrics"] == ["stas"] and sensitivity["shuffled"]["controls_changed"] == N_TOPIC
+    # Measured on these 20 super-articles: STAS 1.000 with the right topic, 0.578 with another one,
+    # effect +0.42 [+0.31, +0.54]. The baseline picks the sentences closest to the topic it is given,
+    # so another topic moves it to other sentences; the interval must stay clear of 0.
+    assert effect["given"] == pytest.approx(report["metrics"]["stas"])
+    assert effect["shuffled"] == pytest.approx(sensitivity["shuffled"]["metrics"]["stas"])
+    assert effect["difference"] == pytest.approx(effect["given"] - effect["shuffled"])
+    assert effect["ci_low"] > 0.1 and effect["p_value"] < 0.01 and effect["n"] == N_TOPIC
+    lead = sensitivity["lead_k"]  # control-blind, at the baseline's own mean length
+    assert lead["budget_words"] == round(report["metrics"]["output_words"]) and lead["budget_from"] == "outputs"
+    assert lead["metrics"]["stas"] < report["metrics"]["stas"]
+
+
+def test_a_control_blind_summarizer_has_a_control_effect_of_exactly_zero():
+    records = TOPIC.test_examples(N_TOPIC)
+    lead = LeadK(TOPIC, 60)
+    report = evaluate(lead, records, "topic.jsonl")
+    sensitivity = control_sensitivity(lead, records, "topic.jsonl", report)
+    # Lead-k never reads the controls: both passes write the same summaries, so every paired difference
+    # and every resampled mean difference is 0.
+    assert [e["summary"] for e in sensitivity["shuffled"]["examples"]] == [e["summary"] for e in report["examples"]]
+    effect = sensitivity["effect"]["stas"]
+    assert effect["difference"] == effect["ci_low"] == effect["ci_high"] == 0.0
+
+
+def test_lead_k_takes_the_first_sentences_closest_to_the_budget():
+    document = "One two three. Four five six seven. Eight nine."
+    summarize = lambda words: LeadK(TOPIC, words).summarize([document], [{"topic": "sport"}])[0].text  # noqa: E731
+    assert summarize(1) == "One two three."  # at least one sentence
+    assert summarize(5) == "One two three."  # 3 or 7 words: a tie goes to the shorter
+    assert summarize(6) == "One two three. Four five six seven."
+    assert summarize(100) == document
+    with pytest.raises(ValueError, match="at least 1 word, got 0"):
+        LeadK(TOPIC, 0)
+
+
+def test_corpus_metrics_get_the_difference_without_an_interval():
+    given = {"n_examples": 2, "metrics": {"egises": 0.3, "rouge1": 0.5},
+             "examples": [{"id": "a", "rouge1": 0.6}, {"id": "b", "rouge1": 0.4}]}
+    shuffled = {"n_examples": 2, "metrics": {"egises": 0.5, "rouge1": 0.3},
+                "examples": [{"id": "a", "rouge1": 0.3}, {"id": "b", "rouge1": 0.3}]}
+    effects = control_effect(given, shuffled, ["rouge1", "egises"])
+    assert effects["rouge1"]["difference"] == pytest.approx(0.2) and effects["rouge1"]["ci_low"] == pytest.approx(0.1)
+    assert effects["egises"] == {"given": 0.3, "shuffled": 0.5, "difference": pytest.approx(-0.2), "ci_low": None,
+                                 "ci_high": None, "p_value": None, "n": 2}
+    with pytest.raises(ValueError, match="scored different examples"):
+        control_effect(given, {**shuffled, "examples": shuffled["examples"][::-1]}, ["rouge1"])
+
+
+@pytest.mark.parametrize("variant_id", sorted(REGISTRY))
+def test_every_variants_control_metrics_are_its_metrics(variant_id):
+    variant = REGISTRY[variant_id]
+    assert variant.control_metrics and set(variant.control_metrics) <= set(variant.metric_names)
+
+
+def test_evaluate_cli_adds_control_sensitivity_unless_told_not_to(tmp_path, capsys):
+    from training.__main__ import main as training
+
+    data = tmp_path / "topic.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in TOPIC.test_examples(4)))
+    common = ["evaluate", "--model", "baseline", "--variant", "topic", "--data", str(data)]
+    training([*common, "--out", str(tmp_path / "with.json")])
+    report = json.loads((tmp_path / "with.json").read_text())
+    assert set(report["control_sensitivity"]["effect"]) == {"stas"} and "stas: " in capsys.readouterr().out
+    training([*common, "--out", str(tmp_path / "without.json"), "--no-control-sensitivity"])
+    without = json.loads((tmp_path / "without.json").read_text())
+    assert "control_sensitivity" not in without and without["metrics"] == report["metrics"]

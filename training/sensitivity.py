@@ -1,0 +1,156 @@
+"""Control sensitivity: can the evaluation tell a summarizer that obeys its controls from one that
+ignores them? (DESIGN.md, "Evaluation that can fail".)
+
+Beside a system's report (controls given) come two rows:
+
+* the **same system given shuffled controls**: each example gets another example's controls (a seeded
+  derangement, :func:`training.evaluate.derangement`: another topic, entity, reader or CCS control
+  set) while its document, target and the controls it is *scored* against stay its own;
+* a **control-blind row**, :class:`LeadK`: the document's first sentences up to a length budget in
+  words, whatever the controls say.
+
+The **control effect** of a metric is its mean with the right controls minus its mean with shuffled
+ones, with a 95 % paired-bootstrap interval over the examples (:func:`metrics.bootstrap.compare`).
+A system that ignores its controls writes the same summaries in both passes, so its effect is exactly
+0; a positive effect whose interval excludes 0 says the controls steer the summaries in the
+direction the metric rewards (for a lower-is-better metric such as ``length_error`` or ``egises``,
+a negative one). Metrics that exist only for a whole test set (``egises``, ``length_pcc``, ...)
+get the difference without an interval: there are no per-example scores to resample.
+
+Which metrics measure obedience to the controls is the variant's :attr:`Variant.control_metrics`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from metrics.bootstrap import N_RESAMPLES, compare
+from metrics.text import sentences
+from variants.base import Baseline, Summary, Variant
+
+from .evaluate import SHUFFLE_SEED, evaluate
+
+BUDGETS = ("outputs", "targets")  # where a Lead-k length budget comes from
+
+
+class LeadK(Baseline):
+    """The document's first sentences, as many as bring the summary closest to ``words`` words (at
+    least one sentence; a tie goes to the shorter). Controls are validated like any summarizer's,
+    then ignored."""
+
+    method = "lead-k"
+
+    def __init__(self, variant: Variant, words: int, assets: Any = None):
+        if words < 1:
+            raise ValueError(f"Lead-k needs a length budget of at least 1 word, got {words}")
+        super().__init__(variant, assets)
+        self.words = words
+        self.name = f"Lead-k (control-blind, first sentences up to {words} words)"
+
+    def extract(self, document: str, controls: dict) -> Summary:
+        lead, total = [], 0
+        for sentence in sentences(document):
+            size = len(sentence.split())
+            if lead and abs(total + size - self.words) >= abs(total - self.words):
+                break
+            lead.append(sentence)
+            total += size
+        return Summary(" ".join(lead))
+
+
+def length_budget(report: dict, records: list[dict], budget: str = "outputs") -> int:
+    """Words for :class:`LeadK`: the mean length of the system's own summaries (``outputs``) or of
+    the test targets (``targets``), rounded, at least 1."""
+    if budget == "outputs":
+        words = [row["output_words"] for row in report["examples"]]
+    elif budget == "targets":
+        words = [len(r["target"].split()) for r in records]
+    else:
+        raise ValueError(f"budget must be one of {', '.join(BUDGETS)}, got {budget!r}")
+    return max(1, round(sum(words) / len(words))) if words else 1
+
+
+def control_names(variant: Variant, report: dict) -> list[str]:
+    """The variant's control metrics that the report has a value for."""
+    return [n for n in variant.control_metrics if report["metrics"].get(n) is not None]
+
+
+def control_effect(given: dict, shuffled: dict, names: list[str], n_resamples: int = N_RESAMPLES,
+                   seed: int = 0) -> dict[str, dict]:
+    """Per metric: the given-controls mean, the shuffled-controls mean, their ``difference`` and, for
+    per-example metrics, the paired bootstrap's ``ci_low``/``ci_high``, ``p_value`` and ``n``."""
+    ids = [e["id"] for e in given["examples"]], [e["id"] for e in shuffled["examples"]]
+    if ids[0] != ids[1]:
+        raise ValueError("the given- and shuffled-controls reports scored different examples")
+    per_example = [n for n in names if any(e.get(n) is not None for e in given["examples"])]
+    tests = compare(given["examples"], shuffled["examples"], per_example, n_resamples, seed)
+    effects = {}
+    for name in names:
+        a, b = given["metrics"].get(name), shuffled["metrics"].get(name)
+        if name in tests:
+            t = tests[name]
+            effects[name] = {"given": t["mean_a"], "shuffled": t["mean_b"], "difference": t["difference"],
+                             "ci_low": t["ci_low"], "ci_high": t["ci_high"], "p_value": t["p_value"], "n": t["n"]}
+        elif a is not None and b is not None:
+            effects[name] = {"given": a, "shuffled": b, "difference": a - b, "ci_low": None, "ci_high": None,
+                             "p_value": None, "n": given["n_examples"]}
+    return effects
+
+
+def lead_k_report(variant: Variant, records: list[dict], data_file: str, words: int, budget: str,
+                  assets: Any = None, batch_size: int = 8) -> dict:
+    """The control-blind row: :class:`LeadK` at ``words`` words, scored like any system."""
+    report = evaluate(LeadK(variant, words, assets), records, data_file, batch_size)
+    return {**report, "budget_words": words, "budget_from": budget}
+
+
+def control_sensitivity(summarizer, records: list[dict], data_file: str, report: dict, batch_size: int = 8,
+                        seed: int = SHUFFLE_SEED, budget: str = "outputs") -> dict:
+    """The shuffled-controls pass, the Lead-k row (budget from the system's ``outputs`` by default)
+    and the control effect, for ``report`` (the given-controls report of ``summarizer`` on
+    ``records``); goes into the report as ``report["control_sensitivity"]``."""
+    variant = summarizer.variant
+    shuffled = evaluate(summarizer, records, data_file, batch_size, controls="shuffled", seed=seed)
+    changed = sum(row["given_controls"] != row["controls"] for row in shuffled["examples"])
+    lead = lead_k_report(variant, records, data_file, length_budget(report, records, budget), budget,
+                         summarizer.assets, batch_size)
+    names = control_names(variant, report)
+    source = "system's summaries" if budget == "outputs" else "test targets"
+    return {
+        "control_metrics": names,
+        "seed": seed,
+        "shuffled": {"n_examples": shuffled["n_examples"], "controls_changed": changed,
+                     "truncated_inputs": shuffled["truncated_inputs"], "metrics": shuffled["metrics"],
+                     "examples": [{"id": r["id"], "given_controls": r["given_controls"], "summary": r["summary"]}
+                                  for r in shuffled["examples"]]},
+        "effect": control_effect(report, shuffled, names, seed=seed),
+        "lead_k": {"model": lead["model"], "budget_words": lead["budget_words"], "budget_from": budget,
+                   "n_examples": lead["n_examples"], "metrics": lead["metrics"]},
+        "note": (f"effect = mean with the right controls - mean with shuffled controls (each example given another "
+                 f"example's controls, seed {seed}; scored against its own), 95% paired-bootstrap interval "
+                 f"({N_RESAMPLES} resamples); Lead-k ignores the controls, budget = mean words of the "
+                 f"{source}"),
+    }
+
+
+def evaluate_with_sensitivity(summarizer, records: list[dict], data_file: str, batch_size: int = 8,
+                              sensitivity: bool = True, seed: int = SHUFFLE_SEED) -> dict:
+    """:func:`training.evaluate.evaluate` with the right controls, plus ``control_sensitivity`` (two
+    more passes: the system on shuffled controls, which doubles generation time, and Lead-k) unless
+    ``sensitivity`` is false."""
+    report = evaluate(summarizer, records, data_file, batch_size)
+    if sensitivity:
+        report["control_sensitivity"] = control_sensitivity(summarizer, records, data_file, report, batch_size, seed)
+    return report
+
+
+def effect_summary(sensitivity: dict) -> str:
+    """The control effects as lines of text (``python -m training evaluate`` prints them)."""
+    lines = [f"control effect (right - shuffled controls; {sensitivity['shuffled']['controls_changed']} of "
+             f"{sensitivity['shuffled']['n_examples']} examples given other controls):"]
+    for name, e in sensitivity["effect"].items():
+        interval = f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}]" if e["ci_low"] is not None else " (corpus metric)"
+        lines.append(f"  {name}: {e['given']:.4f} - {e['shuffled']:.4f} = {e['difference']:+.4f}{interval}")
+    lead = sensitivity["lead_k"]
+    lines.append(f"Lead-k at {lead['budget_words']} words: "
+                 + ", ".join(f"{n} {v:.4f}" for n, v in lead["metrics"].items() if v is not None))
+    return "\n".join(lines)
