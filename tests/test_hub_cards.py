@@ -259,6 +259,9 @@ class FakeApi:
         self.token, self.calls = token, []
         FakeApi.instances.append(self)
 
+    def whoami(self):  # push checks the token with the Hub first; not a call that sends anything
+        return {"name": "tester"}
+
     def create_repo(self, repo_id, **kwargs):
         self.calls.append(("create_repo", repo_id, kwargs))
 
