@@ -37,8 +37,8 @@ class DataArguments:
     max_target_length: int = field(default=128, metadata={"help": "summary tokens kept in training and generated"})
     max_train_samples: int | None = field(default=None, metadata={"help": "use only the first N training examples"})
     max_eval_samples: int | None = field(default=64, metadata={
-        "help": "use only the first N evaluation examples (default 64: the end-of-training generation is slow on "
-                "CPU; evaluate a whole test set with python -m training evaluate)"})
+        "help": "use only the first N evaluation examples, 0 for all (default 64: the end-of-training generation is "
+                "slow on CPU; evaluate a whole test set with python -m training evaluate)"})
     eval_batch_size: int = field(default=8, metadata={"help": "batch size of the final generation-based evaluation"})
     overwrite_output_dir: bool = field(default=False, metadata={
         "help": "train from step 0 even if OUTPUT_DIR holds checkpoint-N folders (by default training resumes from the latest)"})
@@ -48,6 +48,8 @@ class DataArguments:
             raise ValueError(f"unknown preset {self.preset!r}; allowed: tiny")
         if not Path(self.train_file).is_file():
             raise ValueError(f"--train-file {self.train_file}: no such file")
+        if self.max_eval_samples == 0:
+            self.max_eval_samples = None  # every evaluation example
 
 
 def features(variant: Variant, records: list[dict], method: str, assets: Any, tokenizer, data: DataArguments) -> list[dict]:
