@@ -36,6 +36,7 @@ ADAPTER_CONFIG = "adapter_config.json"  # what makes a folder a peft adapter
 REPORT_FILE = "eval_report.json"  # written by training.evaluate
 LICENSE_FILE = "LICENSE.md"
 PLACEHOLDER_REPO = "ORG/NAME"
+LOCAL_BASE = " (a local model folder)"
 MISSING = "[More Information Needed]"  # huggingface_hub's template default; never in a SteerSum card
 
 # Training-data licence texts (variants.sources.DATASET_LICENSES) that are a Hub licence id.
@@ -140,9 +141,14 @@ def base_model_of(record: dict, adapter: dict | None) -> dict[str, Any]:
     tiny = is_test_model(record) or "preset" in str(base or "")
     hub_base = base if base and not tiny and is_hub_id(base) else None
     if base and not tiny and not hub_base:
-        base = f"{Path(base).name} (a local model folder)"
+        base = local_base_text(base)
     return {"base_model": hub_base, "base_model_text": base or "not recorded", "tiny": tiny,
             "license_base": None if tiny else hub_base or base}
+
+
+def local_base_text(base: str) -> str:
+    """A base model that is a local folder, named without the machine's path (and never taken for a Hub id)."""
+    return base if base.endswith(LOCAL_BASE) else f"{Path(base).name}{LOCAL_BASE}"
 
 
 def hyperparameters(record: dict) -> dict[str, Any]:

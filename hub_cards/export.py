@@ -30,7 +30,8 @@ from safetensors import safe_open
 from variants import get_variant
 from variants.base import RECORD_FILE, WEIGHT_CHECKSUMS, Summarizer, file_sha256, read_record, verify_weights, write_record
 
-from .card import ADAPTER_CONFIG, REPORT_FILE, build_card, is_hub_id, is_test_model, write_license_file
+from .card import (ADAPTER_CONFIG, REPORT_FILE, build_card, is_hub_id, is_test_model, local_base_text,
+                   write_license_file)
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
 REPLACED = {"README.md"}
@@ -123,9 +124,10 @@ def write_repo(checkpoint: Path, out: Path, summarizer: Summarizer, record: dict
         shutil.copyfile(eval_report, out / REPORT_FILE)
     if base_model:
         set_adapter_base(out, base_model)
-        if not is_test_model(record):  # a test model's record keeps saying so
-            record = {**record, "base_model": base_model}
-            write_record(out, record)
+    local_base = record.get("base_model") and not is_hub_id(record["base_model"])
+    if not is_test_model(record) and (base_model or local_base):  # a test model's record keeps saying so
+        record = {**record, "base_model": base_model or local_base_text(record["base_model"])}
+        write_record(out, record)
     add_remote_code(out)
     add_generation_config(out, record)
     if not (out / REPORT_FILE).is_file():

@@ -66,11 +66,20 @@ def files_holding(folder: Path, text: str) -> list[str]:
 
 
 # --- 2. no local path leaves the machine; an adapter's base must be a Hub id -------------------------
-def test_no_exported_file_holds_a_local_path(root, tmp_path):
+def test_no_exported_file_holds_a_local_path(root, copy_of, tmp_path):
     out = export_checkpoint(root / "tag", tmp_path / "repo", repo_id="org/topic-tag")
     assert (out / "training_args.json").is_file() and (out / "steersum.json").is_file()
     for local in {str(root), str(root.resolve()), str(tmp_path.resolve())}:
         assert files_holding(out, local) == []
+    # A model fine-tuned from a local base folder: named by the folder's name, never taken for a Hub id.
+    folder = copy_of(root / "tag")
+    record = json.loads((folder / "steersum.json").read_text())
+    (folder / "steersum.json").write_text(json.dumps({**record, "base_model": str(tmp_path / "bases" / "my-bart")}))
+    out = export_checkpoint(folder, tmp_path / "repo-local-base")
+    assert files_holding(out, str(tmp_path)) == []
+    assert json.loads((out / "steersum.json").read_text())["base_model"] == "my-bart (a local model folder)"
+    card = ModelCard.load(out / "README.md")
+    assert card.data.base_model is None and "Fine-tuned from `my-bart (a local model folder)`" in card.text
 
 
 @pytest.fixture
@@ -294,3 +303,4 @@ def test_end_of_training_evaluation_is_capped_by_default(root):
     from training.seq2seq import DataArguments
 
     assert DataArguments(train_file=str(root / "train.jsonl")).max_eval_samples == 64
+    assert DataArguments(train_file=str(root / "train.jsonl"), max_eval_samples=0).max_eval_samples is None  # all
