@@ -11,8 +11,9 @@ variant may add or override template facts with :meth:`variants.base.Variant.car
 Template facts: ``model_name``, ``repo_id``, ``variant``, ``paper``, ``method``, ``controls``
 (:class:`~variants.base.Control` list), ``example_document``, ``example_controls``,
 ``example_prepared`` (:class:`~variants.base.Prepared`: what the model is given for the example),
-``base_model`` (a Hub id or None), ``base_model_text`` (never a local path), ``tiny``, ``adapter``, ``custom_code``, ``record``,
-``hyperparameters``, ``training_data`` (dataset, licence), ``license_note``, ``report`` (or None),
+``base_model`` (a Hub id or None), ``base_model_text`` (never a local path), ``tiny``, ``adapter``,
+``custom_code``, ``record``, ``hyperparameters`` (with the steps and epochs actually trained),
+``training_data`` (dataset, licence), ``license_note`` (data and base model), ``report`` (or None),
 ``results`` (label, name, value), ``eval_data`` (type, name, split as the Hub names it, file, hub),
 ``max_source_length``, ``max_new_tokens``, ``num_beams``, ``license_base``.
 """

@@ -120,8 +120,9 @@ def push_folder(folder: str | Path, repo_id: str, private: bool = False, revisio
                         space_sdk="gradio" if repo_type == "space" else None)
         if revision:
             api.create_branch(repo_id, branch=revision, repo_type=repo_type, exist_ok=True)
+        message = commit_message or f"Upload {Path(folder).name} with SteerSum hub_cards"
         commit = api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type=repo_type, revision=revision,
-                                   commit_message=commit_message or f"Upload {Path(folder).name} with SteerSum hub_cards")
+                                   commit_message=message)
     url = getattr(commit, "commit_url", None) or str(commit)
     log.info("pushed %s to %s (%s)", folder, repo_id, url)
     return url

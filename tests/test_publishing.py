@@ -62,7 +62,8 @@ def copy_of(tmp_path):
 
 
 def files_holding(folder: Path, text: str) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and text.encode() in p.read_bytes())
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                  if p.is_file() and text.encode() in p.read_bytes())
 
 
 # --- 2. no local path leaves the machine; an adapter's base must be a Hub id -------------------------

@@ -41,7 +41,8 @@ class DataArguments:
                 "slow on CPU; evaluate a whole test set with python -m training evaluate)"})
     eval_batch_size: int = field(default=8, metadata={"help": "batch size of the final generation-based evaluation"})
     overwrite_output_dir: bool = field(default=False, metadata={
-        "help": "train from step 0 even if OUTPUT_DIR holds checkpoint-N folders (by default training resumes from the latest)"})
+        "help": "train from step 0 even if OUTPUT_DIR holds checkpoint-N folders (by default training resumes "
+                "from the latest)"})
 
     def __post_init__(self):
         if self.preset not in (None, "tiny"):
