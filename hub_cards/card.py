@@ -157,7 +157,7 @@ def hyperparameters(record: dict) -> dict[str, Any]:
     covered) in place of what was asked (``num_train_epochs`` is ignored once ``max_steps`` is set)."""
     table = dict(record.get("hyperparameters", {}))
     done = record.get("training")
-    if done:
+    if done and done.get("epochs") is not None:
         table.pop("num_train_epochs", None)
         table.pop("max_steps", None)
         table["optimizer steps"] = done["global_step"]

@@ -1,10 +1,10 @@
 """Upload an exported folder (a model, or a Space) to the Hub, after checking it.
 
 Checks before anything is sent: the card's metadata parses (``ModelCard.load`` + ``card.data``);
-a model's weights are readable safetensors and load through the variant's own loader; a Space has
-its ``app_file``; a token is found (given, ``HF_TOKEN`` or the login cache) and the Hub accepts it
-(``whoami``, which also proves the Hub can be reached); the Hub accepts the metadata
-(``card.validate()``). The token is handed to ``HfApi`` and is never printed or logged. A Hub that
+a model's weights are readable safetensors, match the sha256 sums in ``steersum.json`` and load
+through the variant's own loader; a Space has its ``app_file``; a token is found (given, ``HF_TOKEN``
+or the login cache) and the Hub accepts it (``whoami``, which also proves the Hub can be reached);
+the Hub accepts the metadata (``card.validate()``). The token is handed to ``HfApi`` and is never printed or logged. A Hub that
 cannot be reached (offline mode, no network) or refuses the token ends in a :class:`PushError`, one
 line saying what to do.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from huggingface_hub import HfApi, ModelCard, SpaceCard, get_token
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
-from variants.base import RECORD_FILE
+from variants.base import RECORD_FILE, read_record, verify_weights
 
 from .export import ExportError, check_weights, load_checkpoint
 
@@ -55,8 +55,10 @@ def check_folder(folder: str | Path, repo_type: str = "model", load: bool = True
     try:
         check_weights(folder)
         if load:
-            load_checkpoint(folder)
-    except ExportError as err:
+            load_checkpoint(folder)  # verifies the recorded checksums, then loads
+        else:
+            verify_weights(folder, read_record(folder))
+    except (ExportError, ValueError) as err:
         raise PushError(f"weights fail to load: {err}") from None
     return card
 

@@ -19,6 +19,7 @@ from huggingface_hub.repocard import RepoCard
 from hub_cards.__main__ import main as hub_main
 from hub_cards.card import eval_results, license_fields, license_note
 from hub_cards.export import ExportError, export_checkpoint
+from hub_cards.push import PushError, check_folder
 from metrics.io import read_jsonl
 
 TOKEN = "hf_fakeTokenForTestsThatMustNeverBeWritten"
@@ -276,6 +277,8 @@ def test_export_records_weight_checksums_and_loading_names_a_corrupt_file(root, 
     weights.write_bytes(bytes(data))
     with pytest.raises(ValueError, match=r"model\.safetensors.*sha256"):
         load_summarizer(out)
+    with pytest.raises(PushError, match=r"model\.safetensors.*sha256"):  # nor is it pushed
+        check_folder(out, load=False)
 
 
 # --- 8. cards read true -------------------------------------------------------------------------------
