@@ -1,7 +1,7 @@
 """Publishing to the Hugging Face Hub: export a checkpoint as a Hub repo folder with its model card,
 push it, and package the Space.
 
-    python -m hub_cards export CHECKPOINT_DIR --out DIR [--repo-id ORG/NAME]
+    python -m hub_cards export CHECKPOINT_DIR --out DIR [--repo-id ORG/NAME] [--eval-report FILE] [--base-model ORG/NAME]
     python -m hub_cards push DIR --repo-id ORG/NAME [--private] [--revision BRANCH] [--repo-type model|space]
     python -m hub_cards space --out DIR [--catalog FILE]
 

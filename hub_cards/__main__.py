@@ -1,11 +1,13 @@
 """``python -m hub_cards``: export a checkpoint as a Hub repo folder, push a folder, package the Space.
 
-    python -m hub_cards export CHECKPOINT_DIR --out DIR [--repo-id ORG/NAME]
+    python -m hub_cards export CHECKPOINT_DIR --out DIR [--repo-id ORG/NAME] [--eval-report FILE]
+                               [--base-model ORG/NAME]
     python -m hub_cards push DIR --repo-id ORG/NAME [--private] [--revision BRANCH] [--commit-message MSG]
                              [--repo-type model|space] [--skip-load-check]
     python -m hub_cards space --out DIR [--catalog FILE] [--hardware cpu-basic]
 
-The token comes from ``HF_TOKEN`` or the login cache (``hf auth login``) and is never printed.
+The token comes from ``HF_TOKEN`` or the login cache (``hf auth login``) and is never printed; the
+Hub is asked to accept it before anything is sent.
 """
 from __future__ import annotations
 
@@ -20,15 +22,16 @@ from .push import REPO_TYPES, PushError, push_folder
 from .space import package_space
 
 
-def export_and_push(checkpoint_dir: str | Path, repo_id: str, private: bool = False) -> str:
-    """Export ``checkpoint_dir`` (card naming ``repo_id``) to a temporary folder and push it; return the
-    commit URL. ``python -m training ... --push-to-hub --hub-model-id ORG/NAME`` calls this."""
+def export_and_push(checkpoint_dir: str | Path, repo_id: str, private: bool = False, token: str | None = None) -> str:
+    """Export ``checkpoint_dir`` (card naming ``repo_id``) to a temporary folder and push it with
+    ``token`` (default: ``HF_TOKEN`` or the login cache); return the commit URL.
+    ``python -m training ... --push-to-hub --hub-model-id ORG/NAME`` calls this."""
     if not repo_id:
         raise PushError("no repo id: pass --hub-model-id ORG/NAME")
     with tempfile.TemporaryDirectory(prefix="steersum-export-") as tmp:
         folder = export_checkpoint(checkpoint_dir, Path(tmp) / Path(checkpoint_dir).name, repo_id=repo_id)
         # The export just loaded the model with its variant's loader; loading it again proves nothing new.
-        return push_folder(folder, repo_id, private=private, load=False)
+        return push_folder(folder, repo_id, private=private, load=False, token=token)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -38,6 +41,10 @@ def main(argv: list[str] | None = None) -> None:
     export.add_argument("checkpoint", help="a checkpoint folder written by python -m training")
     export.add_argument("--out", required=True, help="the repo folder to write (new or empty)")
     export.add_argument("--repo-id", help="ORG/NAME the card's usage snippet loads (default: a placeholder)")
+    export.add_argument("--eval-report", help="the evaluation report the card shows, e.g. the test set's "
+                                              "(default: CHECKPOINT_DIR/eval_report.json)")
+    export.add_argument("--base-model", help="an adapter's base model as a Hub id (ORG/NAME), written into "
+                                             "adapter_config.json; needed when training used a local copy of it")
     push = commands.add_parser("push", help="upload an exported folder to the Hub")
     push.add_argument("folder")
     push.add_argument("--repo-id", required=True, help="ORG/NAME")
@@ -56,7 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         if args.command == "export":
-            print(export_checkpoint(args.checkpoint, args.out, repo_id=args.repo_id))
+            print(export_checkpoint(args.checkpoint, args.out, repo_id=args.repo_id, base_model=args.base_model,
+                                    eval_report=args.eval_report))
         elif args.command == "push":
             print(push_folder(args.folder, args.repo_id, private=args.private, revision=args.revision,
                               commit_message=args.commit_message, repo_type=args.repo_type,

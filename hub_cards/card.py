@@ -11,9 +11,11 @@ variant may add or override template facts with :meth:`variants.base.Variant.car
 Template facts: ``model_name``, ``repo_id``, ``variant``, ``paper``, ``method``, ``controls``
 (:class:`~variants.base.Control` list), ``example_document``, ``example_controls``,
 ``example_prepared`` (:class:`~variants.base.Prepared`: what the model is given for the example),
-``base_model`` (None for the tiny preset), ``tiny``, ``adapter``, ``custom_code``, ``record``,
-``hyperparameters``, ``training_data`` (dataset, licence), ``license_note``, ``report`` (or None),
-``results`` (label, name, value), ``eval_data``, ``max_source_length``, ``max_new_tokens``.
+``base_model`` (a Hub id or None), ``base_model_text`` (never a local path), ``tiny``, ``adapter``,
+``custom_code``, ``record``, ``hyperparameters`` (with the steps and epochs actually trained),
+``training_data`` (dataset, licence), ``license_note`` (data and base model), ``report`` (or None),
+``results`` (label, name, value), ``eval_data`` (type, name, split as the Hub names it, file, hub),
+``max_source_length``, ``max_new_tokens``, ``num_beams``, ``license_base``.
 """
 from __future__ import annotations
 
@@ -35,12 +37,22 @@ ADAPTER_CONFIG = "adapter_config.json"  # what makes a folder a peft adapter
 REPORT_FILE = "eval_report.json"  # written by training.evaluate
 LICENSE_FILE = "LICENSE.md"
 PLACEHOLDER_REPO = "ORG/NAME"
+LOCAL_BASE = " (a local model folder)"
 MISSING = "[More Information Needed]"  # huggingface_hub's template default; never in a SteerSum card
 
 # Training-data licence texts (variants.sources.DATASET_LICENSES) that are a Hub licence id.
 HUB_LICENSES = {"Apache-2.0": "apache-2.0"}
 # Bundled datasets that are samples of a Hub dataset (for the ``datasets`` front matter).
 HUB_DATASETS = {"scitldr": "allenai/scitldr", "xsum": "EdinburghNLP/xsum", "cnndm_sample": "abisee/cnn_dailymail"}
+# Data file names (their stem) -> the split name the Hub uses; SciTLDR's `dev` is `validation` there.
+HUB_SPLITS = {"val": "validation", "valid": "validation", "dev": "validation", "eval": "validation"}
+# Hub licence ids of the base models SteerSum's defaults and docs name (each model's Hub card);
+# any other base is "unknown" and the card says to check its terms.
+BASE_MODEL_LICENSES = {
+    "facebook/bart-base": "apache-2.0", "facebook/bart-large": "apache-2.0", "google/flan-t5-small": "apache-2.0",
+    "google/flan-t5-base": "apache-2.0", "google/flan-t5-large": "apache-2.0", "google/flan-t5-xl": "apache-2.0",
+    "google/flan-t5-xxl": "apache-2.0", "sentence-transformers/all-MiniLM-L6-v2": "apache-2.0",
+}
 METRIC_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "rougeLsum": "ROUGE-Lsum",
                  "stas": "STAS", "output_words": "mean summary length (words)"}
 
@@ -70,7 +82,8 @@ def build_card(folder: str | Path, summarizer: Summarizer, repo_id: str | None =
         base_model=facts["base_model"],
         datasets=sorted({HUB_DATASETS[d] for d in facts["datasets"] if d in HUB_DATASETS}) or None,
         metrics=list(variant.metric_names) or None, model_name=facts["model_name"],
-        eval_results=eval_results(report, record) or None, **license_fields(record.get("data_licenses", {})),
+        eval_results=eval_results(report, record) or None,
+        **license_fields(record.get("data_licenses", {}), facts["license_base"]),
     )
     name = f"{variant.id}.md" if (TEMPLATES / f"{variant.id}.md").is_file() else "base.md"
     # ModelCard.from_template renders with a loader-less jinja2.Template, so {% extends %} would not
@@ -98,21 +111,20 @@ def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo
     extra = variant.card_facts(assets)
     document = extra.get("example_document", EXAMPLE_DOCUMENT)
     example = extra.get("example_controls") or example_controls(variant.id, controls)
-    base = (adapter or {}).get("base_model_name_or_path") or record.get("base_model")
-    tiny = "preset" in str(base or "")
-    hub_base = base if base and not tiny and is_hub_id(base) else None
+    base = base_model_of(record, adapter)
     licences = record.get("data_licenses", {})
     facts = dict(
         model_name=repo_id.split("/")[-1], repo_id=repo_id, variant=variant, paper=variant.paper,
         method=summarizer.method, controls=controls, example_document=document, example_controls=example,
         example_prepared=variant.prepare(document, variant.validate(example, assets), summarizer.method, assets),
-        base_model=hub_base, base_model_text=base or "not recorded", tiny=tiny,
+        **base,
         adapter=bool(adapter), custom_code=custom_code, record=record,
-        hyperparameters=record.get("hyperparameters", {}),
-        datasets=sorted(licences), training_data=sorted(licences.items()), license_note=license_note(licences),
+        hyperparameters=hyperparameters(record),
+        datasets=sorted(licences), training_data=sorted(licences.items()),
+        license_note=license_note(licences, base["license_base"], base["tiny"]),
         report=report, results=[], eval_data=None,
         max_source_length=int(record.get("max_source_length", 1024)),
-        max_new_tokens=int(record.get("max_target_length", 128)),
+        max_new_tokens=int(record.get("max_target_length", 128)), num_beams=int(record.get("num_beams", 4)),
     )
     if report:
         facts["results"] = [{"name": n, "label": METRIC_LABELS.get(n, n), "value": v}
@@ -120,6 +132,42 @@ def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo
         facts["eval_data"] = eval_dataset(report, record)
     facts.update(extra)
     return facts
+
+
+def base_model_of(record: dict, adapter: dict | None) -> dict[str, Any]:
+    """The base model facts: ``base_model`` (its Hub id, or None), ``base_model_text`` (never a local
+    path), ``tiny`` (a random test model) and ``license_base`` (whose terms the weights inherit
+    besides the data's: None for a test model)."""
+    base = (adapter or {}).get("base_model_name_or_path") or record.get("base_model")
+    tiny = is_test_model(record) or "preset" in str(base or "")
+    hub_base = base if base and not tiny and is_hub_id(base) else None
+    if base and not tiny and not hub_base:
+        base = local_base_text(base)
+    return {"base_model": hub_base, "base_model_text": base or "not recorded", "tiny": tiny,
+            "license_base": None if tiny else hub_base or base}
+
+
+def local_base_text(base: str) -> str:
+    """A base model that is a local folder, named without the machine's path (and never taken for a Hub id)."""
+    return base if base.endswith(LOCAL_BASE) else f"{Path(base).name}{LOCAL_BASE}"
+
+
+def hyperparameters(record: dict) -> dict[str, Any]:
+    """The recorded settings, with what the trainer state says happened (optimizer steps, epochs
+    covered) in place of what was asked (``num_train_epochs`` is ignored once ``max_steps`` is set)."""
+    table = dict(record.get("hyperparameters", {}))
+    done = record.get("training")
+    if done and done.get("epochs") is not None:
+        table.pop("num_train_epochs", None)
+        table.pop("max_steps", None)
+        table["optimizer steps"] = done["global_step"]
+        table["epochs covered"] = f"{done['epochs']:.2f}"
+    return table
+
+
+def is_test_model(record: dict) -> bool:
+    """A random ``--preset`` model (its record says so): its scores mean nothing."""
+    return "preset" in str(record.get("base_model", ""))
 
 
 def example_controls(variant_id: str, controls: list[Control]) -> dict:
@@ -140,33 +188,48 @@ def example_controls(variant_id: str, controls: list[Control]) -> dict:
 
 
 def eval_results(report: dict | None, record: dict) -> list[EvalResult]:
-    """The report's corpus scores as ``model-index`` entries; none without a report."""
+    """The report's corpus scores as ``model-index`` entries; none without a report. A test model's
+    zero scores are left out: they describe random weights, not a result anyone should compare with."""
     if not report:
         return []
     data = eval_dataset(report, record)
+    scores = {name: value for name, value in report.get("metrics", {}).items() if value is not None}
+    if is_test_model(record):
+        scores = {name: value for name, value in scores.items() if value != 0}
     return [EvalResult(task_type="summarization", task_name="Controllable summarization",
                        dataset_type=data["type"], dataset_name=data["name"], dataset_split=data["split"],
                        metric_type=name, metric_name=METRIC_LABELS.get(name, name), metric_value=value)
-            for name, value in report.get("metrics", {}).items() if value is not None]
+            for name, value in scores.items()]
 
 
 def eval_dataset(report: dict, record: dict) -> dict[str, str]:
-    """Which data the report scored: the ``dataset`` names in its file when it is still there, else
-    the training data's (SteerSum builders write train and eval splits from the same source)."""
+    """Which data the report scored: the ``dataset`` names the report lists, else those in its data
+    file when it is still there, else the training data's (SteerSum builders write train and eval
+    splits from the same source). The split is named as the Hub names it (``validation``, not ``val``);
+    a SteerSum set built from a Hub dataset (controls and targets added) says it is derived from it."""
     file = Path(report.get("data_file", "eval.jsonl"))
-    try:
-        names = sorted({str(r.get("dataset")) for r in read_jsonl(file) if r.get("dataset")})
-    except DataError:
-        names = []
+    names = report.get("datasets")
+    if not names:
+        try:
+            names = sorted({str(r.get("dataset")) for r in read_jsonl(file) if r.get("dataset")})
+        except DataError:
+            names = []
     names = names or sorted(record.get("data_licenses", {})) or ["unknown"]
-    kind = HUB_DATASETS.get(names[0], names[0]) if len(names) == 1 else "+".join(names)
-    return {"type": kind, "name": f"{', '.join(names)} ({file.name})", "split": file.stem, "file": file.name}
+    hub = HUB_DATASETS.get(names[0]) if len(names) == 1 else None
+    split = HUB_SPLITS.get(file.stem, file.stem)
+    name = f"{', '.join(names)} {split} set ({file.name})"
+    if hub:
+        name += f", derived from {hub} by SteerSum (controls and targets added)"
+    return {"type": hub or "+".join(names), "name": name, "split": split, "file": file.name, "hub": hub}
 
 
-def license_fields(data_licenses: dict[str, str]) -> dict[str, str]:
-    """A Hub licence id when all training data share one open licence; otherwise ``other``, pointing
-    to ``LICENSE.md``, which lists each dataset's terms (the weights derive from that data)."""
+def license_fields(data_licenses: dict[str, str], base_model: str | None = None) -> dict[str, str]:
+    """A Hub licence id when all training data and the base model (a Hub id; None for a random test
+    model) share one open licence; otherwise ``other``, pointing to ``LICENSE.md``, which lists each
+    one's terms (the weights derive from both)."""
     ids = {HUB_LICENSES.get(text) for text in data_licenses.values()}
+    if base_model:
+        ids.add(BASE_MODEL_LICENSES.get(base_model))
     if len(ids) == 1 and None not in ids:
         return {"license": ids.pop()}
     restricted = set(data_licenses) & NON_COMMERCIAL
@@ -174,25 +237,43 @@ def license_fields(data_licenses: dict[str, str]) -> dict[str, str]:
             "license_link": LICENSE_FILE}
 
 
-def license_note(data_licenses: dict[str, str]) -> str:
+def license_note(data_licenses: dict[str, str], base_model: str | None = None, tiny: bool = False) -> str:
+    """The data's terms, then the base model's: the weights derive from both."""
     restricted = sorted(set(data_licenses) & NON_COMMERCIAL)
     if restricted:
-        return (f"The training data ({', '.join(restricted)}) may be used for non-commercial research only. The "
+        note = (f"The training data ({', '.join(restricted)}) may be used for non-commercial research only. The "
                 "weights are derived from it, so use them under the same terms: non-commercial research only.")
-    if license_fields(data_licenses)["license"] != "other":
-        return f"All training data is under {next(iter(data_licenses.values()))}, and so are the weights."
-    return ("The terms of some training data are unclear or research-only (see below); treat the weights as "
-            "research use only unless you have checked each source.")
+    elif license_fields(data_licenses, base_model)["license"] != "other":
+        return (f"All training data is under {next(iter(data_licenses.values()))}, and so is the base model, "
+                f"`{base_model}`; so are the weights." if base_model else
+                f"All training data is under {next(iter(data_licenses.values()))}, and so are the weights.")
+    else:
+        note = ("The terms of some training data are unclear or research-only (see below); treat the weights as "
+                "research use only unless you have checked each source.")
+    if tiny:
+        return note + " There is no base model: the weights started from a random initialization."
+    if not base_model:
+        return note
+    known = BASE_MODEL_LICENSES.get(base_model)
+    return note + (f" The base model, `{base_model}`, is under {known}; its terms apply to the weights as well."
+                   if known else f" The base model, `{base_model}`, comes with its own terms, which SteerSum does not "
+                   "record: check them, as they apply to the weights as well.")
 
 
 def write_license_file(out: Path, record: dict) -> None:
-    """``LICENSE.md`` for a card whose licence is ``other``: each training dataset and its terms."""
+    """``LICENSE.md`` for a card whose licence is ``other``: each training dataset and its terms, and
+    the base model's."""
     licences = record.get("data_licenses", {})
-    if license_fields(licences)["license"] != "other":
+    base = base_model_of(record, read_json(out / ADAPTER_CONFIG))
+    base_model = base["license_base"]
+    if license_fields(licences, base_model)["license"] != "other":
         return
     rows = "\n".join(f"| {name} | {text} |" for name, text in sorted(licences.items())) or "| unknown | unknown |"
+    if base_model:
+        rows += f"\n| base model `{base_model}` | {BASE_MODEL_LICENSES.get(base_model, 'see its Hub page')} |"
+    note = license_note(licences, base_model, base["tiny"])
     out.joinpath(LICENSE_FILE).write_text(
-        f"# Terms of use\n\n{license_note(licences)}\n\n| training data | terms |\n|---|---|\n{rows}\n\n"
+        f"# Terms of use\n\n{note}\n\n| training data | terms |\n|---|---|\n{rows}\n\n"
         "The SteerSum code that trained and runs the model is separate from these terms.\n", encoding="utf-8")
 
 

@@ -9,23 +9,35 @@ with ``trust_remote_code=True``), tokenizer files, ``generation_config.json``, t
 
 Left out: sub-folders (Trainer's ``checkpoint-N/``, ``runs/``), pickled training state
 (``training_args.bin``, ``optimizer.pt``, ...) and a README the trainer may have written.
+
+Made to work off this machine: no absolute local path is written (paths in the JSON files become
+file names, and the export fails if one is left anywhere); an adapter whose base model is a local
+folder is refused unless ``base_model`` names its Hub id; ``generation_config.json`` carries the
+recorded beams and summary length; ``steersum.json`` gets each weight file's sha256, which
+:func:`variants.load_summarizer` verifies.
 """
 from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 from safetensors import safe_open
 
 from variants import get_variant
-from variants.base import RECORD_FILE, Summarizer, read_record
+from variants.base import (RECORD_FILE, WEIGHT_CHECKSUMS, Summarizer, file_sha256, read_record, verify_weights,
+                           write_record)
 
-from .card import REPORT_FILE, build_card, write_license_file
+from .card import (ADAPTER_CONFIG, REPORT_FILE, build_card, is_hub_id, is_test_model, local_base_text,
+                   write_license_file)
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
 REPLACED = {"README.md"}
+VOCABULARIES = {"tokenizer.json", "vocab.json"}  # tokens are not paths, whatever they look like
+ABSOLUTE_PATH = re.compile(r"(/[^/\s]+){2,}/?")  # /home/me/x, /tmp/x/y: a local path, not a Hub id
 log = logging.getLogger(__name__)
 
 
@@ -63,15 +75,19 @@ def load_checkpoint(folder: str | Path, record: dict | None = None) -> Summarize
     assets (topic space, control choices) that the card describes."""
     record = record or read_record(folder)
     try:
+        verify_weights(folder, record)
         return get_variant(record["variant"]).load(Path(folder), record, device="cpu")
     except Exception as err:
         raise ExportError(f"{folder}: the '{record['variant']}' variant cannot load it: "
                           f"{type(err).__name__}: {err}") from err
 
 
-def export_checkpoint(checkpoint: str | Path, out: str | Path, repo_id: str | None = None) -> Path:
+def export_checkpoint(checkpoint: str | Path, out: str | Path, repo_id: str | None = None,
+                      base_model: str | None = None, eval_report: str | Path | None = None) -> Path:
     """Write the Hub repo folder for ``checkpoint`` into ``out`` (new or empty) and return it.
-    ``repo_id`` is the id the card's usage snippet loads from (a placeholder when not given)."""
+    ``repo_id`` is the id the card's usage snippet loads from (a placeholder when not given);
+    ``base_model`` the Hub id of an adapter's base, for an adapter trained on a local copy of it;
+    ``eval_report`` the report the card shows (default: the checkpoint's ``eval_report.json``)."""
     checkpoint, out = Path(checkpoint), Path(out)
     if not checkpoint.is_dir():
         raise ExportError(f"{checkpoint}: no such checkpoint folder")
@@ -80,32 +96,105 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, repo_id: str | No
                           "train it with python -m training)")
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ExportError(f"{out}: exists and is not an empty folder")
+    if eval_report and not Path(eval_report).is_file():
+        raise ExportError(f"--eval-report {eval_report}: no such file")
     record = read_record(checkpoint)
     check_weights(checkpoint)
+    check_adapter_base(checkpoint, base_model)
     summarizer = load_checkpoint(checkpoint, record)
     out.mkdir(parents=True, exist_ok=True)
     try:
-        write_repo(checkpoint, out, summarizer, record, repo_id)
+        write_repo(checkpoint, out, summarizer, record, repo_id, base_model, eval_report)
     except BaseException:
         shutil.rmtree(out)  # it was empty or new: leave no half-written repo behind
         raise
     return out
 
 
-def write_repo(checkpoint: Path, out: Path, summarizer: Summarizer, record: dict, repo_id: str | None) -> None:
-    """Copy what the repo needs, complete the config side (remote code, generation config), write the card."""
+def write_repo(checkpoint: Path, out: Path, summarizer: Summarizer, record: dict, repo_id: str | None,
+               base_model: str | None = None, eval_report: str | Path | None = None) -> None:
+    """Copy what the repo needs, complete the config side (remote code, generation config), write the
+    card, take local paths out, record the weights' checksums."""
     for path in sorted(checkpoint.iterdir()):
         if path.is_file() and path.suffix not in PICKLE_SUFFIXES and path.name not in REPLACED \
                 and not path.name.startswith("."):
             shutil.copy2(path, out / path.name)
         else:
             log.info("not exported: %s", path.name)
+    if eval_report:
+        shutil.copyfile(eval_report, out / REPORT_FILE)
+    if base_model:
+        set_adapter_base(out, base_model)
+    local_base = record.get("base_model") and not is_hub_id(record["base_model"])
+    if not is_test_model(record) and (base_model or local_base):  # a test model's record keeps saying so
+        record = {**record, "base_model": base_model or local_base_text(record["base_model"])}
+        write_record(out, record)
     add_remote_code(out)
-    add_generation_config(out)
+    add_generation_config(out, record)
     if not (out / REPORT_FILE).is_file():
         log.warning("%s: no %s, the card will say the model was not evaluated", checkpoint, REPORT_FILE)
     build_card(out, summarizer, repo_id).save(out / "README.md")
     write_license_file(out, record)
+    drop_local_paths(out)
+    record = read_record(out)
+    record[WEIGHT_CHECKSUMS] = {path.name: file_sha256(path) for path in sorted(out.glob("*.safetensors"))}
+    write_record(out, record)
+    check_no_local_path(out, checkpoint)
+
+
+def check_adapter_base(checkpoint: Path, base_model: str | None) -> None:
+    """An adapter is only usable where its base model loads: refuse a base that is a local folder
+    (it would not exist on anyone else's machine) unless ``base_model`` gives its Hub id."""
+    adapter = _json(checkpoint / ADAPTER_CONFIG)
+    if base_model is not None and not is_hub_id(base_model):
+        raise ExportError(f"--base-model {base_model}: not a Hub id (ORG/NAME)")
+    if not adapter or base_model:
+        return
+    base = adapter.get("base_model_name_or_path") or ""
+    if not is_hub_id(base):
+        raise ExportError(
+            f"{checkpoint}: the adapter's base model {base or '(none)'} is not a Hub id, so the adapter would not load "
+            "anywhere else. Export the merged model instead (train with --merge, export OUTPUT_DIR/merged), train "
+            "from a Hub id, or pass --base-model ORG/NAME, the Hub id of the same base, to write into the adapter")
+
+
+def set_adapter_base(out: Path, base_model: str) -> None:
+    file = out / ADAPTER_CONFIG
+    adapter = _json(file)
+    if not adapter:
+        raise ExportError(f"--base-model {base_model}: only an adapter (with {ADAPTER_CONFIG}) takes a base model")
+    adapter["base_model_name_or_path"] = base_model
+    file.write_text(json.dumps(adapter, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def drop_local_paths(out: Path) -> None:
+    """Absolute local paths in the exported JSON files (``steersum.json``'s data files, the output and
+    logging folders of ``training_args.json``, the report's data file) become their last component:
+    enough to say which file, nothing about the machine."""
+    def scrub(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: scrub(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [scrub(item) for item in value]
+        if isinstance(value, str) and ABSOLUTE_PATH.fullmatch(value):
+            return Path(value).name
+        return value
+
+    for file in sorted(out.glob("*.json")):
+        if file.name in VOCABULARIES:
+            continue
+        data = json.loads(file.read_text(encoding="utf-8"))
+        clean = scrub(data)
+        if clean != data:
+            file.write_text(json.dumps(clean, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def check_no_local_path(out: Path, checkpoint: Path) -> None:
+    """The last guard: no exported file may name the folder the checkpoint sits in."""
+    local = {str(checkpoint.resolve().parent), str(checkpoint.absolute().parent)} - {"/"}
+    leaks = sorted(p.name for p in out.iterdir() if p.is_file() and any(s.encode() in p.read_bytes() for s in local))
+    if leaks:
+        raise ExportError(f"{', '.join(leaks)}: would publish a local path ({checkpoint.resolve().parent})")
 
 
 def add_remote_code(out: Path) -> None:
@@ -134,16 +223,30 @@ def add_remote_code(out: Path) -> None:
             raise ExportError(f"{out}: config.json auto_map names {module}.py, which the checkpoint does not have")
 
 
-def add_generation_config(out: Path) -> None:
-    """``generation_config.json`` from the model config when the checkpoint has none."""
-    if _config(out) and not (out / "generation_config.json").is_file():
-        from transformers import AutoConfig, GenerationConfig
+def add_generation_config(out: Path, record: dict) -> None:
+    """``generation_config.json`` (from the model config when the checkpoint has none) with the
+    recorded beams and summary length, so a plain ``model.generate(**inputs)`` generates as the card
+    says, not greedily up to ``max_length=20``."""
+    if not _config(out):
+        return  # an adapter: the base model's generation config applies
+    from transformers import GenerationConfig
+
+    if (out / "generation_config.json").is_file():
+        generation = GenerationConfig.from_pretrained(out)
+    else:
+        from transformers import AutoConfig
 
         import models  # noqa: F401  (SteerSum's model types)
 
-        GenerationConfig.from_model_config(AutoConfig.from_pretrained(out)).save_pretrained(out)
+        generation = GenerationConfig.from_model_config(AutoConfig.from_pretrained(out))
+    generation.num_beams = int(record.get("num_beams", 4))
+    generation.max_new_tokens = int(record.get("max_target_length", 128))
+    generation.save_pretrained(out)
 
 
 def _config(folder: Path) -> dict:
-    file = folder / "config.json"
-    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+    return _json(folder / "config.json") or {}
+
+
+def _json(file: Path) -> dict | None:
+    return json.loads(file.read_text(encoding="utf-8")) if file.is_file() else None

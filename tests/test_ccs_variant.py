@@ -305,7 +305,8 @@ def test_export_as_an_adapter_whose_card_snippet_runs(checkpoint, tmp_path):
 
     from hub_cards.export import export_checkpoint
 
-    out = export_checkpoint(checkpoint, tmp_path / "repo", repo_id="org/ccs-lora-tiny")
+    # The tiny base is a local folder: the export needs the Hub id it would have (tests/test_publishing.py).
+    out = export_checkpoint(checkpoint, tmp_path / "repo", repo_id="org/ccs-lora-tiny", base_model="org/tiny-t5")
     names = {p.name for p in out.iterdir()}
     assert {"adapter_config.json", "adapter_model.safetensors", "tokenizer.json", "steersum.json", "README.md"} <= names
     assert "model.safetensors" not in names and "merged" not in names  # the adapter alone; merged/ is its own checkpoint
@@ -317,6 +318,9 @@ def test_export_as_an_adapter_whose_card_snippet_runs(checkpoint, tmp_path):
     usage = text.split("\n## Usage\n", 1)[1]
     code = re.search(r"```python\n(.*?)```", usage, re.S).group(1).replace("org/ccs-lora-tiny", str(out))
     code = code.replace("num_beams=4", "num_beams=1")
+    adapter = json.loads((out / "adapter_config.json").read_text())
+    adapter["base_model_name_or_path"] = str(checkpoint / "tiny-preset-base")  # offline stand-in for org/tiny-t5
+    (out / "adapter_config.json").write_text(json.dumps(adapter))
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]

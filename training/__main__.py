@@ -2,11 +2,16 @@
 
     python -m training topic --method tag --train-file F --eval-file F --output-dir DIR [--preset tiny] ...
     python -m training evaluate --model DIR_OR_HUB_ID_OR_baseline --variant topic --data F [--out report.json]
+        (a checkpoint folder's report goes into the folder, where ``python -m hub_cards export`` reads it)
     python -m training build-data topic --out DIR
 
 Every variant's trainer takes the same data/model flags (``DataArguments``), its own flags, and all
 of ``Seq2SeqTrainingArguments`` (epochs, steps, learning rate, batch size, gradient accumulation,
-fp16/bf16, seed, ``--resume-from-checkpoint``, ...). Runs unchanged under ``accelerate launch``.
+fp16/bf16, seed, ``--resume-from-checkpoint [PATH|auto]``, ...). Runs unchanged under ``accelerate launch``.
+Re-running a command on an output folder that holds ``checkpoint-N`` folders resumes from the
+latest (``--overwrite-output-dir`` starts again from step 0). ``--push-to-hub`` checks the token
+(``--hub-token``, else ``HF_TOKEN`` or the login cache) with the Hub before training starts; the
+token is kept out of the checkpoint (``training_args.bin``).
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import argparse
 import importlib
 import logging
 import sys
+from pathlib import Path
 
 VARIANTS = ["topic", "tdsum", "entity", "ccs", "persona"]  # each has variants/<v>/train.py and variants/<v>/data.py
 
@@ -26,15 +32,26 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
     from .data import load_examples
     from .evaluate import REPORT_FILE, write_report
     from .sensitivity import evaluate_with_sensitivity
-    from .seq2seq import DataArguments, train
+    from .seq2seq import DataArguments, checkpoint_to_resume, train
 
     module = importlib.import_module(f"variants.{variant_id}.train")
     parser = HfArgumentParser((module.Arguments, DataArguments, Seq2SeqTrainingArguments),
                               prog=f"python -m training {variant_id}", description=module.__doc__)
     parser.set_defaults(**module.PAPER_DEFAULTS)
-    own, data, args = parser.parse_args_into_dataclasses(argv)
-    push = args.push_to_hub
-    args.push_to_hub = False  # SteerSum exports its own layout and card, then pushes (hub_cards)
+    own, data, args = parser.parse_args_into_dataclasses(bare_resume_means_auto(argv))
+    push, token = args.push_to_hub, args.hub_token
+    # SteerSum exports its own layout and card, then pushes (hub_cards); the token stays out of the
+    # pickled training_args.bin the Trainer writes into every checkpoint.
+    args.push_to_hub, args.hub_token = False, None
+    try:
+        if push:
+            from hub_cards.push import hub_api
+
+            token = hub_api(token).token  # fails now, not after hours of training
+        args.resume_from_checkpoint = checkpoint_to_resume(args.output_dir, args.resume_from_checkpoint,
+                                                           data.overwrite_output_dir)
+    except ValueError as err:  # PushError, or nothing to resume
+        sys.exit(f"error: {err}")
     set_seed(args.seed)  # before the model is built: a random preset's weights follow --seed too
     model, tokenizer, assets = module.build(own, data)
     out = train(get_variant(variant_id), own.method, model, tokenizer, assets, data, args)
@@ -54,14 +71,30 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
     if push:
         from hub_cards.__main__ import export_and_push
 
-        export_and_push(out, args.hub_model_id, private=args.hub_private_repo)
+        try:
+            export_and_push(out, args.hub_model_id, private=args.hub_private_repo, token=token)
+        except ValueError as err:  # ExportError, PushError: the checkpoint is saved, the message says what to do
+            sys.exit(f"error: {err} (the checkpoint is in {out}; push it with python -m hub_cards)")
+
+
+def bare_resume_means_auto(argv: list[str]) -> list[str]:
+    """``--resume-from-checkpoint`` given without a path means ``auto`` (the latest checkpoint)."""
+    flags = ("--resume-from-checkpoint", "--resume_from_checkpoint")
+    out = []
+    for i, arg in enumerate(argv):
+        out.append(arg)
+        if arg in flags and (i + 1 == len(argv) or argv[i + 1].startswith("--")):
+            out.append("auto")
+    return out
 
 
 def evaluate_main(argv: list[str]) -> None:
     from variants import get_variant, load_summarizer
 
     from .data import load_examples
-    from .evaluate import evaluate, write_report
+    from variants.base import RECORD_FILE
+
+    from .evaluate import REPORT_FILE, evaluate, write_report
     from .sensitivity import effect_summary, evaluate_with_sensitivity
 
     parser = argparse.ArgumentParser(prog="python -m training evaluate", description="Evaluate a summarizer on JSONL examples.")
@@ -69,7 +102,9 @@ def evaluate_main(argv: list[str]) -> None:
     parser.add_argument("--variant", help="variant id (required for 'baseline')")
     parser.add_argument("--revision", help="Hub revision (branch, tag or commit) of --model")
     parser.add_argument("--data", required=True, help="JSONL examples (document, controls, target)")
-    parser.add_argument("--out", default="eval_report.json", help="where to write the report")
+    parser.add_argument("--out", help="where to write the report (default: eval_report.json in the checkpoint "
+                                      "folder, where the model card reads it; ./eval_report.json for a Hub id "
+                                      "or a baseline, or with --ignore-controls)")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--max-samples", type=int, default=None)
     parser.add_argument("--ignore-controls", action="store_true",
@@ -89,10 +124,13 @@ def evaluate_main(argv: list[str]) -> None:
         report = evaluate(summarizer, records, a.data, a.batch_size, ignore_controls=True)
     else:
         report = evaluate_with_sensitivity(summarizer, records, a.data, a.batch_size, a.control_sensitivity)
-    write_report(report, a.out)
+    local = Path(a.model).is_dir() and (Path(a.model) / RECORD_FILE).is_file()
+    out = a.out or (Path(a.model) / REPORT_FILE if local and not a.ignore_controls else REPORT_FILE)
+    write_report(report, out)
     print({k: v for k, v in report.items() if k not in ("examples", "control_sensitivity")})
     if "control_sensitivity" in report:
         print(effect_summary(report["control_sensitivity"]))
+    print(f"report: {out}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -60,6 +60,7 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
         metrics[name] = sum(values) / len(values) if values else None
     metrics.update(variant.corpus_scores(records, rows, str(data_file)))
     return {"variant": variant.id, "model": summarizer.name, "method": summarizer.method, "data_file": str(data_file),
+            "datasets": sorted({str(r["dataset"]) for r in records if r.get("dataset")}),
             "n_examples": len(rows), "truncated_inputs": truncated, "ignore_controls": controls == "none",
             "controls": controls, **({"shuffle_seed": seed} if controls == "shuffled" else {}),
             "metrics": metrics, "breakdown": variant.breakdown(rows), **variant.report_extras(records, rows),

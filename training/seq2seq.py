@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
+from transformers.trainer_utils import get_last_checkpoint
 
 from models import register_custom_code
 from variants.base import Variant, write_record
@@ -35,14 +36,21 @@ class DataArguments:
     max_source_length: int = field(default=1024, metadata={"help": "source tokens kept (longer inputs are truncated)"})
     max_target_length: int = field(default=128, metadata={"help": "summary tokens kept in training and generated"})
     max_train_samples: int | None = field(default=None, metadata={"help": "use only the first N training examples"})
-    max_eval_samples: int | None = field(default=None, metadata={"help": "use only the first N evaluation examples"})
+    max_eval_samples: int | None = field(default=64, metadata={
+        "help": "use only the first N evaluation examples, 0 for all (default 64: the end-of-training generation is "
+                "slow on CPU; evaluate a whole test set with python -m training evaluate)"})
     eval_batch_size: int = field(default=8, metadata={"help": "batch size of the final generation-based evaluation"})
+    overwrite_output_dir: bool = field(default=False, metadata={
+        "help": "train from step 0 even if OUTPUT_DIR holds checkpoint-N folders (by default training resumes "
+                "from the latest)"})
 
     def __post_init__(self):
         if self.preset not in (None, "tiny"):
             raise ValueError(f"unknown preset {self.preset!r}; allowed: tiny")
         if not Path(self.train_file).is_file():
             raise ValueError(f"--train-file {self.train_file}: no such file")
+        if self.max_eval_samples == 0:
+            self.max_eval_samples = None  # every evaluation example
 
 
 def features(variant: Variant, records: list[dict], method: str, assets: Any, tokenizer, data: DataArguments) -> list[dict]:
@@ -55,6 +63,22 @@ def features(variant: Variant, records: list[dict], method: str, assets: Any, to
         item["labels"] = item["labels"][: data.max_target_length]
         out.append({"input_ids": item["input_ids"], "labels": item["labels"], **prepared.extra})
     return out
+
+
+def checkpoint_to_resume(output_dir: str, wanted: str | None, overwrite: bool) -> str | None:
+    """The checkpoint training resumes from: ``wanted`` (a path), the latest ``checkpoint-N`` in
+    ``output_dir`` for ``auto``, and that same latest one when nothing was said, unless ``overwrite``:
+    re-running a command must not silently start again from step 0."""
+    last = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+    if wanted == "auto":
+        if not last:
+            raise ValueError(f"--resume-from-checkpoint: {output_dir} holds no checkpoint-N folder to resume from")
+        return last
+    if wanted or overwrite or not last:
+        return wanted
+    logger.warning("%s holds %s: resuming from it (--overwrite-output-dir starts again from step 0)",
+                   output_dir, Path(last).name)
+    return last
 
 
 def collate(pad_token_id: int):
@@ -91,6 +115,10 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
     result = trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
     out = Path(args.output_dir)
     register_custom_code(model)
+    if getattr(model, "generation_config", None) is not None:
+        # a plain model.generate(**inputs) after from_pretrained generates as the card says
+        model.generation_config.num_beams = args.generation_num_beams or DEFAULT_NUM_BEAMS
+        model.generation_config.max_new_tokens = data.max_target_length
     trainer.save_model(out)  # weights (safetensors), config, generation config, tokenizer
     if trainer.is_world_process_zero():
         history = [h for h in trainer.state.log_history if "loss" in h or "eval_loss" in h]
@@ -104,6 +132,9 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
                                 "gradient_accumulation_steps": args.gradient_accumulation_steps, "num_train_epochs": args.num_train_epochs,
                                 "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16},
             "train_loss": result.training_loss, "loss_history": history, **(record_extra or {}),
+            # what happened, from the trainer state (max_steps overrides num_train_epochs; a resumed run starts late)
+            "training": {"global_step": trainer.state.global_step, "epochs": trainer.state.epoch},
+            "resumed_from": Path(args.resume_from_checkpoint).name if args.resume_from_checkpoint else None,
         })
         (out / "training_args.json").write_text(json.dumps(args.to_dict(), indent=2, default=str) + "\n")
     return out

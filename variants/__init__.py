@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .base import (ControlError, InputError, RECORD_FILE, Summarizer, Variant, read_record)
+from .base import (ControlError, InputError, RECORD_FILE, Summarizer, Variant, read_record, verify_weights)
 from .ccs import CCSVariant
 from .entity import EntityVariant
 from .persona import PersonaVariant
@@ -23,13 +23,15 @@ def get_variant(variant_id: str) -> Variant:
 
 def load_summarizer(path_or_repo: str | Path, revision: str | None = None, device: str | None = None,
                     **kwargs: Any) -> Summarizer:
-    """A checkpoint folder or a Hub repo id (downloaded at ``revision``) as a ready summarizer."""
+    """A checkpoint folder or a Hub repo id (downloaded at ``revision``) as a ready summarizer; the
+    weights are checked against the checksums an exported repo records."""
     path = Path(path_or_repo)
     if not path.is_dir():
         from huggingface_hub import snapshot_download
 
         path = Path(snapshot_download(str(path_or_repo), revision=revision))
     record = read_record(path)
+    verify_weights(path, record)
     return get_variant(record["variant"]).load(path, record, device=device, **kwargs)
 
 

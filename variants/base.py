@@ -15,6 +15,7 @@ A checkpoint folder says which variant it belongs to in ``steersum.json`` (:data
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -291,3 +292,27 @@ def read_record(path: str | Path) -> dict:
 
 def write_record(path: str | Path, record: dict) -> None:
     Path(path, RECORD_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+WEIGHT_CHECKSUMS = "weights_sha256"  # steersum.json field: weight file name -> sha256, written by hub_cards export
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_weights(path: str | Path, record: dict) -> None:
+    """Check every weight file the record has a checksum for (an exported repo has them): a file
+    changed by a bad download or a disk fault loads without complaint otherwise, as safetensors only
+    checks its header."""
+    for name, expected in sorted(record.get(WEIGHT_CHECKSUMS, {}).items()):
+        file = Path(path) / name
+        if not file.is_file():
+            raise ValueError(f"{file}: missing; {RECORD_FILE} lists it among the weights")
+        if file_sha256(file) != expected:
+            raise ValueError(f"{file}: sha256 does not match {RECORD_FILE} (the file is corrupt or was changed); "
+                             "download or export it again")
