@@ -10,17 +10,21 @@ import os
 from .catalog import DEFAULT_CATALOG
 
 
-def main(argv: list[str] | None = None) -> None:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m space", description=" ".join(__doc__.split()))
     parser.add_argument("--models-dir", default="checkpoints", help="folder of local checkpoints (default: ./checkpoints)")
     parser.add_argument("--catalog", default=None,
                         help=f"JSON file of Hub ids pinned to revisions (default: {DEFAULT_CATALOG.name} beside the app, if any)")
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
                         help="address to listen on, 0.0.0.0 inside a container (default: $GRADIO_SERVER_NAME or 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT") or 7860),
+    parser.add_argument("--port", type=int, default=os.environ.get("GRADIO_SERVER_PORT") or 7860,  # a string default goes through type=int too
                         help="port to listen on (default: $GRADIO_SERVER_PORT or 7860)")
     parser.add_argument("--max-models", type=int, default=4, help="models kept loaded at once")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = arguments(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up probes, one line each
 
