@@ -30,11 +30,13 @@ MAX_DROPDOWN_INTEGERS = 25  # an optional integer control with at most this many
 # breaks words anywhere (word-break: break-all) and pads highlighted tokens apart from the punctuation
 # after them ("Cable ."): flow them as ordinary text instead. Its template leaves whitespace nodes
 # between and inside tokens, so the containers get font-size 0 and only the token text a real size.
+# Leaderboard scores and headers stay on one line (only the system names wrap).
 CSS = """
 #summary .textfield { display: block; word-break: normal; overflow-wrap: break-word; font-size: 0; }
 #summary .token-container, #summary .token { font-size: 0; }
 #summary .token .text { font-size: var(--text-lg); line-height: 1.7; }
 #summary .token.highlighted { margin: 0; padding: 1px 0; }
+#leaderboard th, #leaderboard td:not(:first-child) { white-space: nowrap; word-break: normal; }
 """
 
 
@@ -131,6 +133,9 @@ class ControlPanel:
         self.shown, self.columns = shown, {}
         self.widgets = {variant.id: [(c, WIDGETS[c.kind](c)) for c in variant.controls_for(None)]
                         for variant in service.catalog.registry.values()}
+        for variant_id, pairs in self.widgets.items():
+            for control, widget in pairs:
+                widget.elem_id = f"control-{variant_id}-{control.name}"  # for the browser test and custom CSS
         self.all = [widget for pairs in self.widgets.values() for _, widget in pairs]
 
     def render(self) -> None:
