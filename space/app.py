@@ -22,7 +22,7 @@ from .leaderboard import leaderboard_tab
 from .readers import reader_tab
 from .service import Service, highlight
 from .suggest import SuggestionBox
-from .views import NOT_SET, chart_frame, escape_html, escape_markdown, metrics_markdown, table_frame
+from .views import NOT_SET, chart_colours, chart_frame, escape_html, escape_markdown, metrics_markdown, table_frame
 
 CONCURRENCY_LIMIT = 16  # requests run at once; concurrent ones for one model share a generate call
 MAX_DROPDOWN_INTEGERS = 25  # an optional integer control with at most this many values is a dropdown
@@ -328,7 +328,7 @@ def build_app(service: Service) -> gr.Blocks:
                 gr.Warning(escape_html(notice))
             frame = chart_frame(result["scores"], result["controls"])
             return (highlight(result["summary"], result["evidence"]), metrics_markdown(result),
-                    gr.update(value=frame, visible=not frame.empty))
+                    gr.update(value=frame, visible=not frame.empty, color_map=chart_colours(frame) or None))
 
         @user_errors
         def on_score(summary, document, reference, variant, model, *values):

@@ -41,15 +41,33 @@ def metrics_markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def short(label: str, limit: int = 16) -> str:
+    """A chart label short enough not to run into its neighbours' (an unseen topic can be a sentence)."""
+    return label if len(label) <= limit else label[:limit - 1] + "…"
+
+
 def chart_frame(scores: dict, controls: dict | None = None) -> pd.DataFrame:
     """Every per-label breakdown found in the scores' details, as (label, value, series) rows; a label
     that is a requested control value (the topic asked for) gets its own series, so its bar stands out."""
     requested = {str(v) for v in (controls or {}).values() if isinstance(v, (str, int))}
-    rows = [(str(label), float(number), f"{name} {key}" + (" (requested)" if str(label) in requested else ""))
+    rows = [(short(str(label)), float(number), f"{name} {key}" + (" (requested)" if str(label) in requested else ""))
             for name, score in scores.items()
             for key, breakdown in (score.get("details") or {}).items() if isinstance(breakdown, dict)
             for label, number in breakdown.items() if isinstance(number, (int, float)) and not isinstance(number, bool)]
     return pd.DataFrame(rows, columns=CHART_COLUMNS)
+
+
+REQUESTED_COLOUR = "#f97316"  # the requested value's bar: the same orange in every result
+SERIES_COLOURS = ("#4c78a8", "#72b7b2", "#9d755d", "#b279a2", "#54a24b")  # the other series, in order
+
+
+def chart_colours(frame: pd.DataFrame) -> dict[str, str]:
+    """A colour per series of this result (gradio otherwise colours by order of appearance, so the
+    requested bar changed colour from one result to the next)."""
+    series = list(dict.fromkeys(frame["series"]))
+    plain = [name for name in series if not name.endswith(" (requested)")]
+    colours = {name: SERIES_COLOURS[i % len(SERIES_COLOURS)] for i, name in enumerate(plain)}
+    return colours | {name: REQUESTED_COLOUR for name in series if name.endswith(" (requested)")}
 
 
 def table_frame(results: list[dict], first_column: str) -> pd.DataFrame:

@@ -233,6 +233,11 @@ def test_views_turn_scores_into_a_table_and_chart_rows():
     marked = chart_frame(scores, {"topic": "tech"})  # the requested topic's bar is a series of its own
     assert marked["series"].tolist() == ["stas affinity", "stas affinity (requested)"]
     assert chart_frame({"rouge1": scores["rouge1"]}).empty  # nothing to plot: the app hides the chart
+    from space.views import REQUESTED_COLOUR, chart_colours
+
+    colours = chart_colours(marked)  # the requested bar keeps one colour whatever came before it
+    assert colours["stas affinity (requested)"] == REQUESTED_COLOUR != colours["stas affinity"]
+    assert chart_colours(chart_frame(scores, {"topic": "sport"})) == colours
     text = metrics_markdown({"scores": scores, "notices": ["cut"]})
     assert text.splitlines()[:2] == ["- **stas = 0.500** — topic affinity", "- **rouge1 = —** — overlap"]
     assert text.endswith("> ⚠ cut")
