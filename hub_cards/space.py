@@ -37,7 +37,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 os.environ.setdefault("NLTK_DATA", str(HERE / "{nltk_dir}"))  # shipped with the Space, read when nltk loads
 sys.path.insert(0, str(HERE))
-sys.argv = [sys.argv[0], "--host", "0.0.0.0", "--port", os.environ.get("PORT", "7860")]
+# Gradio's own variables first (a Space sets them), then the Hub's PORT; --host/--port flags still win
+host = os.environ.get("GRADIO_SERVER_NAME") or "0.0.0.0"
+port = os.environ.get("GRADIO_SERVER_PORT") or os.environ.get("PORT") or "7860"
+sys.argv = [sys.argv[0], "--host", host, "--port", port, *sys.argv[1:]]
 runpy.run_module("space", run_name="__main__", alter_sys=True)
 '''
 

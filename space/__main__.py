@@ -1,31 +1,39 @@
 """``python -m space``: launch the Space. With no checkpoints, no catalog and no GPU it serves every
-variant's model-free baseline (the embedded default)."""
+variant's model-free baseline (the embedded default). The address is ``--host``/``--port``, else
+Gradio's own ``GRADIO_SERVER_NAME``/``GRADIO_SERVER_PORT``, else 127.0.0.1:7860."""
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 
 from .catalog import DEFAULT_CATALOG
 
 
-def main(argv: list[str] | None = None) -> None:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m space", description=" ".join(__doc__.split()))
     parser.add_argument("--models-dir", default="checkpoints", help="folder of local checkpoints (default: ./checkpoints)")
     parser.add_argument("--catalog", default=None,
                         help=f"JSON file of Hub ids pinned to revisions (default: {DEFAULT_CATALOG.name} beside the app, if any)")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 inside a container)")
-    parser.add_argument("--port", type=int, default=7860)
+    parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
+                        help="address to listen on, 0.0.0.0 inside a container (default: $GRADIO_SERVER_NAME or 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=os.environ.get("GRADIO_SERVER_PORT") or 7860,  # a string default goes through type=int too
+                        help="port to listen on (default: $GRADIO_SERVER_PORT or 7860)")
     parser.add_argument("--max-models", type=int, default=4, help="models kept loaded at once")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = arguments(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up probes, one line each
 
-    from .app import build_app
+    from .app import CSS, build_app
     from .catalog import build_catalog
     from .service import Service
 
     service = Service(build_catalog(args.models_dir, args.catalog), max_models=args.max_models)
-    build_app(service).launch(server_name=args.host, server_port=args.port)
+    build_app(service).launch(server_name=args.host, server_port=args.port, css=CSS)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,10 @@
 
 Every registered variant gets a column of control widgets built from its schema (one widget per
 control kind, see :data:`WIDGETS`); choosing a variant shows its column, choosing a model narrows
-the choices to what the model accepts. The API endpoints (``/summarize``, ``/compare``, ``/sweep``,
-``/score``, ``/variants``) take the controls as one JSON object, so scripts need no widget layout.
+the choices to what the model accepts. An optional control has an explicit "not set" state (empty box,
+or the ``not set`` choice), so any subset of controls can be sent. Switching variant clears every
+result on screen. The API endpoints (``/summarize``, ``/compare``, ``/sweep``, ``/score``,
+``/variants``, ``/compare_readers``) take the controls as one JSON object, so scripts need no widget layout.
 """
 from __future__ import annotations
 
@@ -15,24 +17,38 @@ import gradio as gr
 from variants import InputError
 from variants.base import Control
 
-from .examples import load_examples
+from .examples import variant_examples
 from .leaderboard import leaderboard_tab
 from .readers import reader_tab
 from .service import Service, highlight
 from .suggest import SuggestionBox
-from .views import chart_frame, metrics_markdown, table_frame
+from .views import NOT_SET, chart_colours, chart_frame, escape_html, escape_markdown, metrics_markdown, table_frame
 
 CONCURRENCY_LIMIT = 16  # requests run at once; concurrent ones for one model share a generate call
+MAX_DROPDOWN_INTEGERS = 25  # an optional integer control with at most this many values is a dropdown
+# Passed to launch() (gradio 6 takes css there). Gradio's highlighted text lays tokens out as flex items,
+# breaks words anywhere (word-break: break-all) and pads highlighted tokens apart from the punctuation
+# after them ("Cable ."): flow them as ordinary text instead. Its template leaves whitespace nodes
+# between and inside tokens, so the containers get font-size 0 and only the token text a real size.
+# Leaderboard scores and headers stay on one line (only the system names wrap).
+CSS = """
+#summary .textfield { display: block; word-break: normal; overflow-wrap: break-word; font-size: 0; }
+#summary .token-container, #summary .token { font-size: 0; }
+#summary .token .text { font-size: var(--text-lg); line-height: 1.7; }
+#summary .token.highlighted { margin: 0; padding: 1px 0; }
+#leaderboard th, #leaderboard td:not(:first-child) { white-space: nowrap; word-break: normal; }
+"""
 
 
-def user_errors(function: Callable) -> Callable:
-    """Show the user's mistakes as ``gr.Error`` (UI) / an error result (API); the server keeps serving."""
+def user_errors(function: Callable, escape: bool = True) -> Callable:
+    """Show the user's mistakes as ``gr.Error``; the server keeps serving. The UI's toasts render HTML,
+    so their text is escaped; an API caller (``escape=False``) gets the message as it is."""
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
         try:
             return function(*args, **kwargs)
         except InputError as err:
-            raise gr.Error(str(err)) from None
+            raise gr.Error(escape_html(err) if escape else str(err)) from None
     return wrapper
 
 
@@ -43,30 +59,56 @@ def default_value(control: Control) -> Any:
     return control.choices[0] if control.kind == "choice" and control.required and control.choices else None
 
 
+def unset_value(control: Control) -> Any:
+    """What the control's widget shows when the control is left out of the request."""
+    return {"keywords": [], "history": "", "text": ""}.get(control.kind, NOT_SET if offers_not_set(control) else None)
+
+
+def offers_not_set(control: Control) -> bool:
+    """Optional choices, and optional integers with a short range, are dropdowns with a ``not set`` entry
+    (a slider cannot be left unset: the CCS length slider always sent bin 0)."""
+    return not control.required and (control.kind == "choice" or (
+        control.kind == "integer" and control.minimum is not None and control.maximum is not None
+        and control.maximum - control.minimum < MAX_DROPDOWN_INTEGERS))
+
+
+def choice_list(control: Control, choices) -> list:
+    return [NOT_SET, *choices] if offers_not_set(control) else list(choices)
+
+
 def choice_widget(c: Control) -> gr.Component:
-    return gr.Dropdown(list(c.choices), value=default_value(c), label=c.name, info=c.help,
-                       allow_custom_value=c.open)
+    value = default_value(c) if default_value(c) is not None else unset_value(c)
+    return gr.Dropdown(choice_list(c, c.choices), value=value, label=c.name, info=c.help,
+                       allow_custom_value=c.open, render=False)
 
 
 def integer_widget(c: Control) -> gr.Component:
-    if c.minimum is not None and c.maximum is not None:
-        return gr.Slider(c.minimum, c.maximum, value=default_value(c) or c.minimum, step=1, label=c.name, info=c.help)
-    return gr.Number(value=default_value(c), precision=0, label=c.name, info=c.help)
+    if offers_not_set(c):
+        value = default_value(c) if default_value(c) is not None else NOT_SET
+        return gr.Dropdown(choice_list(c, range(c.minimum, c.maximum + 1)), value=value, label=c.name,
+                           info=c.help, render=False)
+    if c.minimum is not None and c.maximum is not None:  # required: a slider always has a value
+        return gr.Slider(c.minimum, c.maximum, value=default_value(c) or c.minimum, step=1, label=c.name,
+                         info=c.help, render=False)
+    return gr.Number(value=default_value(c), precision=0, label=c.name, info=c.help, render=False)
 
 
 WIDGETS: dict[str, Callable[[Control], gr.Component]] = {
     "choice": choice_widget,
-    "text": lambda c: gr.Textbox(value=default_value(c) or "", label=c.name, info=c.help),
+    "text": lambda c: gr.Textbox(value=default_value(c) or "", label=c.name, info=c.help, render=False),
     "keywords": lambda c: gr.Dropdown([], value=default_value(c) or [], multiselect=True, allow_custom_value=True,
-                                      label=c.name, info=c.help + " (type a word, press Enter)"),
+                                      label=c.name, info=c.help + " (type a word, press Enter)", render=False),
     "integer": integer_widget,
     "history": lambda c: gr.Textbox(value="\n".join(default_value(c) or []), lines=4, label=c.name,
-                                    info=c.help + " (one per line)"),
+                                    info=c.help + " (one per line)", render=False),
 }
 
 
 def widget_value(control: Control, value: Any) -> Any:
-    """A widget's value as the control expects it (history: one text per line; integers as int)."""
+    """A widget's value as the control expects it (``not set``: None; history: one text per line;
+    integers as int)."""
+    if value == NOT_SET:
+        return None
     if control.kind == "history" and isinstance(value, str):
         return [line.strip() for line in value.splitlines() if line.strip()]
     if control.kind == "integer" and isinstance(value, float) and value.is_integer():
@@ -74,115 +116,219 @@ def widget_value(control: Control, value: Any) -> Any:
     return value
 
 
+def example_value(control: Control, controls: dict) -> Any:
+    """The widget value that sets ``control`` as an example's ``controls`` give it (unset when absent)."""
+    if control.name not in controls:
+        return unset_value(control)
+    value = controls[control.name]
+    return "\n".join(value) if control.kind == "history" and isinstance(value, list) else value
+
+
 class ControlPanel:
     """One column of widgets per variant; the values of all of them arrive at every event, and
-    :meth:`controls` picks the current variant's."""
+    :meth:`controls` picks the current variant's. Widgets are made unrendered, so the examples above
+    them can name them; :meth:`render` places them."""
 
     def __init__(self, service: Service, shown: str):
-        self.columns, self.widgets = {}, {}
-        for variant in service.catalog.registry.values():
-            with gr.Column(visible=variant.id == shown) as self.columns[variant.id]:
-                schema = variant.controls_for(None)
-                self.widgets[variant.id] = [(c, WIDGETS[c.kind](c)) for c in schema]
+        self.shown, self.columns = shown, {}
+        self.widgets = {variant.id: [(c, WIDGETS[c.kind](c)) for c in variant.controls_for(None)]
+                        for variant in service.catalog.registry.values()}
+        for variant_id, pairs in self.widgets.items():
+            for control, widget in pairs:
+                widget.elem_id = f"control-{variant_id}-{control.name}"  # for the browser test and custom CSS
         self.all = [widget for pairs in self.widgets.values() for _, widget in pairs]
+
+    def render(self) -> None:
+        for variant_id, pairs in self.widgets.items():
+            with gr.Column(visible=variant_id == self.shown) as self.columns[variant_id]:
+                for _, widget in pairs:
+                    widget.render()
 
     def controls(self, variant: str, values: tuple) -> dict:
         start = 0
         for variant_id, pairs in self.widgets.items():
             if variant_id == variant:
                 chosen = zip((c for c, _ in pairs), values[start:start + len(pairs)])
-                return {c.name: widget_value(c, v) for c, v in chosen if v not in (None, "", [])}
+                typed = {c.name: widget_value(c, v) for c, v in chosen}
+                return {name: v for name, v in typed.items() if v not in (None, "", [])}
             start += len(pairs)
         raise InputError(f"unknown variant {variant!r}")
 
     def narrowed(self, variant: str, schema: tuple[Control, ...]) -> list:
         """Updates giving the variant's choice widgets the choices the chosen model accepts."""
         accepted = {c.name: c for c in schema}
-        return [gr.update(choices=list(accepted[c.name].choices), value=default_value(accepted[c.name]))
-                if variant_id == variant and c.kind == "choice" and c.name in accepted else gr.update()
-                for variant_id, pairs in self.widgets.items() for c, _ in pairs]
+        updates = []
+        for variant_id, pairs in self.widgets.items():
+            for c, _ in pairs:
+                if variant_id == variant and c.kind == "choice" and c.name in accepted:
+                    narrow = accepted[c.name]
+                    value = default_value(narrow) if default_value(narrow) is not None else unset_value(narrow)
+                    updates.append(gr.update(choices=choice_list(narrow, narrow.choices), value=value))
+                else:
+                    updates.append(gr.update())
+        return updates
 
 
 # --- text for the page ---------------------------------------------------------------------
+ADD_MODELS = ("To add models: `python -m training zoo` trains one per variant into `checkpoints/`, and "
+              "`python -m space --models-dir checkpoints` serves every checkpoint found there.")
+
+
 def model_choices(service: Service, variant: str) -> list[tuple[str, str]]:
     return [(e.title if e.title.startswith(e.model) else f"{e.model} — {e.title}", e.model)
             for e in service.catalog.models(variant, available=True)]
 
 
+def trained_models(service: Service, variant: str) -> list[str]:
+    return [e.model for e in service.catalog.models(variant, available=True) if e.source != "baseline"]
+
+
+def onboarding(service: Service) -> str:
+    """The page's first line on what is served: plainly, only baselines when no trained model is here."""
+    if any(trained_models(service, v) for v in service.catalog.registry):
+        return "Trained models and each variant's model-free baseline are served. " + ADD_MODELS
+    return ("**Only the model-free baselines are served here** (extractive methods from each paper, no "
+            "neural model): the variant titles name the papers' models, which are not loaded. " + ADD_MODELS)
+
+
 def about(service: Service, variant_id: str) -> str:
     v = service.catalog.variant(variant_id)
     text = f"**{v.title}** — {v.description} Paper: [{v.paper.title}]({v.paper.url}) ({v.paper.authors}, {v.paper.year})."
+    if not trained_models(service, variant_id):
+        text += f"\n\n_Served for this variant: only its baseline, {escape_markdown(v.baseline().name)}._"
     missing = service.catalog.models(variant_id, available=False)
-    return text + "".join(f"\n\n_unavailable: {e.model} — {e.reason}_" for e in missing)
+    return text + "".join(f"\n\n_unavailable: {escape_markdown(e.model)} — {escape_markdown(e.reason)}_" for e in missing)
 
 
-API_HELP = """Scripts call the same service through `gradio_client` (controls as one JSON object):
+def compare_note(service: Service, variant_id: str) -> str:
+    if trained_models(service, variant_id):
+        return "Pick two or more models: the same document and controls go through each."
+    return ("_Only the baseline is served for this variant, so there is nothing to compare it with yet._ "
+            + ADD_MODELS)
+
+
+def sweep_note(names: list[str], variant_title: str) -> str:
+    if names:
+        return "One summary per value of the chosen control, generated as one batch."
+    return (f"_{escape_markdown(variant_title)} has no control with a list of values to sweep (its controls "
+            "are free text): try values one by one with Generate._")
+
+
+def api_help(base_url: str) -> str:
+    return f"""Scripts call the same service through `gradio_client` (controls as one JSON object):
 
 ```python
 from gradio_client import Client
-client = Client("http://127.0.0.1:7860/")
-summary, result = client.predict("The striker scored twice ...", "topic", "baseline", '{"topic": "sport"}', "",
+client = Client("{base_url}")
+summary, result = client.predict("The striker scored twice ...", "topic", "baseline", '{{"topic": "sport"}}', "",
                                   api_name="/summarize")
 print(summary, result["scores"])
 ```
-Endpoints: `/summarize`, `/compare` (models comma-separated), `/sweep`, `/score`, `/variants` (the catalog and
-every variant's control schema). Bad input comes back as an error naming the problem and the allowed values."""
+Endpoints: `/summarize`, `/compare` (models comma-separated), `/sweep`, `/score`, `/compare_readers` (one
+article, two readers of the persona variant, and how far apart their summaries are), `/variants` (the
+catalog and every variant's control schema). Bad input comes back as an error naming the problem and the
+allowed values; long inputs are cut, with a notice in the result."""
+
+
+def page_url(request: gr.Request) -> str:
+    """This page's address as the browser sees it (behind the Hub's proxy too): the API example's URL."""
+    headers = getattr(request, "headers", None) or {}
+    host = headers.get("x-forwarded-host") or headers.get("host")
+    scheme = (headers.get("x-forwarded-proto") or "http").split(",")[0].strip()
+    return f"{scheme}://{host}/" if host else "<this page's address>"
 
 
 # --- the app -------------------------------------------------------------------------------
+def examples_section(service: Service, panel: ControlPanel, document, reference, shown: str) -> dict:
+    """One labelled set of examples per variant (document, reference and every control), only the
+    current variant's visible."""
+    columns = {}
+    for variant in service.catalog.registry.values():
+        examples = variant_examples(variant)
+        with gr.Column(visible=variant.id == shown) as columns[variant.id]:
+            pairs = panel.widgets[variant.id]
+            rows = [[e.document, e.reference, *(example_value(c, e.controls) for c, _ in pairs)] for e in examples]
+            gr.Examples(rows, [document, reference, *(w for _, w in pairs)], label=f"examples for {variant.title}",
+                        example_labels=[e.label for e in examples], examples_per_page=8)
+    return columns
+
+
 def build_app(service: Service) -> gr.Blocks:
     first = next(iter(service.catalog.registry))
     with gr.Blocks(title="SteerSum") as demo:
         gr.Markdown("# SteerSum — controllable summarization\nPick a variant, a model and its controls; "
-                    "the metrics say whether the summary obeyed them.")
-        with gr.Row():
-            variant = gr.Dropdown([(v.title, v.id) for v in service.catalog.registry.values()], value=first,
-                                  label="variant", elem_id="variant")
-            model = gr.Dropdown(model_choices(service, first), value="baseline", label="model", elem_id="model")
-        about_text = gr.Markdown(about(service, first))
-        with gr.Row():
-            with gr.Column():
-                document = gr.Textbox(lines=12, label="document", elem_id="document")
-                panel = ControlPanel(service, first)
-                SuggestionBox(service, panel, document, variant)
-                reference = gr.Textbox(lines=3, label="reference summary (optional: adds ROUGE)")
-                gr.Examples(load_examples(), [document, reference], label="examples (bundled data)")
-            with gr.Column():
-                with gr.Tab("Summarize"):
-                    generate_button = gr.Button("Generate", variant="primary", elem_id="generate")
-                    summary = gr.HighlightedText(label="summary (evidence of the controls highlighted)",
-                                                 color_map={"evidence": "yellow"}, show_legend=True,
-                                                 show_inline_category=False, elem_id="summary")
-                    metrics = gr.Markdown(elem_id="metrics")
-                    chart = gr.BarPlot(None, x="label", y="value", color="series", label="score breakdown")
-                    with gr.Accordion("Score your own summary", open=False):
-                        own_summary = gr.Textbox(lines=3, label="summary to score")
-                        score_button = gr.Button("Score")
-                        own_metrics = gr.Markdown()
-                with gr.Tab("Compare"):
-                    compare_models = gr.Dropdown(model_choices(service, first), multiselect=True, label="models")
-                    compare_button = gr.Button("Compare")
-                    compare_table = gr.Dataframe(wrap=True, label="side by side")
-                with gr.Tab("Sweep"):
-                    sweep_control = gr.Dropdown(sweepable(service, first), label="control to sweep (every value)")
-                    sweep_button = gr.Button("Sweep", elem_id="sweep")
-                    sweep_table = gr.Dataframe(wrap=True, label="one row per value", elem_id="sweep-table")
-                if "persona" in service.catalog.registry:
-                    with gr.Tab("Readers"):  # persona: one article, two readers, the divergence
-                        reader_tab(service, document, user_errors)
-                with gr.Tab("API"):
-                    gr.Markdown(API_HELP)
-                with gr.Tab("Leaderboard"):
-                    leaderboard_tab()
-        wire_ui(service, panel, variant, model, about_text, compare_models, sweep_control)
+                    "the metrics say whether the summary obeyed them.\n\n" + onboarding(service),
+                    elem_id="onboarding")
+        document = gr.Textbox(lines=12, label="document", elem_id="document", render=False)
+        reference = gr.Textbox(lines=3, label="reference summary (optional: adds ROUGE)", render=False)
+        panel = ControlPanel(service, first)
+        with gr.Tab("Try it"):
+            with gr.Row():
+                variant = gr.Dropdown([(v.title, v.id) for v in service.catalog.registry.values()], value=first,
+                                      label="variant", elem_id="variant")
+                model = gr.Dropdown(model_choices(service, first), value="baseline", label="model", elem_id="model")
+            about_text = gr.Markdown(about(service, first), elem_id="about")
+            example_columns = examples_section(service, panel, document, reference, first)
+            with gr.Row():
+                with gr.Column():
+                    document.render()
+                    panel.render()
+                    suggestions = SuggestionBox(service, panel, document, variant)
+                    reference.render()
+                with gr.Column():
+                    with gr.Tab("Summarize"):
+                        generate_button = gr.Button("Generate", variant="primary", elem_id="generate")
+                        summary = gr.HighlightedText(label="summary (evidence of the controls highlighted)",
+                                                     color_map={"evidence": "yellow"}, show_legend=True,
+                                                     show_inline_category=False, elem_id="summary")
+                        metrics = gr.Markdown(elem_id="metrics")
+                        chart = gr.BarPlot(None, x="label", y="value", color="series", label="score breakdown",
+                                           visible=False, elem_id="chart")
+                        with gr.Accordion("Score your own summary", open=False):
+                            own_summary = gr.Textbox(lines=3, label="summary to score")
+                            score_button = gr.Button("Score")
+                            own_metrics = gr.Markdown()
+                    with gr.Tab("Compare"):
+                        compare_help = gr.Markdown(compare_note(service, first), elem_id="compare-note")
+                        compare_models = gr.Dropdown(model_choices(service, first), multiselect=True, label="models")
+                        compare_button = gr.Button("Compare")
+                        compare_table = gr.Dataframe(wrap=True, label="side by side", visible=False,
+                                                     elem_id="compare-table")
+                    with gr.Tab("Sweep"):
+                        names = sweepable(service, first)
+                        sweep_help = gr.Markdown(sweep_note(names, service.catalog.variant(first).title),
+                                                 elem_id="sweep-note")
+                        sweep_control = gr.Dropdown(names, value=names[0] if names else None,
+                                                    label="control to sweep (every value)")
+                        sweep_button = gr.Button("Sweep", elem_id="sweep", interactive=bool(names))
+                        sweep_table = gr.Dataframe(wrap=True, label="one row per value", elem_id="sweep-table",
+                                                   visible=False)
+                    if "persona" in service.catalog.registry:
+                        with gr.Tab("Readers"):  # persona: one article, two readers, the divergence
+                            reader_tab(service, document, user_errors)
+        with gr.Tab("Leaderboard"):  # full width: its tables are wide
+            leaderboard_tab()
+        with gr.Tab("API"):
+            api_text = gr.Markdown(api_help("<this page's address>"), elem_id="api-help")
+
+        def on_load(request: gr.Request):  # the annotation is how gradio knows to pass the request
+            return api_help(page_url(request))
+
+        demo.load(on_load, None, api_text, api_visibility="private")
+        results = [summary, metrics, chart, own_metrics, suggestions.shown, compare_table, sweep_table]
+        wire_ui(service, panel, variant, model, about_text, example_columns, results,
+                (compare_help, compare_models), (sweep_help, sweep_control, sweep_button))
         inputs = [document, reference, variant]
 
         @user_errors
         def on_generate(document, reference, variant, model, *values):
-            result = service.summarize(document, variant, model, panel.controls(variant, values), reference)
+            controls = panel.controls(variant, values)
+            result = service.summarize(document, variant, model, controls, reference)
             for notice in result["notices"]:
-                gr.Warning(notice)
-            return highlight(result["summary"], result["evidence"]), metrics_markdown(result), chart_frame(result["scores"])
+                gr.Warning(escape_html(notice))
+            frame = chart_frame(result["scores"], result["controls"])
+            return (highlight(result["summary"], result["evidence"]), metrics_markdown(result),
+                    gr.update(value=frame, visible=not frame.empty, color_map=chart_colours(frame) or None))
 
         @user_errors
         def on_score(summary, document, reference, variant, model, *values):
@@ -190,12 +336,14 @@ def build_app(service: Service) -> gr.Blocks:
 
         @user_errors
         def on_compare(document, reference, variant, models, *values):
-            return table_frame(service.compare(document, variant, models, panel.controls(variant, values), reference), "model")
+            results = service.compare(document, variant, models, panel.controls(variant, values), reference)
+            return gr.update(value=table_frame(results, "model"), visible=True)
 
         @user_errors
         def on_sweep(document, reference, variant, model, control, *values):
             controls = panel.controls(variant, values)
-            return table_frame(service.sweep(document, variant, model, control, controls, reference), "value")
+            results = service.sweep(document, variant, model, control, controls, reference)
+            return gr.update(value=table_frame(results, "value"), visible=True)
 
         private = {"api_visibility": "private"}
         generate_button.click(on_generate, [*inputs, model, *panel.all], [summary, metrics, chart], **private)
@@ -203,7 +351,7 @@ def build_app(service: Service) -> gr.Blocks:
         compare_button.click(on_compare, [*inputs, compare_models, *panel.all], compare_table, **private)
         sweep_button.click(on_sweep, [*inputs, model, sweep_control, *panel.all], sweep_table, **private)
         for name, function in api_functions(service).items():
-            gr.api(user_errors(function), api_name=name)
+            gr.api(user_errors(function, escape=False), api_name=name)
     return demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT)
 
 
@@ -211,13 +359,24 @@ def sweepable(service: Service, variant: str) -> list[str]:
     return [c.name for c in service.catalog.variant(variant).controls_for(None) if c.kind == "choice" and c.choices]
 
 
-def wire_ui(service: Service, panel: ControlPanel, variant, model, about_text, compare_models, sweep_control) -> None:
-    """Variant → its models, controls and about text; model → the choices it accepts."""
+def wire_ui(service: Service, panel: ControlPanel, variant, model, about_text, example_columns: dict,
+            results: list, compare: tuple, sweep: tuple) -> None:
+    """Variant → its models, controls, examples and notes, and every result on screen cleared (a
+    summary scored for another variant's controls would mislead); model → the choices it accepts."""
+    compare_help, compare_models = compare
+    sweep_help, sweep_control, sweep_button = sweep
+
     def on_variant(variant_id):
         choices, names = model_choices(service, variant_id), sweepable(service, variant_id)
+        title = service.catalog.variant(variant_id).title
+        cleared = [None, "", gr.update(value=None, visible=False), "", "",
+                   gr.update(value=None, visible=False), gr.update(value=None, visible=False)]
         return (gr.update(choices=choices, value="baseline"), about(service, variant_id),
-                gr.update(choices=choices, value=[]), gr.update(choices=names, value=names[0] if names else None),
-                *(gr.update(visible=v == variant_id) for v in panel.columns))
+                compare_note(service, variant_id), gr.update(choices=choices, value=[]),
+                sweep_note(names, title), gr.update(choices=names, value=names[0] if names else None),
+                gr.update(interactive=bool(names)), *cleared,
+                *(gr.update(visible=v == variant_id) for v in panel.columns),
+                *(gr.update(visible=v == variant_id) for v in example_columns))
 
     @user_errors
     def on_model(variant_id, model_id):
@@ -225,8 +384,9 @@ def wire_ui(service: Service, panel: ControlPanel, variant, model, about_text, c
             return [gr.update() for _ in panel.all]
         return panel.narrowed(variant_id, service.controls(variant_id, model_id))
 
-    variant.change(on_variant, variant, [model, about_text, compare_models, sweep_control, *panel.columns.values()],
-                   api_visibility="private")
+    outputs = [model, about_text, compare_help, compare_models, sweep_help, sweep_control, sweep_button, *results,
+               *panel.columns.values(), *example_columns.values()]
+    variant.change(on_variant, variant, outputs, api_visibility="private")
     model.change(on_model, [variant, model], panel.all, api_visibility="private")
 
 

@@ -1,28 +1,47 @@
-"""Example documents for the document box: one bundled BBC test article per topic (with its reference
-summary, so ROUGE shows too) and one two-topic article where the controls visibly steer the summary.
+"""Example documents with the controls to try them with, per variant: one bundled BBC test article per
+topic (with its reference summary, so ROUGE shows too), one two-topic article where the controls
+visibly steer the summary, and each variant's own card example (:meth:`variants.base.Variant.card_facts`).
 
-A Space on the Hub may ship without ``../shared/data``; then a few embedded examples stand in.
+Nothing here is written per variant: an article's topic goes to any choice control that offers it (the
+topic variant's ``topic``, the persona variant's ``sim01-business`` reader), and the card's example
+controls fill the rest. A Space on the Hub may ship without ``../shared/data``; then a few embedded
+articles stand in.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from metrics.io import DATA_DIR, DataError, read_jsonl
 from metrics.text import sentences
+from variants.base import Variant
 
 EMBEDDED = [
-    ["The city council approved a new budget on Tuesday that raises spending on schools and public transport. "
+    {"topic": "business", "target": "", "source":
+     "The city council approved a new budget on Tuesday that raises spending on schools and public transport. "
      "The mayor said the plan would be paid for by a small rise in business taxes. Opposition members warned "
      "that companies could move to nearby towns. Meanwhile the local football club won its third match in a row, "
      "with the striker scoring twice in the second half. The coach praised the team's defence and said the "
-     "players were ready for the cup final next month.", ""],
-    ["Researchers released a new smartphone chip that uses half the power of last year's model. The company said "
+     "players were ready for the cup final next month."},
+    {"topic": "tech", "target": "", "source":
+     "Researchers released a new smartphone chip that uses half the power of last year's model. The company said "
      "the processor will ship in phones from several manufacturers by the summer. Analysts expect the chip to "
      "lift the firm's profits, and its shares rose four percent. The chip also speeds up software that runs "
-     "machine learning models on the device, so photos and speech can be processed without the internet.", ""],
+     "machine learning models on the device, so photos and speech can be processed without the internet."},
 ]
 
 
-def load_examples(per_topic: int = 1) -> list[list[str]]:
-    """``[document, reference]`` pairs from ``bbc_summary/test.jsonl``, or the embedded ones."""
+@dataclass
+class Example:
+    """One example row: what it is (``label``), the text boxes and the controls it sets."""
+
+    label: str
+    document: str
+    reference: str = ""
+    controls: dict = field(default_factory=dict)
+
+
+def bundled_articles(per_topic: int = 1) -> list[dict]:
+    """``per_topic`` bundled BBC test articles per topic (``source``, ``target``, ``topic``), or the embedded ones."""
     try:
         records = read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl")
     except DataError:
@@ -30,9 +49,55 @@ def load_examples(per_topic: int = 1) -> list[list[str]]:
     by_topic: dict[str, list[dict]] = {}
     for record in records:
         by_topic.setdefault(record.get("topic", "?"), []).append(record)
-    picked = [r for group in by_topic.values() for r in group[:per_topic]]
+    return [r for group in by_topic.values() for r in group[:per_topic]] or EMBEDDED
+
+
+def two_topic_article(first: dict, second: dict) -> str:
+    """Sentences of two articles in turn, as in the topic paper's super-articles."""
+    return " ".join(s for pair in zip(sentences(first["source"])[:5], sentences(second["source"])[:5]) for s in pair)
+
+
+def load_examples(per_topic: int = 1) -> list[list[str]]:
+    """``[document, reference]`` pairs: the bundled articles, then a two-topic one."""
+    picked = bundled_articles(per_topic)
     examples = [[r["source"], r.get("target", "")] for r in picked]
-    if len(picked) >= 2:  # sentences of two topics in turn, as in the topic paper's super-articles
-        first, second = sentences(picked[0]["source"])[:5], sentences(picked[-1]["source"])[:5]
-        examples.append([" ".join(s for pair in zip(first, second) for s in pair), ""])
-    return examples or EMBEDDED
+    if len(picked) >= 2:
+        examples.append([two_topic_article(picked[0], picked[-1]), ""])
+    return examples
+
+
+def topic_value(variant: Variant, topic: str) -> dict:
+    """The choice controls that offer the article's topic, set to it (exactly, else a choice naming it)."""
+    chosen = {}
+    for control in variant.controls_for(None):
+        if control.kind == "choice" and control.choices:
+            value = topic if topic in control.choices else next((c for c in control.choices if topic in c), None)
+            if value:
+                chosen[control.name] = value
+    return chosen
+
+
+def variant_examples(variant: Variant) -> list[Example]:
+    """The variant's examples: its card example if it has one, else the bundled articles (one per topic,
+    then the two-topic article once for each of its topics) with the controls that fit them."""
+    facts = variant.card_facts()
+    base = dict(facts.get("example_controls") or {})
+    if facts.get("example_document"):
+        return [Example(f"paper example ({described(base)})", facts["example_document"], "", base)]
+    picked, examples = bundled_articles(), []
+    for record in picked:
+        controls = {**base, **topic_value(variant, record.get("topic", ""))}
+        examples.append(Example(f"{record.get('topic', '?')} article ({described(controls)})", record["source"],
+                                record.get("target", ""), controls))
+    if len(picked) >= 2:
+        mixed = two_topic_article(picked[0], picked[-1])
+        pair = f"{picked[0].get('topic')} + {picked[-1].get('topic')}"
+        for record in (picked[0], picked[-1]):
+            controls = {**base, **topic_value(variant, record.get("topic", ""))}
+            examples.append(Example(f"two topics, {pair} ({described(controls)})", mixed, "", controls))
+    return examples
+
+
+def described(controls: dict) -> str:
+    """Controls as a short label: ``topic: sport, length: 0``."""
+    return ", ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in controls.items()) or "no controls"

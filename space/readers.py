@@ -18,6 +18,7 @@ from metrics.egises import count_terms, distributions, jsd_pairs, rouge_l
 from variants import InputError
 
 from .service import Service, parse_controls
+from .views import escape_markdown
 
 VARIANT = "persona"
 
@@ -55,7 +56,7 @@ def divergence_markdown(result: dict) -> str:
     notices = sorted({n for r in result["readers"] for n in r["notices"]})
     return (f"**Divergence of the two summaries**: JSD {d['jsd']:.3f} (EGISES's word distributions, 0 = the same "
             f"words in the same proportions, 1 = nothing shared); 1 − ROUGE-L {d['one_minus_rouge_l']:.3f}."
-            + "".join(f"\n\n_{n}_" for n in notices))
+            + "".join(f"\n\n_{escape_markdown(n)}_" for n in notices))
 
 
 def reader_tab(service: Service, document: gr.Textbox, wrap: Callable[[Callable], Callable]) -> None:
@@ -90,7 +91,7 @@ def reader_tab(service: Service, document: gr.Textbox, wrap: Callable[[Callable]
         divergence of the two summaries (JSD as in EGISES, and 1 - ROUGE-L)."""
         return compare_readers(service, document, model, first, second, reference)
 
-    gr.api(wrap(compare_readers_api), api_name="compare_readers")
+    gr.api(wrap(compare_readers_api, escape=False), api_name="compare_readers")
 
 
 __all__ = ["compare_readers", "reader_tab", "summary_divergence"]

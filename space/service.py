@@ -31,6 +31,10 @@ from variants.base import Score, Summary, check_document
 from .catalog import Catalog, Entry
 
 MAX_DOCUMENT_CHARS = 20_000  # ~4k words: well past BART's 1024 tokens, short enough to score quickly
+MAX_REFERENCE_CHARS = 5_000  # a reference summary is a few hundred words; ROUGE on 2 MB took 11 s
+MAX_SUMMARY_CHARS = 5_000  # the summary /score is given: as long as any reference
+MAX_LIST_ITEMS = 50  # keywords or history titles: more than a reader or a prompt can use
+MAX_ITEM_CHARS = 300  # one keyword, title, entity name or topic
 
 try:  # ZeroGPU: a GPU is attached only inside functions decorated with spaces.GPU
     import spaces
@@ -167,11 +171,74 @@ def parse_controls(text: str | dict | None) -> dict:
 def clip_document(document: Any, limit: int = MAX_DOCUMENT_CHARS) -> tuple[str, list[str]]:
     """The document checked and, past ``limit`` characters, cut at a word boundary with a notice."""
     document = check_document(document)
-    if len(document) <= limit:
+    if not any(character.isalnum() for character in document):
+        raise InputError("document has no letters or digits: give the text to summarize")
+    cut = clip_text(document, limit)
+    if cut == document:
         return document, []
-    at_boundary = document[limit - 1].isspace() or document[limit].isspace()
-    cut = (document[:limit] if at_boundary else document[:limit].rsplit(None, 1)[0]).rstrip()
     return cut, [f"the document has {len(document):,} characters; only the first {len(cut):,} were summarized"]
+
+
+def clip_text(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, at a word boundary when there is one."""
+    if len(text) <= limit:
+        return text
+    at_boundary = text[limit - 1].isspace() or text[limit].isspace()
+    return (text[:limit] if at_boundary else text[:limit].rsplit(None, 1)[0] if text[:limit].split() else text[:limit]).rstrip()
+
+
+def clip_reference(reference: Any, limit: int = MAX_REFERENCE_CHARS) -> tuple[str | None, list[str]]:
+    """The reference summary (None when blank) cut to ``limit`` characters with a notice, before
+    anything reads it: ROUGE against a 2 MB reference took 11 s."""
+    if reference is None or (isinstance(reference, str) and not reference.strip()):
+        return None, []
+    if not isinstance(reference, str):
+        raise InputError(f"reference must be text, got {type(reference).__name__}")
+    reference = reference.strip()
+    cut = clip_text(reference, limit)
+    if cut == reference:
+        return reference, []
+    return cut, [f"the reference has {len(reference):,} characters; only the first {len(cut):,} were scored against"]
+
+
+def clip_controls(controls: dict, kinds: dict[str, str], max_items: int = MAX_LIST_ITEMS,
+                  max_chars: int = MAX_ITEM_CHARS) -> tuple[dict, list[str]]:
+    """Control values bounded before validation, with a notice for each cut: a list control
+    (``kinds[name]`` keywords or history; a comma-separated string counts as a list) keeps its first
+    ``max_items`` entries, and every text, in a list or not, its first ``max_chars`` characters."""
+    clipped, notices = {}, []
+    for name, value in controls.items():
+        if kinds.get(name) in ("keywords", "history") and isinstance(value, str):
+            value = [part for part in (p.strip() for p in value[:max_items * (max_chars + 1)].split(",")) if part]
+        if isinstance(value, list) and len(value) > max_items:
+            notices.append(f"control '{name}' has {len(value):,} entries; only the first {max_items} were used")
+            value = value[:max_items]
+        if isinstance(value, list) and any(isinstance(v, str) and len(v) > max_chars for v in value):
+            notices.append(f"control '{name}': entries past {max_chars} characters were cut")
+            value = [clip_text(v, max_chars) if isinstance(v, str) else v for v in value]
+        elif isinstance(value, str) and len(value) > max_chars:
+            notices.append(f"control '{name}' has {len(value):,} characters; only the first {max_chars} were used")
+            value = clip_text(value, max_chars)
+        clipped[name] = value
+    return clipped, notices
+
+
+def distinctive(summarizer: Summarizer, summary: str, controls: dict, max_values: int = 12) -> list[str]:
+    """The variant's evidence for ``controls`` less the weak terms: a term that is also evidence for
+    more than half of the other values of a choice control (up to ``max_values`` of them) marks none
+    of them (the topic variant's "come", "make", "mr" belong to most topics). A control whose values
+    all give the same evidence (it does not drive it) is left out of the reckoning."""
+    variant, assets = summarizer.variant, summarizer.assets
+    evidence = variant.evidence(summary, controls, assets)
+    for control in summarizer.controls():
+        others = [v for v in control.choices if v != controls.get(control.name)]
+        if control.kind != "choice" or control.name not in controls or not others or len(others) >= max_values:
+            continue
+        other_evidence = [set(variant.evidence(summary, {**controls, control.name: v}, assets)) for v in others]
+        if all(found == set(evidence) for found in other_evidence):
+            continue
+        evidence = [t for t in evidence if sum(t in found for found in other_evidence) * 2 <= len(others)]
+    return evidence
 
 
 def highlight(text: str, evidence: list[str]) -> list[tuple[str, str | None]]:
@@ -230,8 +297,11 @@ class Service:
               reference: str | None = None) -> list[dict]:
         """One model, every value of one choice control (e.g. every topic), generated as one batch."""
         schema = {c.name: c for c in self.controls(variant, model) if c.kind == "choice" and c.choices}
+        if not schema:
+            raise InputError(f"variant '{variant}' has no control with a list of values to sweep: "
+                             "its controls are free text, so try values one by one with Generate")
         if control not in schema:
-            raise InputError(f"cannot sweep {control!r} for variant '{variant}'; allowed: {', '.join(schema) or 'none'}")
+            raise InputError(f"cannot sweep {control!r} for variant '{variant}'; allowed: {', '.join(schema)}")
         base = parse_controls(controls)
         values = schema[control].choices
         results = self._summarize_many(document, variant, model, [{**base, control: v} for v in values], reference)
@@ -243,17 +313,32 @@ class Service:
         summarizer = self.summarizer(variant, model)
         if not isinstance(summary, str) or not summary.strip():
             raise InputError("summary is empty: give the summary to score")
-        document, notices = clip_document(document)
-        checked = summarizer.variant.validate(parse_controls(controls), summarizer.assets)
-        return self._scored(summarizer, model, summary.strip(), document, checked, reference, notices, {})
+        summary, notices = summary.strip(), []
+        if len(summary) > MAX_SUMMARY_CHARS:
+            notices.append(f"the summary has {len(summary):,} characters; only the first "
+                           f"{len(clip_text(summary, MAX_SUMMARY_CHARS)):,} were scored")
+            summary = clip_text(summary, MAX_SUMMARY_CHARS)
+        reference, reference_notices = clip_reference(reference)
+        document, document_notices = clip_document(document)
+        controls, control_notices = self._bounded(summarizer, parse_controls(controls))
+        checked = summarizer.variant.validate(controls, summarizer.assets)
+        notices = document_notices + notices + reference_notices + control_notices
+        return self._scored(summarizer, model, summary, document, checked, reference, notices, {})
+
+    @staticmethod
+    def _bounded(summarizer: Summarizer, controls: dict) -> tuple[dict, list[str]]:
+        return clip_controls(controls, {c.name: c.kind for c in summarizer.controls()})
 
     def _summarize_many(self, document: str, variant: str, model: str, controls: list[dict],
                         reference: str | None) -> list[dict]:
         start = time.perf_counter()
         batcher = self.cache.get(self.catalog.get(variant, model))
         summarizer = batcher.summarizer
+        reference, reference_notices = clip_reference(reference)  # first: a 2 MB reference is cut at once
         document, notices = clip_document(document)
-        checked = [summarizer.variant.validate(c, summarizer.assets) for c in controls]  # fail fast, before batching
+        bounded = [self._bounded(summarizer, c) for c in controls]
+        notices += reference_notices + [n for _, control_notices in bounded for n in control_notices]
+        checked = [summarizer.variant.validate(c, summarizer.assets) for c, _ in bounded]  # fail fast, before batching
         summaries = batcher.submit([document] * len(checked), checked)
         seconds = {"generate": (time.perf_counter() - start) / len(checked)}
         return [self._scored(summarizer, model, s.text, document, c, reference, notices + s.notices, dict(seconds))
@@ -264,7 +349,7 @@ class Service:
         start = time.perf_counter()
         variant, assets = summarizer.variant, summarizer.assets
         scores: dict[str, Score] = variant.score(summary, document, controls, reference or None, assets)
-        evidence = variant.evidence(summary, controls, assets)
+        evidence = distinctive(summarizer, summary, controls)
         seconds["metrics"] = time.perf_counter() - start
         return {"variant": variant.id, "model": model, "summary": summary,
                 "controls": controls, "scores": {name: asdict(score) for name, score in scores.items()},

@@ -13,6 +13,7 @@ import gradio as gr
 from variants import InputError
 
 from .service import Service, clip_document
+from .views import NOT_SET, escape_html, escape_markdown
 
 
 def suggest(service: Service, document: str, variant_id: str) -> dict[str, list[str]]:
@@ -23,7 +24,7 @@ def suggest(service: Service, document: str, variant_id: str) -> dict[str, list[
 
 
 def suggestions_markdown(suggestions: dict[str, list[str]]) -> str:
-    lines = [f"- **{name}**: " + ", ".join(f"`{value}`" for value in values)
+    lines = [f"- **{escape_markdown(name)}**: " + ", ".join(escape_markdown(value) for value in values)
              for name, values in suggestions.items() if values]
     return "\n".join(["Suggested for this document:", *lines]) if lines else "_no suggestions for this document_"
 
@@ -37,7 +38,7 @@ def filled(panel, variant_id: str, suggestions: dict[str, list[str]], values: tu
             value, position = values[position], position + 1
             first = next(iter(suggestions.get(control.name) or []), None)
             fits = control.kind == "text" or (control.kind == "choice" and (control.open or first in control.choices))
-            empty = value is None or (isinstance(value, str) and not value.strip())
+            empty = value is None or value == NOT_SET or (isinstance(value, str) and not value.strip())
             updates.append(gr.update(value=first) if owner == variant_id and first and fits and empty else gr.update())
     return updates
 
@@ -53,9 +54,9 @@ class SuggestionBox:
             try:
                 found = suggest(service, document, variant_id)
             except InputError as err:
-                raise gr.Error(str(err)) from None
+                raise gr.Error(escape_html(err)) from None
             except Exception as err:  # e.g. the NER model is not installed: say so, keep serving
-                raise gr.Error(f"no suggestions: {err}") from None
+                raise gr.Error(escape_html(f"no suggestions: {err}")) from None
             return [suggestions_markdown(found), *filled(panel, variant_id, found, values)]
 
         self.button.click(on_suggest, [document, variant, *panel.all], [self.shown, *panel.all],

@@ -230,6 +230,14 @@ def test_views_turn_scores_into_a_table_and_chart_rows():
               "rouge1": {"value": None, "meaning": "overlap", "details": None}}
     frame = chart_frame(scores)
     assert frame.values.tolist() == [["sport", 0.2, "stas affinity"], ["tech", 0.4, "stas affinity"]]
+    marked = chart_frame(scores, {"topic": "tech"})  # the requested topic's bar is a series of its own
+    assert marked["series"].tolist() == ["stas affinity", "stas affinity (requested)"]
+    assert chart_frame({"rouge1": scores["rouge1"]}).empty  # nothing to plot: the app hides the chart
+    from space.views import REQUESTED_COLOUR, chart_colours
+
+    colours = chart_colours(marked)  # the requested bar keeps one colour whatever came before it
+    assert colours["stas affinity (requested)"] == REQUESTED_COLOUR != colours["stas affinity"]
+    assert chart_colours(chart_frame(scores, {"topic": "sport"})) == colours
     text = metrics_markdown({"scores": scores, "notices": ["cut"]})
     assert text.splitlines()[:2] == ["- **stas = 0.500** — topic affinity", "- **rouge1 = —** — overlap"]
     assert text.endswith("> ⚠ cut")
@@ -249,6 +257,104 @@ def test_every_control_kind_has_a_widget_and_values_come_back_typed(service):
     values = [None] * (len(panel.all) - len(ProbeVariant.controls)) + ["long", "gamma", "", ["x"], 3.0, "A\n\n B "]
     assert panel.controls("probe", tuple(values)) == {"style": "long", "word": "gamma", "keywords": ["x"],
                                                       "sentences": 3, "history": ["A", "B"]}
+
+
+def test_user_text_is_escaped_for_markdown_and_toasts():
+    from space.suggest import suggestions_markdown
+    from space.views import escape_html, escape_markdown, metrics_markdown
+
+    payload = "<img src=x onerror=alert(1)>"
+    assert escape_html(payload) == "&lt;img src=x onerror=alert(1)&gt;"
+    assert escape_markdown(payload + " *b* [l](u) `c`") == r"&lt;img src=x onerror=alert\(1\)&gt; \*b\* \[l\]\(u\) \`c\`"
+    assert "<img" not in metrics_markdown({"scores": {}, "notices": [f"unknown {payload}"]})
+    assert "<img" not in suggestions_markdown({"entity": [payload]})
+
+
+def test_optional_controls_can_be_left_unset(service):
+    """A slider always has a value (the CCS length slider sent bin 0 on every run): optional choices and
+    short integer ranges are dropdowns whose "not set" leaves the control out."""
+    import gradio as gr
+
+    from space.app import ControlPanel
+    from space.views import NOT_SET
+
+    with gr.Blocks():
+        panel = ControlPanel(service, "ccs")
+    ccs = dict((c.name, w) for c, w in panel.widgets["ccs"])
+    assert ccs["length"].value == NOT_SET and ccs["length"].choices[0] == (NOT_SET, NOT_SET)
+    assert [v for _, v in ccs["length"].choices[1:]] == [0, 1, 2, 3, 4]
+    assert ccs["readability"].value == NOT_SET and ccs["focus"].value == NOT_SET
+    start = sum(len(pairs) for v, pairs in panel.widgets.items() if list(panel.widgets).index(v) < list(panel.widgets).index("ccs"))
+    values = [None] * len(panel.all)
+    values[start:start + 4] = [NOT_SET, [], NOT_SET, NOT_SET]
+    assert panel.controls("ccs", tuple(values)) == {}
+    values[start:start + 4] = [2, ["bank"], "high", NOT_SET]
+    assert panel.controls("ccs", tuple(values)) == {"length": 2, "keywords": ["bank"], "readability": "high"}
+
+
+@pytest.mark.parametrize("variant_id", sorted(REGISTRY))
+def test_every_variant_has_labelled_examples_its_baseline_accepts(variant_id):
+    from space.examples import variant_examples
+
+    variant = REGISTRY[variant_id]
+    examples = variant_examples(variant)
+    assert examples and all(e.label and e.document.strip() for e in examples)
+    for example in examples:
+        variant.validate(example.controls, variant.baseline().assets)  # raises if a control does not fit
+    if variant_id == "topic":  # a two-topic article, once for each of its topics
+        mixed = [e for e in examples if e.label.startswith("two topics")]
+        assert len(mixed) == 2 and mixed[0].document == mixed[1].document
+        assert mixed[0].controls["topic"] != mixed[1].controls["topic"]
+
+
+def test_api_help_lists_every_endpoint_at_this_pages_address(client):
+    from types import SimpleNamespace
+
+    from space.app import api_help, page_url
+
+    endpoints = {name for name in client.view_api(print_info=False, return_format="dict")["named_endpoints"]}
+    text = api_help(page_url(SimpleNamespace(headers={"host": "example.org:8080"})))
+    assert 'Client("http://example.org:8080/")' in text and "7860" not in text
+    assert all(f"`{name}`" in text for name in endpoints), endpoints
+    proxied = SimpleNamespace(headers={"host": "10.0.0.1:7860", "x-forwarded-host": "x.hf.space", "x-forwarded-proto": "https"})
+    assert page_url(proxied) == "https://x.hf.space/"
+
+
+def test_launch_address_flags_then_gradio_variables_then_defaults(monkeypatch):
+    from space.__main__ import arguments
+
+    monkeypatch.delenv("GRADIO_SERVER_NAME", raising=False)
+    monkeypatch.delenv("GRADIO_SERVER_PORT", raising=False)
+    assert (arguments([]).host, arguments([]).port) == ("127.0.0.1", 7860)
+    monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")
+    monkeypatch.setenv("GRADIO_SERVER_PORT", "8123")
+    assert (arguments([]).host, arguments([]).port) == ("0.0.0.0", 8123)
+    assert (arguments(["--host", "127.0.0.2", "--port", "9000"]).host, arguments(["--port", "9000"]).port) == ("127.0.0.2", 9000)
+
+
+def test_exported_app_reads_gradio_variables_then_port(monkeypatch, tmp_path):
+    import runpy
+    import sys
+
+    from hub_cards.space import APP
+
+    seen = []
+    monkeypatch.setattr(runpy, "run_module", lambda *args, **kwargs: seen.append(list(sys.argv)))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    app = tmp_path / "app.py"
+    app.write_text(APP.format(nltk_dir="nltk_data"))
+    for env, expected in (({"PORT": "7000"}, ["0.0.0.0", "7000"]),
+                          ({"PORT": "7000", "GRADIO_SERVER_PORT": "7001", "GRADIO_SERVER_NAME": "127.0.0.1"}, ["127.0.0.1", "7001"])):
+        for name in ("PORT", "GRADIO_SERVER_PORT", "GRADIO_SERVER_NAME"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        monkeypatch.setattr(sys, "argv", ["app.py"])
+        exec(compile(app.read_text(), str(app), "exec"), {"__file__": str(app)})
+        assert seen[-1][1:] == ["--host", expected[0], "--port", expected[1]]
+    monkeypatch.setattr(sys, "argv", ["app.py", "--port", "9000"])  # a flag given to app.py still wins
+    exec(compile(app.read_text(), str(app), "exec"), {"__file__": str(app)})
+    assert seen[-1][-2:] == ["--port", "9000"]
 
 
 # --- the API, through gradio_client ------------------------------------------------------------
@@ -346,7 +452,44 @@ def test_a_100k_character_document_is_truncated_with_a_notice(client):
     assert any("only the first" in n for n in result["notices"])
 
 
+def test_a_2mb_reference_is_clipped_with_a_notice(client):
+    _, result = client.predict(SPORT, "probe", "baseline", json.dumps(PROBE), "striker " * 250_000, api_name="/summarize")
+    # 2,000,000 characters, 1,999,999 once stripped; cut at the last whole word within 5,000: 625 x "striker "
+    assert "the reference has 1,999,999 characters; only the first 4,999 were scored against" in result["notices"]
+
+
+def test_score_bounds_the_summary_and_the_keywords(client):
+    from space.service import MAX_LIST_ITEMS, MAX_SUMMARY_CHARS
+
+    keywords = ["alpha"] + [f"word{i}" for i in range(99)]
+    result = client.predict("alpha " * 2_000, "Alpha beta.", "probe", json.dumps({**PROBE, "keywords": keywords}), "",
+                            "baseline", api_name="/score")
+    assert MAX_SUMMARY_CHARS == 5_000 and MAX_LIST_ITEMS == 50
+    # 2,000 x "alpha " stripped = 11,999 characters; 5,000 ends inside word 834, so 833 words are kept:
+    # 833 x 6 - the trailing space = 4,997
+    assert "the summary has 11,999 characters; only the first 4,997 were scored" in result["notices"]
+    assert "control 'keywords' has 100 entries; only the first 50 were used" in result["notices"]
+    assert len(result["controls"]["keywords"]) == 50
+    assert result["scores"]["keyword_recall"]["value"] == 1 / 50  # "alpha" of the 50 kept
+
+
+def test_history_titles_are_bounded_in_number_and_length(client):
+    history = ["t" * 1_000] + [f"Title {i}" for i in range(79)]
+    _, result = client.predict(SPORT, "probe", "baseline", json.dumps({**PROBE, "history": history}), api_name="/summarize")
+    assert "control 'history' has 80 entries; only the first 50 were used" in result["notices"]
+    assert "control 'history': entries past 300 characters were cut" in result["notices"]
+    assert len(result["controls"]["history"]) == 50 and len(result["controls"]["history"][0]) == 300
+
+
+def test_sweep_explains_a_variant_with_nothing_to_sweep(client):
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="variant 'entity' has no control with a list of values to sweep"):
+        client.predict(SPORT, "entity", "baseline", "", '{"entity": "the coach"}', "", api_name="/sweep")
+
+
 BAD_INPUT = [
+    ("\x00\x01\x02 \x1f", "topic", "baseline", '{"topic": "sport"}', "document has no letters or digits"),
     ("   ", "topic", "baseline", '{"topic": "sport"}', "document is empty"),
     (SPORT, "nope", "baseline", "{}", "unknown variant 'nope'; allowed: .*topic"),
     (SPORT, "topic", "nope", '{"topic": "sport"}', "unknown model 'nope' for variant 'topic'; allowed: baseline, local/topic-tiny"),
