@@ -68,7 +68,8 @@ def evaluate_main(argv: list[str]) -> None:
     parser.add_argument("--revision", help="Hub revision (branch, tag or commit) of --model")
     parser.add_argument("--data", required=True, help="JSONL examples (document, controls, target)")
     parser.add_argument("--out", default="eval_report.json", help="where to write the report")
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="sources per generate call (default: the model's generation settings, 8)")
     parser.add_argument("--max-samples", type=int, default=None)
     parser.add_argument("--ignore-controls", action="store_true",
                         help="summarize every example with no controls (ablation: what the controls add)")
