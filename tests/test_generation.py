@@ -123,7 +123,7 @@ def test_bf16_is_refused_clearly_on_a_cpu_without_it():
 EDGE_CASES = [
     "The bank's profits and the banks' shares: BANKS, Banking, banked.",
     "Rock'n'roll markets, it's9 markets, dog'9 market, rock'n9 market and 'market' in quotes.",
-    "Curly ’market’ and market’s share; İstanbul markets, ſhares, Kelvin market.",
+    "Curly ’market’ and market’s share; İstanbul markets, ſhares, \u212aelvin markets, \u0131nc markets.",
     "market2004 2004 markets-based co-operation e-mail market.market.",
     "",
 ]
@@ -151,4 +151,4 @@ def test_a_word_first_seen_later_is_tagged_by_the_lemma_rule():
     tagger = Tagger(frozenset({"goose"}))
     assert tagger("A goose.") == f"A {TAG} goose {TAG}."
     assert tagger("Two geese and a goose.") == f"Two {TAG} geese {TAG} and a {TAG} goose {TAG}."  # irregular form
-    assert "geese" in tagger._forms
+    assert "geese" in tagger._state[1]

@@ -85,67 +85,38 @@ def tag_words(document: str, terms: frozenset[str]) -> str:
                     document)
 
 
-# Documents the tagger's one-pass expression cannot tokenize as WORD does, which take tag_words:
-# a word right after an apostrophe ending a token ("rock'n'roll", "it's9", "dog'9"), and the four
-# non-ASCII letters that case-insensitive [a-z] matches but str.lower() maps elsewhere.
-_WORD_CHAINS = re.compile(r"[a-z0-9]['’](?:[0-9]|[a-z]+(?:['’][a-z0-9]|[0-9]))", re.IGNORECASE)
-_ODD_LETTERS = re.compile("[\u0130\u0131\u017f\u212a]")  # İ ı ſ K (case-sensitive: re.I would match i, s, k)
-_INFLECTIONS = ("", "s", "es", "ed", "d", "ing", "'s", "’s")
-
-
 class Tagger:
-    """:func:`tag_words` for one topic's terms as one compiled regular expression: a trie of the
-    surface forms (lower-cased words) whose term is a representative term, anchored at WORD token
-    boundaries, substituted in one C-level pass. The forms start from the terms and their regular
-    inflections; each document's words not seen before go through the lemma rule first and add their
-    forms (the expression is rebuilt only when a new tagged form appears). Thread-safe."""
+    """:func:`tag_words` for one topic's terms, fast: a document is cut at spaces (``str.split``) into
+    chunks such as ``"(banks'"``; a chunk met before is looked up in a dict of the chunks holding a
+    tagged word, with their tagged text; a chunk not met before goes through the lemma rule
+    (:func:`tag_words` on the chunk alone: exactly what it gives inside the document, since no WORD
+    token holds a space). Python touches each chunk once, in one list comprehension; the lemma rule
+    runs only for new chunks. Thread-safe; the cache starts over past ``max_chunks`` chunks."""
 
-    def __init__(self, terms: frozenset[str]):
-        self.terms = terms
+    def __init__(self, terms: frozenset[str], max_chunks: int = 500_000):
+        self.terms, self.max_chunks = terms, max_chunks
         self._lock = threading.Lock()
-        candidates = {t + ending for t in terms for ending in _INFLECTIONS}
-        self._forms = {w for w in candidates if term(w) in terms}
-        self._seen = set(candidates)  # words (as written) whose verdict is in _forms already
-        self._pattern = self._compile()
-
-    def _compile(self) -> re.Pattern:
-        body = _trie(sorted(self._forms)) or "(?!)"
-        return re.compile(rf"(?<![a-z0-9])(?<![a-z0-9]['’])(?:{body})(?![a-z0-9])(?!['’][a-z])", re.IGNORECASE)
+        # chunks (as written) already looked at; those among them holding a tagged word → their tagged text
+        self._state: tuple[set[str], dict[str, str]] = (set(), {})
 
     def __call__(self, document: str) -> str:
-        if _WORD_CHAINS.search(document) or _ODD_LETTERS.search(document):
-            return tag_words(document, self.terms)
-        new = set(WORD.findall(document)) - self._seen
+        chunks = document.split(" ")
+        seen, tagged = self._state
+        new = set(chunks) - seen
         if new:
-            with self._lock:  # forms and pattern first, then _seen: a reader never sees a word before its form
-                added = {w.lower() for w in new if term(w.lower()) in self.terms} - self._forms
-                if added:
-                    self._forms |= added
-                    self._pattern = self._compile()
-                self._seen |= new
-        return self._pattern.sub(_TAGGED, document)
-
-
-_TAGGED = f"{TAG} \\g<0> {TAG}"
-
-
-def _trie(words: list[str]) -> str:
-    """A regular expression matching exactly ``words``, as a trie (one branch per next character, so
-    a failed match costs a character comparison, not one per word)."""
-    root: dict = {}
-    for word in words:
-        node = root
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def walk(node: dict) -> str:
-        branches = [re.escape(char) + walk(child) for char, child in node.items() if char]
-        if "" in node:
-            return f"(?:{'|'.join(branches)})?" if branches else ""
-        return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-
-    return walk(root)
+            with self._lock:  # tagged first, then seen: a reader never sees a chunk before its tagged text
+                seen, tagged = self._state
+                if len(seen) > self.max_chunks:
+                    seen, tagged = set(), {}
+                for chunk in new - seen:
+                    text = tag_words(chunk, self.terms)
+                    if text != chunk:
+                        tagged[chunk] = text
+                seen |= new
+                self._state = (seen, tagged)
+        if tagged.keys().isdisjoint(chunks):
+            return document
+        return " ".join([tagged.get(chunk, chunk) for chunk in chunks])
 
 
 @lru_cache(maxsize=64)
