@@ -20,6 +20,7 @@ GROUPS = {
     "topic": ["benchmarks.tagging"],
     "entity": ["benchmarks.entity"],
     "space": ["benchmarks.serving"],
+    "generation": ["benchmarks.generation"],
     "ccs": ["benchmarks.lora"],
     "persona": ["benchmarks.persona"],
     "tdsum": ["benchmarks.tdsum"],

@@ -2,7 +2,7 @@
 per variant beside the paper's own numbers.
 
     python -m benchmarks leaderboard [--models-dir checkpoints] [--out leaderboard] [--variants topic ...]
-                                     [--max-samples N] [--catalog FILE] [--batch-size 8]
+                                     [--max-samples N] [--catalog FILE] [--batch-size N]
     accelerate launch -m benchmarks leaderboard ...      # systems shared out across processes / GPUs
 
 Systems come from :func:`space.catalog.build_catalog`, as in the Space: each variant's model-free
@@ -95,7 +95,7 @@ def shard(jobs: list, process_index: int, num_processes: int) -> list:
 
 # --- the run ---------------------------------------------------------------------------------
 def run(models_dir: str | Path | None = "checkpoints", out: str | Path = "leaderboard", variants: list[str] | None = None,
-        max_samples: int | None = None, catalog_file: str | Path | None = None, batch_size: int = 8,
+        max_samples: int | None = None, catalog_file: str | Path | None = None, batch_size: int | None = None,
         registry: dict[str, Variant] | None = None, download=None, state=None) -> dict | None:
     """Evaluate this process's share of the systems not yet cached, then (main process) write the
     leaderboard. ``registry``/``download``/``state`` let tests pass stand-ins; ``state`` defaults to
@@ -140,7 +140,7 @@ def run(models_dir: str | Path | None = "checkpoints", out: str | Path = "leader
     return board
 
 
-def evaluate_system(variant: Variant, entry, data_file: Path, cache: Path, batch_size: int, device: str) -> None:
+def evaluate_system(variant: Variant, entry, data_file: Path, cache: Path, batch_size: int | None, device: str) -> None:
     """Score one system as ``python -m training evaluate`` does and cache its report (the model is
     freed on return, before the next one loads)."""
     summarizer = entry.load() if entry.source == "baseline" else entry.load(device=device)
@@ -339,7 +339,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--variants", nargs="+", metavar="ID", help=f"variants to run (default: all: {', '.join(REGISTRY)})")
     parser.add_argument("--max-samples", type=int, default=None, help="test examples per variant (default: all)")
     parser.add_argument("--catalog", default=None, help="JSON file of Hub ids pinned to revisions (see space/catalog.py)")
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="sources per generate call (default: each model's generation settings)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.variants or ()) - set(REGISTRY))
     if unknown:

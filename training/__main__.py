@@ -105,7 +105,8 @@ def evaluate_main(argv: list[str]) -> None:
     parser.add_argument("--out", help="where to write the report (default: eval_report.json in the checkpoint "
                                       "folder, where the model card reads it; ./eval_report.json for a Hub id "
                                       "or a baseline, or with --ignore-controls)")
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="sources per generate call (default: the model's generation settings, 8)")
     parser.add_argument("--max-samples", type=int, default=None)
     parser.add_argument("--ignore-controls", action="store_true",
                         help="summarize every example with no controls (ablation: what the controls add)")

@@ -8,6 +8,10 @@ What the system is *given* is one of :data:`CONTROL_MODES`: each example's own c
 example's (``shuffled``: a seeded derangement, :func:`derangement`) or none. It is always *scored*
 against the example's own controls and target, so the difference between the ``given`` and the
 ``shuffled`` report is what following the controls earns (:mod:`training.sensitivity`).
+
+Examples are generated longest source first in batches (``variants.seq2seq.by_length``: little padding)
+under the summarizer's own :class:`variants.seq2seq.GenerationSettings`, the ones the leaderboard and
+the Space use too; rows come back in the data file's order.
 """
 from __future__ import annotations
 
@@ -25,12 +29,17 @@ CONTROL_MODES = ("given", "shuffled", "none")  # what the system is given; scori
 SHUFFLE_SEED = 0
 
 
-def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_size: int = 8,
+def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_size: int | None = None,
              ignore_controls: bool = False, controls: str = "given", seed: int = SHUFFLE_SEED) -> dict:
     """Summarize every record given ``controls`` (one of :data:`CONTROL_MODES`; ``shuffled`` with
     :func:`derangement` under ``seed``) and score it against its own controls and target.
-    ``ignore_controls`` is ``controls="none"``: the same system made blind to its controls."""
+    ``ignore_controls`` is ``controls="none"``: the same system made blind to its controls.
+    ``batch_size`` (default: the summarizer's generation settings, else 8) overrides the settings'."""
+    from variants.seq2seq import by_length
+
     variant = summarizer.variant
+    settings = getattr(summarizer, "settings", None)
+    batch_size = batch_size or (settings.batch_size if settings else 8)
     if ignore_controls:
         controls = "none"
     if controls not in CONTROL_MODES:
@@ -40,19 +49,22 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
         given = [given[j] for j in derangement(given, seed)]
     elif controls == "none":
         given = [{} for _ in records]
+    summaries = [None] * len(records)
+    for chunk in tqdm(by_length([len(r["document"]) for r in records], batch_size),
+                      desc=f"evaluating {summarizer.name}", unit="batch"):
+        done = summarizer.summarize([records[i]["document"] for i in chunk], [given[i] for i in chunk],
+                                    batch_size=batch_size)
+        for i, summary in zip(chunk, done):
+            summaries[i] = summary
     rows, truncated = [], 0
-    for start in tqdm(range(0, len(records), batch_size), desc=f"evaluating {summarizer.name}", unit="batch"):
-        chunk = records[start:start + batch_size]
-        summaries = summarizer.summarize([r["document"] for r in chunk], given[start:start + batch_size],
-                                         batch_size=batch_size)
-        for i, (record, summary) in enumerate(zip(chunk, summaries), start):
-            scores = variant.score(summary.text, record["document"], record["controls"], record["target"], summarizer.assets)
-            truncated += any("truncated" in n for n in summary.notices)
-            keys = {k: v for k, v in record.items() if isinstance(v, str) and k not in ("document", "target")}
-            rows.append({"id": record.get("id"), **keys, "controls": record["controls"],
-                         **({} if controls == "given" else {"given_controls": given[i]}), "summary": summary.text,
-                         "output_words": len(summary.text.split()),
-                         **{name: score.value for name, score in scores.items()}})
+    for i, (record, summary) in enumerate(zip(records, summaries)):
+        scores = variant.score(summary.text, record["document"], record["controls"], record["target"], summarizer.assets)
+        truncated += any("truncated" in n for n in summary.notices)
+        keys = {k: v for k, v in record.items() if isinstance(v, str) and k not in ("document", "target")}
+        rows.append({"id": record.get("id"), **keys, "controls": record["controls"],
+                     **({} if controls == "given" else {"given_controls": given[i]}), "summary": summary.text,
+                     "output_words": len(summary.text.split()),
+                     **{name: score.value for name, score in scores.items()}})
     names = [n for n in (*variant.metric_names, "output_words") if any(row.get(n) is not None for row in rows)]
     metrics = {}
     for name in names:

