@@ -3,10 +3,13 @@
     python -m training topic --method tag --train-file F --eval-file F --output-dir DIR [--preset tiny] ...
     python -m training evaluate --model DIR_OR_HUB_ID_OR_baseline --variant topic --data F [--out report.json]
     python -m training build-data topic --out DIR
+    python -m training base minilm --out DIR      (a BART checkpoint warm-started from MiniLM; training/base.py)
+    python -m training general --preset minilm --output-dir DIR   (the general summarizer; training/general.py)
 
 Every variant's trainer takes the same data/model flags (``DataArguments``), its own flags, and all
 of ``Seq2SeqTrainingArguments`` (epochs, steps, learning rate, batch size, gradient accumulation,
 fp16/bf16, seed, ``--resume-from-checkpoint``, ...). Runs unchanged under ``accelerate launch``.
+On a CPU with native bf16 (AVX512-BF16/AMX) training runs under bf16 autocast unless ``--bf16 False``.
 """
 from __future__ import annotations
 
@@ -25,13 +28,13 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
 
     from .data import load_examples
     from .evaluate import REPORT_FILE, evaluate, write_report
-    from .seq2seq import DataArguments, train
+    from .seq2seq import DataArguments, cpu_bf16_flags, train
 
     module = importlib.import_module(f"variants.{variant_id}.train")
     parser = HfArgumentParser((module.Arguments, DataArguments, Seq2SeqTrainingArguments),
                               prog=f"python -m training {variant_id}", description=module.__doc__)
     parser.set_defaults(**module.PAPER_DEFAULTS)
-    own, data, args = parser.parse_args_into_dataclasses(argv)
+    own, data, args = parser.parse_args_into_dataclasses(argv + cpu_bf16_flags(argv))
     push = args.push_to_hub
     args.push_to_hub = False  # SteerSum exports its own layout and card, then pushes (hub_cards)
     set_seed(args.seed)  # before the model is built: a random preset's weights follow --seed too
@@ -88,13 +91,21 @@ def evaluate_main(argv: list[str]) -> None:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    commands = [*VARIANTS, "evaluate", "build-data"]
+    commands = [*VARIANTS, "evaluate", "build-data", "base", "general"]
     if not argv or argv[0] not in commands:
         print(__doc__)
         sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
     command, rest = argv[0], argv[1:]
     if command == "evaluate":
         evaluate_main(rest)
+    elif command == "base":
+        from .base import main as base_main
+
+        base_main(rest)
+    elif command == "general":
+        from .general import main as general_main
+
+        general_main(rest)
     elif command == "build-data":
         if not rest or rest[0] not in VARIANTS:
             sys.exit(f"usage: python -m training build-data {{{','.join(VARIANTS)}}} --out DIR")

@@ -18,6 +18,7 @@ from models import register_custom_code
 from variants.base import Variant, write_record
 from variants.sources import data_licenses
 
+from .base import base_weights
 from .data import load_examples
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,9 @@ class DataArguments:
     train_file: str = field(metadata={"help": "training examples, JSONL (document, controls, target)"})
     eval_file: str | None = field(default=None, metadata={"help": "evaluation examples, same format"})
     base_model: str = field(default="facebook/bart-large", metadata={"help": "Hub id or local path of the base model"})
-    preset: str | None = field(default=None, metadata={"help": "'tiny': a small random model of the same architecture"})
+    preset: str | None = field(default=None, metadata={"help": "'tiny': a small random model of the same architecture; "
+                                                               "'minilm': MiniLM converted to BART once (training/base.py), "
+                                                               "used as --base-model"})
     max_source_length: int = field(default=1024, metadata={"help": "source tokens kept (longer inputs are truncated)"})
     max_target_length: int = field(default=128, metadata={"help": "summary tokens kept in training and generated"})
     max_train_samples: int | None = field(default=None, metadata={"help": "use only the first N training examples"})
@@ -39,10 +42,32 @@ class DataArguments:
     eval_batch_size: int = field(default=8, metadata={"help": "batch size of the final generation-based evaluation"})
 
     def __post_init__(self):
-        if self.preset not in (None, "tiny"):
-            raise ValueError(f"unknown preset {self.preset!r}; allowed: tiny")
+        if self.preset not in (None, "tiny", "minilm"):
+            raise ValueError(f"unknown preset {self.preset!r}; allowed: tiny, minilm")
+        if self.preset == "minilm":  # real weights: an ordinary --base-model from here on
+            from .base import ensure_base
+
+            self.base_model, self.preset = str(ensure_base("minilm")), None
         if not Path(self.train_file).is_file():
             raise ValueError(f"--train-file {self.train_file}: no such file")
+
+
+def cpu_bf16_supported() -> bool:
+    """Whether this CPU runs bf16 matmuls natively (AVX512-BF16 or AMX; oneDNN's own check). There,
+    bf16 autocast trains faster with fp32 master weights; elsewhere it would emulate bf16, slower."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def cpu_bf16_flags(argv: list[str]) -> list[str]:
+    """Trainer flags that make bf16 the default on a CPU that supports it (an explicit ``--bf16`` or
+    ``--fp16`` wins; ``--bf16 False`` keeps fp32). The Trainer's ``--bf16`` with ``--use_cpu`` is
+    ``torch.autocast("cpu", torch.bfloat16)`` via accelerate: weights, gradients and AdamW state stay fp32."""
+    if torch.cuda.is_available() or any(a.split("=")[0] in ("--bf16", "--fp16") for a in argv):
+        return []
+    return ["--bf16", "True", "--use_cpu", "True"] if cpu_bf16_supported() else []
 
 
 def features(variant: Variant, records: list[dict], method: str, assets: Any, tokenizer, data: DataArguments) -> list[dict]:
@@ -103,7 +128,8 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
             "hyperparameters": {"learning_rate": args.learning_rate, "per_device_train_batch_size": args.per_device_train_batch_size,
                                 "gradient_accumulation_steps": args.gradient_accumulation_steps, "num_train_epochs": args.num_train_epochs,
                                 "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16},
-            "train_loss": result.training_loss, "loss_history": history, **(record_extra or {}),
+            "train_loss": result.training_loss, "loss_history": history, "base_weights": base_weights(data.base_model),
+            **(record_extra or {}),
         })
         (out / "training_args.json").write_text(json.dumps(args.to_dict(), indent=2, default=str) + "\n")
     return out
