@@ -9,7 +9,7 @@
 Every variant's trainer takes the same data/model flags (``DataArguments``), its own flags, and all
 of ``Seq2SeqTrainingArguments`` (epochs, steps, learning rate, batch size, gradient accumulation,
 fp16/bf16, seed, ``--resume-from-checkpoint``, ...). Runs unchanged under ``accelerate launch``.
-On a CPU with native bf16 (AVX512-BF16/AMX) training runs under bf16 autocast unless ``--bf16 False``.
+On a CPU with AMX (bf16 matmuls faster than fp32) training runs under bf16 autocast unless ``--bf16 False``.
 """
 from __future__ import annotations
 

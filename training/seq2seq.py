@@ -53,16 +53,17 @@ class DataArguments:
 
 
 def cpu_bf16_supported() -> bool:
-    """Whether this CPU runs bf16 matmuls natively (AVX512-BF16 or AMX; oneDNN's own check). There,
-    bf16 autocast trains faster with fp32 master weights; elsewhere it would emulate bf16, slower."""
+    """Whether bf16 autocast trains faster than fp32 on this CPU: it needs AMX tiles (Sapphire Rapids and
+    later). With AVX512-BF16 alone oneDNN's bf16 matmul ran at 60 GFLOPS against MKL's 92 in fp32 on one
+    thread here, and a training step was 1.5x *slower* under autocast (benchmarks/bf16_training.py)."""
     try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):
+        return bool(torch.cpu._is_amx_tile_supported() and torch.cpu._is_avx512_bf16_supported())
+    except AttributeError:  # a torch without these probes
         return False
 
 
 def cpu_bf16_flags(argv: list[str]) -> list[str]:
-    """Trainer flags that make bf16 the default on a CPU that supports it (an explicit ``--bf16`` or
+    """Trainer flags that make bf16 the default on a CPU where it is faster (an explicit ``--bf16`` or
     ``--fp16`` wins; ``--bf16 False`` keeps fp32). The Trainer's ``--bf16`` with ``--use_cpu`` is
     ``torch.autocast("cpu", torch.bfloat16)`` via accelerate: weights, gradients and AdamW state stay fp32."""
     if torch.cuda.is_available() or any(a.split("=")[0] in ("--bf16", "--fp16") for a in argv):
