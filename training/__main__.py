@@ -5,6 +5,7 @@
     python -m training build-data topic --out DIR
     python -m training base minilm --out DIR      (a BART checkpoint warm-started from MiniLM; training/base.py)
     python -m training general --preset minilm --output-dir DIR   (the general summarizer; training/general.py)
+    python -m training zoo [--only V] [--minutes-per-model N] [--out checkpoints]   (every model; training/zoo.py)
 
 Every variant's trainer takes the same data/model flags (``DataArguments``), its own flags, and all
 of ``Seq2SeqTrainingArguments`` (epochs, steps, learning rate, batch size, gradient accumulation,
@@ -91,7 +92,7 @@ def evaluate_main(argv: list[str]) -> None:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    commands = [*VARIANTS, "evaluate", "build-data", "base", "general"]
+    commands = [*VARIANTS, "evaluate", "build-data", "base", "general", "zoo"]
     if not argv or argv[0] not in commands:
         print(__doc__)
         sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
@@ -106,6 +107,10 @@ def main(argv: list[str] | None = None) -> None:
         from .general import main as general_main
 
         general_main(rest)
+    elif command == "zoo":
+        from .zoo import main as zoo_main
+
+        zoo_main(rest)
     elif command == "build-data":
         if not rest or rest[0] not in VARIANTS:
             sys.exit(f"usage: python -m training build-data {{{','.join(VARIANTS)}}} --out DIR")
