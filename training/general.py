@@ -184,8 +184,8 @@ def evaluate_general(model_dir: str | Path, max_examples: int | None = None, bat
                 output = model.generate(**batch, num_beams=beams, max_new_tokens=record["max_target_length"])
             summaries += [t.strip() for t in tokenizer.batch_decode(output, skip_special_tokens=True)]
         references = [[e["target"]] for e in examples]
-        model_rouge = rouge(summaries, references)
-        lead_rouge = rouge([lead(d, n_lead) for d in documents], references)
+        model_rouge = rouge(summaries, references, allow_empty=True)["corpus"]
+        lead_rouge = rouge([lead(d, n_lead) for d in documents], references)["corpus"]
         share, facts = verbatim_share(summaries, documents)
         report["sets"][name] = {
             "examples": len(examples), "rouge1": model_rouge["rouge1"], "rouge2": model_rouge["rouge2"],

@@ -16,8 +16,8 @@ it was interrupted (rerun the same command):
 Every model trains for ``--minutes-per-model`` (default 35): its ``max_steps`` is that time over a
 training step measured on this machine at the zoo's shape (batch 8, 256 source / 96 target tokens),
 so the zoo takes about (1 + 5) x N minutes plus evaluation. Each model is then evaluated on its
-variant's test split twice, with its controls and with none (``--ignore-controls``): the difference is
-what the control adds. Reports: ``<model>/eval_report.json``, ``<model>/eval_report_no_controls.json``,
+variant's test split, and again with shuffled controls scored against the right ones: the difference
+is the control effect. Reports: ``<model>/eval_report.json``, ``<model>/control_effect.json``,
 ``general/general_report.json``, and a summary in ``zoo.json``.
 
 ``--quick`` runs the same plumbing on a tiny budget (one step per model, short inputs, a handful of
@@ -108,6 +108,14 @@ def latest_checkpoint(folder: Path) -> Path | None:
     return found[-1] if found else None
 
 
+def remove_checkpoints(folder: Path) -> None:
+    """A finished model's resumable states (weights + AdamW, ~0.4 GB each) are no longer needed."""
+    import shutil
+
+    for checkpoint in folder.glob("checkpoint-*"):
+        shutil.rmtree(checkpoint)
+
+
 def build_data(model: ZooModel, root: Path, budget: Budget) -> Path:
     from .__main__ import main as training_main
 
@@ -143,20 +151,39 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
 
 
 def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
-    """The variant's report on its test split, with its controls and with none."""
+    """The variant's report on its test split, and its control effect: each document summarized again
+    with another example's controls (a rotation by half the set), scored against its *own* controls
+    and target. Right minus shuffled is what following the controls adds."""
+    import math
+
     from variants import load_summarizer
 
     from .data import load_examples
     from .evaluate import REPORT_FILE, evaluate, write_report
 
     summarizer = load_summarizer(model_dir)
-    records = load_examples(test_file, summarizer.variant, summarizer.assets, budget.max_eval_samples)
-    metrics = {}
-    for ignore, name in ((False, REPORT_FILE), (True, "eval_report_no_controls.json")):
-        report = evaluate(summarizer, records, str(test_file), batch_size=8, ignore_controls=ignore)
-        write_report(report, model_dir / name)
-        metrics["no_controls" if ignore else "controls"] = report["metrics"]
-    return metrics
+    variant = summarizer.variant
+    records = load_examples(test_file, variant, summarizer.assets, budget.max_eval_samples)
+    report = evaluate(summarizer, records, str(test_file), batch_size=8)
+    write_report(report, model_dir / REPORT_FILE)
+    half = len(records) // 2 or 1
+    shuffled = [records[(i + half) % len(records)]["controls"] for i in range(len(records))]
+    summaries = summarizer.summarize([r["document"] for r in records], shuffled, batch_size=8)
+    rows = [{name: score.value for name, score in variant.score(summary.text, r["document"], r["controls"], r["target"],
+                                                                 summarizer.assets).items()}
+            for summary, r in zip(summaries, records)]
+    effect = {}
+    for name in variant.metric_names:
+        right = [row[name] for row in report["examples"] if row.get(name) is not None and not math.isnan(row[name])]
+        wrong = [row[name] for row in rows if row.get(name) is not None and not math.isnan(row[name])]
+        if right and wrong:
+            effect[name] = {"right": sum(right) / len(right), "shuffled": sum(wrong) / len(wrong),
+                            "effect": sum(right) / len(right) - sum(wrong) / len(wrong)}
+    write_report({"variant": variant.id, "model": str(model_dir), "n_examples": len(records), "control_effect": effect,
+                  "examples": [{"id": r.get("id"), "controls_used": c, "summary": s.text, **row}
+                               for r, c, s, row in zip(records, shuffled, summaries, rows)]},
+                 model_dir / "control_effect.json")
+    return {"metrics": report["metrics"], "control_effect": effect}
 
 
 def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
@@ -196,12 +223,14 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
                     train_general(str(base), general, budget.steps(), budget.max_train_samples,
                                   max_source_length=budget.lengths[0], max_target_length=budget.lengths[1],
                                   batch_size=BATCH if not budget.quick else 2)
+                    remove_checkpoints(general)
                 report = evaluate_general(general, budget.max_eval_samples, num_beams=RECIPE["num_beams"])
                 (general / "general_report.json").write_text(json.dumps(report, indent=2) + "\n")
                 state["models"]["general"] = {k: {m: v[m] for m in ("rouge1", "ratio_to_lead", "verbatim_fact_share")}
                                               for k, v in report["sets"].items()}
             else:
                 print("done already", flush=True)
+                continue
         else:
             out = root / model.name
             if (out / "eval_report.json").is_file():
@@ -211,6 +240,7 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
             if not (out / "steersum.json").is_file():
                 print(f"training {budget.steps()} steps" + (" (resuming)" if latest_checkpoint(out) else ""), flush=True)
                 train_variant_model(model, general, data, out, budget)
+                remove_checkpoints(out)
             state["models"][model.name] = evaluate_model(out, data / "test.jsonl", budget)
         state_file.write_text(json.dumps(state, indent=2) + "\n")
         print(f"[{index}/{len(stages)}] {name}: finished in {(time.time() - started) / 60:.1f} min", flush=True)
