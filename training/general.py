@@ -168,7 +168,8 @@ def evaluate_general(model_dir: str | Path, max_examples: int | None = None, bat
 
     from metrics.rouge import rouge
 
-    record = json.loads((Path(model_dir) / "steersum.json").read_text())
+    record_file = Path(model_dir) / "steersum.json"  # absent in a checkpoint-N folder: the recipe's lengths
+    record = json.loads(record_file.read_text()) if record_file.is_file() else dict(RECIPE)
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
     beams = num_beams or record.get("num_beams", RECIPE["num_beams"])
