@@ -23,6 +23,11 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
         effect = json.loads((folder / "control_effect.json").read_text())["control_effect"]
         assert all(v["effect"] == v["right"] - v["shuffled"] for v in effect.values())
     assert json.loads((root / "ccs-lora" / "adapter_config.json").read_text())["target_modules"] is not None
+    from hub_cards.card import build_card
+    from variants import load_summarizer
+
+    card = build_card(root / "topic-prefix-tag", load_summarizer(root / "topic-prefix-tag")).content
+    assert "all-MiniLM-L6-v2" in card and "for 1 steps" in card and "bart-large quality" in card  # says what it is
     capsys.readouterr()
     training_main(["zoo", "--quick", "--out", str(root)])  # rerun: everything is finished, nothing retrains
     out = capsys.readouterr().out
