@@ -24,6 +24,7 @@ GROUPS = {
     "ccs": ["benchmarks.lora"],
     "persona": ["benchmarks.persona"],
     "tdsum": ["benchmarks.tdsum"],
+    "bf16": ["benchmarks.bf16_training"],
 }
 RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADER = "# SteerSum benchmarks\n\nRatios are measured in the same run, on the same inputs, same outputs checked.\n"

@@ -4,6 +4,9 @@
     python -m training evaluate --model DIR_OR_HUB_ID_OR_baseline --variant topic --data F [--out report.json]
         (a checkpoint folder's report goes into the folder, where ``python -m hub_cards export`` reads it)
     python -m training build-data topic --out DIR
+    python -m training base minilm --out DIR      (a BART checkpoint warm-started from MiniLM; training/base.py)
+    python -m training general --preset minilm --output-dir DIR   (the general summarizer; training/general.py)
+    python -m training zoo [--only V] [--minutes-per-model N] [--out checkpoints]   (every model; training/zoo.py)
 
 Every variant's trainer takes the same data/model flags (``DataArguments``), its own flags, and all
 of ``Seq2SeqTrainingArguments`` (epochs, steps, learning rate, batch size, gradient accumulation,
@@ -12,6 +15,7 @@ Re-running a command on an output folder that holds ``checkpoint-N`` folders res
 latest (``--overwrite-output-dir`` starts again from step 0). ``--push-to-hub`` checks the token
 (``--hub-token``, else ``HF_TOKEN`` or the login cache) with the Hub before training starts; the
 token is kept out of the checkpoint (``training_args.bin``).
+On a CPU with AMX (bf16 matmuls faster than fp32) training runs under bf16 autocast unless ``--bf16 False``.
 """
 from __future__ import annotations
 
@@ -32,13 +36,13 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
     from .data import load_examples
     from .evaluate import REPORT_FILE, write_report
     from .sensitivity import evaluate_with_sensitivity
-    from .seq2seq import DataArguments, checkpoint_to_resume, train
+    from .seq2seq import DataArguments, checkpoint_to_resume, cpu_bf16_flags, train
 
     module = importlib.import_module(f"variants.{variant_id}.train")
     parser = HfArgumentParser((module.Arguments, DataArguments, Seq2SeqTrainingArguments),
                               prog=f"python -m training {variant_id}", description=module.__doc__)
     parser.set_defaults(**module.PAPER_DEFAULTS)
-    own, data, args = parser.parse_args_into_dataclasses(bare_resume_means_auto(argv))
+    own, data, args = parser.parse_args_into_dataclasses(bare_resume_means_auto(argv) + cpu_bf16_flags(argv))
     push, token = args.push_to_hub, args.hub_token
     # SteerSum exports its own layout and card, then pushes (hub_cards); the token stays out of the
     # pickled training_args.bin the Trainer writes into every checkpoint.
@@ -137,13 +141,25 @@ def evaluate_main(argv: list[str]) -> None:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    commands = [*VARIANTS, "evaluate", "build-data"]
+    commands = [*VARIANTS, "evaluate", "build-data", "base", "general", "zoo"]
     if not argv or argv[0] not in commands:
         print(__doc__)
         sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
     command, rest = argv[0], argv[1:]
     if command == "evaluate":
         evaluate_main(rest)
+    elif command == "base":
+        from .base import main as base_main
+
+        base_main(rest)
+    elif command == "general":
+        from .general import main as general_main
+
+        general_main(rest)
+    elif command == "zoo":
+        from .zoo import main as zoo_main
+
+        zoo_main(rest)
     elif command == "build-data":
         if not rest or rest[0] not in VARIANTS:
             sys.exit(f"usage: python -m training build-data {{{','.join(VARIANTS)}}} --out DIR")

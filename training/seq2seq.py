@@ -19,6 +19,7 @@ from models import register_custom_code
 from variants.base import Variant, write_record
 from variants.sources import data_licenses
 
+from .base import base_weights
 from .data import load_examples
 
 logger = logging.getLogger(__name__)
@@ -32,7 +33,9 @@ class DataArguments:
     train_file: str = field(metadata={"help": "training examples, JSONL (document, controls, target)"})
     eval_file: str | None = field(default=None, metadata={"help": "evaluation examples, same format"})
     base_model: str = field(default="facebook/bart-large", metadata={"help": "Hub id or local path of the base model"})
-    preset: str | None = field(default=None, metadata={"help": "'tiny': a small random model of the same architecture"})
+    preset: str | None = field(default=None, metadata={"help": "'tiny': a small random model of the same architecture; "
+                                                               "'minilm': MiniLM converted to BART once (training/base.py), "
+                                                               "used as --base-model"})
     max_source_length: int = field(default=1024, metadata={"help": "source tokens kept (longer inputs are truncated)"})
     max_target_length: int = field(default=128, metadata={"help": "summary tokens kept in training and generated"})
     max_train_samples: int | None = field(default=None, metadata={"help": "use only the first N training examples"})
@@ -45,12 +48,35 @@ class DataArguments:
                 "from the latest)"})
 
     def __post_init__(self):
-        if self.preset not in (None, "tiny"):
-            raise ValueError(f"unknown preset {self.preset!r}; allowed: tiny")
+        if self.preset not in (None, "tiny", "minilm"):
+            raise ValueError(f"unknown preset {self.preset!r}; allowed: tiny, minilm")
+        if self.preset == "minilm":  # real weights: an ordinary --base-model from here on
+            from .base import ensure_base
+
+            self.base_model, self.preset = str(ensure_base("minilm")), None
         if not Path(self.train_file).is_file():
             raise ValueError(f"--train-file {self.train_file}: no such file")
         if self.max_eval_samples == 0:
             self.max_eval_samples = None  # every evaluation example
+
+
+def cpu_bf16_supported() -> bool:
+    """Whether bf16 autocast trains faster than fp32 on this CPU: it needs AMX tiles (Sapphire Rapids and
+    later). With AVX512-BF16 alone oneDNN's bf16 matmul ran at 60 GFLOPS against MKL's 92 in fp32 on one
+    thread here, and a training step was 1.5x *slower* under autocast (benchmarks/bf16_training.py)."""
+    try:
+        return bool(torch.cpu._is_amx_tile_supported() and torch.cpu._is_avx512_bf16_supported())
+    except AttributeError:  # a torch without these probes
+        return False
+
+
+def cpu_bf16_flags(argv: list[str]) -> list[str]:
+    """Trainer flags that make bf16 the default on a CPU where it is faster (an explicit ``--bf16`` or
+    ``--fp16`` wins; ``--bf16 False`` keeps fp32). The Trainer's ``--bf16`` with ``--use_cpu`` is
+    ``torch.autocast("cpu", torch.bfloat16)`` via accelerate: weights, gradients and AdamW state stay fp32."""
+    if torch.cuda.is_available() or any(a.split("=")[0] in ("--bf16", "--fp16") for a in argv):
+        return []
+    return ["--bf16", "True", "--use_cpu", "True"] if cpu_bf16_supported() else []
 
 
 def features(variant: Variant, records: list[dict], method: str, assets: Any, tokenizer, data: DataArguments) -> list[dict]:
@@ -131,7 +157,8 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
             "hyperparameters": {"learning_rate": args.learning_rate, "per_device_train_batch_size": args.per_device_train_batch_size,
                                 "gradient_accumulation_steps": args.gradient_accumulation_steps, "num_train_epochs": args.num_train_epochs,
                                 "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16},
-            "train_loss": result.training_loss, "loss_history": history, **(record_extra or {}),
+            "train_loss": result.training_loss, "loss_history": history, "base_weights": base_weights(data.base_model),
+            **(record_extra or {}),
             # what happened, from the trainer state (max_steps overrides num_train_epochs; a resumed run starts late)
             "training": {"global_step": trainer.state.global_step, "epochs": trainer.state.epoch},
             "resumed_from": Path(args.resume_from_checkpoint).name if args.resume_from_checkpoint else None,

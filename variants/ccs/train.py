@@ -35,6 +35,7 @@ PAPER_DEFAULTS = {"base_model": "google/flan-t5-xxl", "learning_rate": 1e-4, "nu
                   "max_target_length": 320}  # bin 4 summaries run past 200 words, about 300 T5 tokens
 TINY_BASE = "tiny-preset-base"  # the name says "preset": the model card then calls it a test model
 MERGED = "merged"
+BART_PROJECTIONS = {"q_proj", "k_proj", "v_proj", "out_proj"}  # a BART base (e.g. the zoo's MiniLM-initialised one)
 log = logging.getLogger(__name__)
 
 
@@ -45,7 +46,8 @@ class Arguments:
     lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling numerator (the update is scaled by alpha/r)"})
     lora_dropout: float = field(default=0.1, metadata={"help": "dropout on the LoRA branch's input"})
     lora_target_modules: str = field(default="q,v", metadata={
-        "help": "T5 attention projections that get an adapter, comma-separated: q,v (peft's default for T5) or q,k,v,o"})
+        "help": "attention projections that get an adapter, comma-separated: q,v (peft's default for T5) or q,k,v,o; "
+                "on a BART base: q_proj,v_proj (or k_proj, out_proj)"})
     merge: bool = field(default=False, metadata={"help": f"also write the merged model to OUTPUT_DIR/{MERGED}"})
 
     def __post_init__(self):
@@ -54,9 +56,10 @@ class Arguments:
             raise ValueError(f"--lora-r and --lora-alpha must be positive, got {self.lora_r} and {self.lora_alpha}")
         if not 0.0 <= self.lora_dropout < 1.0:
             raise ValueError(f"--lora-dropout must be in [0, 1), got {self.lora_dropout}")
-        unknown = sorted(set(self.targets) - {"q", "k", "v", "o"})
+        unknown = sorted(set(self.targets) - {"q", "k", "v", "o"} - BART_PROJECTIONS)
         if unknown or not self.targets:
-            raise ValueError(f"--lora-target-modules: unknown {unknown}; allowed: q, k, v, o")
+            raise ValueError(f"--lora-target-modules: unknown {unknown}; allowed: q, k, v, o (T5) or "
+                             f"{', '.join(sorted(BART_PROJECTIONS))} (BART)")
         if self.merge and self.method != "lora":
             raise ValueError("--merge needs --method lora (a prompt model has no adapter to merge)")
 

@@ -1,0 +1,34 @@
+"""``python -m training zoo --quick``: the whole zoo's plumbing on a tiny budget (one step per model)."""
+import json
+
+
+def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
+    from training.__main__ import main as training_main
+    from training.zoo import MODELS
+
+    root = tmp_path / "zoo"
+    training_main(["zoo", "--quick", "--out", str(root)])
+    state = json.loads((root / "zoo.json").read_text())
+    assert sorted(state["models"]) == sorted(["general", *(m.name for m in MODELS)])
+    assert (root / "minilm-bart" / "base_model.json").is_file()
+    general = json.loads((root / "general" / "general_report.json").read_text())
+    assert set(general["sets"]) == {"bbc_summary test", "xsum test part"}
+    for model in MODELS:
+        folder = root / model.name
+        record = json.loads((folder / "steersum.json").read_text())
+        assert (record["variant"], record["method"]) == (model.variant, model.method)
+        assert record["base_weights"]["license"] == "apache-2.0"  # carried from the converted base via general/
+        assert record["hyperparameters"]["max_steps"] == 1
+        assert (folder / "eval_report.json").is_file() and not list(folder.glob("checkpoint-*"))
+        effect = json.loads((folder / "control_effect.json").read_text())["control_effect"]
+        assert all(v["effect"] == v["right"] - v["shuffled"] for v in effect.values())
+    assert json.loads((root / "ccs-lora" / "adapter_config.json").read_text())["target_modules"] is not None
+    from hub_cards.card import build_card
+    from variants import load_summarizer
+
+    card = build_card(root / "topic-prefix-tag", load_summarizer(root / "topic-prefix-tag")).content
+    assert "all-MiniLM-L6-v2" in card and "for 1 steps" in card and "bart-large quality" in card  # says what it is
+    capsys.readouterr()
+    training_main(["zoo", "--quick", "--out", str(root)])  # rerun: everything is finished, nothing retrains
+    out = capsys.readouterr().out
+    assert out.count("done already") == 1 + len(MODELS) and "training" not in out.split("zoo:")[1].split("\n", 1)[1]

@@ -1,0 +1,230 @@
+"""``python -m training general``: the general summarizer every variant model starts from.
+
+    python -m training general --base-model DIR_OR_--preset minilm --output-dir checkpoints/general [--max-steps N]
+    python -m training general --evaluate checkpoints/general [--out report.json]
+
+A plain BART fine-tuned on the bundled *training* splits only: ``bbc_summary`` train (extractive
+BBC summaries), the ``xsum`` sample's training part (the same seeded 80% that ``build-data tdsum
+--source xsum`` trains on, so its test part stays unseen), ``cnndm_sample`` train and ``scitldr``
+train (capped, so news stays the majority). No controls: variant models are fine-tuned from it with
+their own methods (``python -m training zoo``). Defaults are the recipe measured on this machine in
+issue 22: 256 source / 96 target tokens, batch 8, learning rate 3e-4 decaying linearly, bf16 autocast
+on CPUs that support it. Training is resumable: it saves every ``--save-steps`` (keeping 2) and a
+rerun continues from the newest ``checkpoint-*``.
+
+``--evaluate`` scores a checkpoint against the extractive leads on the same articles: ROUGE-1 on the
+``bbc_summary`` test split vs Lead-3, on the xsum test part vs Lead-1, and the share of the
+summaries' names and numbers that appear verbatim in their source (a faithfulness proxy;
+compared case-insensitively because the MiniLM vocabulary is uncased: :func:`summary_facts`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+from pathlib import Path
+
+from metrics.io import DATA_DIR, read_jsonl
+
+logger = logging.getLogger(__name__)
+SCITLDR_CAP = 600  # SciTLDR has 1,992 training abstracts; capped so news articles stay the majority
+RECIPE = dict(learning_rate=3e-4, per_device_train_batch_size=8, max_source_length=256, max_target_length=96,
+              warmup_steps=30, weight_decay=0.01, save_steps=100, num_beams=2)
+
+
+def training_examples(scitldr_cap: int = SCITLDR_CAP) -> list[dict]:
+    """(document, target, dataset) from the bundled training splits, never a test split."""
+    from variants.tdsum.data import xsum_examples
+
+    examples = [{"document": r["source"], "target": r["target"], "dataset": "bbc_summary"}
+                for r in read_jsonl(DATA_DIR / "bbc_summary" / "train.jsonl")]
+    examples += [{"document": r["document"], "target": r["target"], "dataset": "xsum"} for r in xsum_examples(0)["train"]]
+    examples += [{"document": r["source"], "target": r["target"], "dataset": "cnndm_sample"}
+                 for r in read_jsonl(DATA_DIR / "cnndm_sample" / "train.jsonl")]
+    examples += [{"document": r["source"], "target": r["targets"][0], "dataset": "scitldr"}
+                 for r in read_jsonl(DATA_DIR / "scitldr" / "train.jsonl")[:scitldr_cap] if r["targets"]]
+    return [e for e in examples if e["document"].strip() and e["target"].strip()]
+
+
+def test_sets() -> dict[str, tuple[list[dict], int]]:
+    """Each evaluation set with the number of lead sentences its extractive baseline takes."""
+    from variants.tdsum.data import xsum_examples
+
+    bbc = [{"document": r["source"], "target": r["target"]} for r in read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl")]
+    xsum = [{"document": r["document"], "target": r["target"]} for r in xsum_examples(0)["test"]]
+    return {"bbc_summary test": (bbc, 3), "xsum test part": (xsum, 1)}
+
+
+def tokenize(tokenizer, examples: list[dict], max_source_length: int, max_target_length: int) -> list[dict]:
+    """Features; a target longer than the limit is cut but keeps its end-of-sequence token, so the model
+    learns to stop instead of running to ``max_new_tokens``."""
+    out = []
+    for e in examples:
+        item = tokenizer(e["document"], text_target=e["target"], truncation=True, max_length=max_source_length)
+        labels = item["labels"]
+        if len(labels) > max_target_length:
+            labels = labels[: max_target_length - 1] + labels[-1:]
+        out.append({"input_ids": item["input_ids"], "labels": labels})
+    return out
+
+
+def latest_checkpoint(output_dir: str | Path) -> str | None:
+    checkpoints = sorted(Path(output_dir).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
+    return str(checkpoints[-1]) if checkpoints else None
+
+
+def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_examples: int | None = None,
+                  learning_rate: float = RECIPE["learning_rate"], batch_size: int = RECIPE["per_device_train_batch_size"],
+                  max_source_length: int = RECIPE["max_source_length"], max_target_length: int = RECIPE["max_target_length"],
+                  save_steps: int = RECIPE["save_steps"], bf16: bool | None = None, seed: int = 0) -> Path:
+    """Fine-tune ``base_model`` on :func:`training_examples`; resumes from the newest checkpoint-* in
+    ``output_dir``. Writes the final model, tokenizer and ``steersum.json`` (what it was trained on)."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
+
+    from variants.base import write_record
+
+    from .base import base_weights
+    from .seq2seq import cpu_bf16_supported, collate
+
+    set_seed(seed)
+    bf16 = cpu_bf16_supported() if bf16 is None else bf16
+    tokenizer = AutoTokenizer.from_pretrained(base_model)
+    model = AutoModelForSeq2SeqLM.from_pretrained(base_model, dtype=torch.float32)
+    examples = training_examples()[:max_examples]
+    args = Seq2SeqTrainingArguments(
+        output_dir=str(output_dir), max_steps=max_steps, learning_rate=learning_rate, lr_scheduler_type="linear",
+        warmup_steps=min(RECIPE["warmup_steps"], max_steps // 10), weight_decay=RECIPE["weight_decay"],
+        per_device_train_batch_size=batch_size, save_steps=save_steps, save_total_limit=2, logging_steps=10,
+        use_cpu=not torch.cuda.is_available(), bf16=bf16, seed=seed, report_to=[], dataloader_num_workers=0,
+        remove_unused_columns=False, disable_tqdm=True)
+    trainer = Seq2SeqTrainer(model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
+                             train_dataset=tokenize(tokenizer, examples, max_source_length, max_target_length))
+    trainer.model_accepts_loss_kwargs = False  # see training.seq2seq.train
+    resume = latest_checkpoint(output_dir)
+    if resume:
+        logger.info("resuming from %s", resume)
+    result = trainer.train(resume_from_checkpoint=resume)
+    out = Path(output_dir)
+    trainer.save_model(out)
+    counts: dict[str, int] = {}
+    for e in examples:
+        counts[e["dataset"]] = counts.get(e["dataset"], 0) + 1
+    write_record(out, {
+        "variant": "general", "method": "plain", "base_model": base_model, "base_weights": base_weights(base_model),
+        "max_source_length": max_source_length, "max_target_length": max_target_length, "num_beams": RECIPE["num_beams"],
+        "train_examples": counts, "steps": trainer.state.global_step,
+        "hyperparameters": {"learning_rate": learning_rate, "per_device_train_batch_size": batch_size,
+                            "max_steps": max_steps, "seed": seed, "bf16": bf16},
+        "train_loss": result.training_loss,
+        "loss_history": [h for h in trainer.state.log_history if "loss" in h],
+    })
+    return out
+
+
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+WORD = re.compile(r"[a-z][a-z'-]*")
+
+
+def summary_facts(summary: str, document: str) -> list[str]:
+    """The names and numbers a summary states, which must be copied right. The summaries are lower-cased
+    (MiniLM's vocabulary is uncased), so a name is found by its word: one the source only writes
+    capitalized mid-sentence (a proper noun), or one no dictionary knows (WordNet and stop words: rare
+    names, and garbled ones such as "ufkos")."""
+    from nltk.corpus import wordnet
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    proper = {m.group(1).lower() for m in re.finditer(r"(?<=[a-z,;] )([A-Z][A-Za-z'-]+)", document)}
+    lowered = set(WORD.findall(document))  # words the source also writes in lower case
+    names = [w for w in WORD.findall(summary.lower()) if len(w) > 2 and (
+        (w in proper and w not in lowered) or (w not in ENGLISH_STOP_WORDS and not wordnet.morphy(w)))]
+    return names + NUMBER.findall(summary)
+
+
+def verbatim_share(summaries: list[str], documents: list[str]) -> tuple[float | None, int]:
+    """Share of the summaries' names and numbers (:func:`summary_facts`) found verbatim in their source,
+    compared case-insensitively, as whole words."""
+    found = total = 0
+    for summary, document in zip(summaries, documents):
+        source_words = set(WORD.findall(document.lower())) | set(NUMBER.findall(document))
+        for fact in summary_facts(summary, document):
+            total += 1
+            found += fact in source_words
+    return (found / total if total else None), total
+
+
+def lead(document: str, n: int) -> str:
+    from metrics.text import sentences
+
+    return " ".join(sentences(document)[:n])
+
+
+def evaluate_general(model_dir: str | Path, max_examples: int | None = None, batch_size: int = 8,
+                     num_beams: int | None = None) -> dict:
+    """ROUGE of the model vs the Lead-N baseline on each test set, and the verbatim share of its facts."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from metrics.rouge import rouge
+
+    record_file = Path(model_dir) / "steersum.json"  # absent in a checkpoint-N folder: the recipe's lengths
+    record = json.loads(record_file.read_text()) if record_file.is_file() else dict(RECIPE)
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    beams = num_beams or record.get("num_beams", RECIPE["num_beams"])
+    report = {"model": str(model_dir), "steps": record.get("steps"), "num_beams": beams, "sets": {}}
+    for name, (examples, n_lead) in test_sets().items():
+        examples = examples[:max_examples]
+        documents = [e["document"] for e in examples]
+        summaries = []
+        for start in range(0, len(documents), batch_size):
+            batch = tokenizer(documents[start:start + batch_size], truncation=True, padding=True,
+                              max_length=record["max_source_length"], return_tensors="pt")
+            with torch.inference_mode():
+                output = model.generate(**batch, num_beams=beams, max_new_tokens=record["max_target_length"])
+            summaries += [t.strip() for t in tokenizer.batch_decode(output, skip_special_tokens=True)]
+        references = [[e["target"]] for e in examples]
+        model_rouge = rouge(summaries, references, allow_empty=True)["corpus"]
+        lead_rouge = rouge([lead(d, n_lead) for d in documents], references)["corpus"]
+        share, facts = verbatim_share(summaries, documents)
+        report["sets"][name] = {
+            "examples": len(examples), "rouge1": model_rouge["rouge1"], "rouge2": model_rouge["rouge2"],
+            f"lead{n_lead}_rouge1": lead_rouge["rouge1"], "ratio_to_lead": model_rouge["rouge1"] / lead_rouge["rouge1"],
+            "verbatim_fact_share": share, "facts_checked": facts, "samples": summaries[:3]}
+    return report
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training general", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base-model", help="a BART checkpoint folder (e.g. from `python -m training base minilm`)")
+    parser.add_argument("--preset", choices=["minilm"], help="convert MiniLM into a cache folder once and use it")
+    parser.add_argument("--output-dir", help="where the model and its checkpoint-* go")
+    parser.add_argument("--max-steps", type=int, default=1500)
+    parser.add_argument("--max-examples", type=int, default=None, help="train on only the first N examples")
+    parser.add_argument("--learning-rate", type=float, default=RECIPE["learning_rate"])
+    parser.add_argument("--batch-size", type=int, default=RECIPE["per_device_train_batch_size"])
+    parser.add_argument("--max-source-length", type=int, default=RECIPE["max_source_length"])
+    parser.add_argument("--max-target-length", type=int, default=RECIPE["max_target_length"])
+    parser.add_argument("--save-steps", type=int, default=RECIPE["save_steps"])
+    parser.add_argument("--no-bf16", action="store_true", help="train in fp32 even on a CPU with bf16 support")
+    parser.add_argument("--evaluate", metavar="DIR", help="evaluate this checkpoint instead of training")
+    parser.add_argument("--max-eval-examples", type=int, default=None)
+    parser.add_argument("--num-beams", type=int, default=None)
+    parser.add_argument("--out", help="--evaluate: where to write the report (JSON)")
+    a = parser.parse_args(argv)
+    if a.evaluate:
+        report = evaluate_general(a.evaluate, a.max_eval_examples, num_beams=a.num_beams)
+        text = json.dumps(report, indent=2)
+        if a.out:
+            Path(a.out).write_text(text + "\n")
+        print(text)
+        return
+    if not a.output_dir or not (a.base_model or a.preset):
+        parser.error("training needs --output-dir and --base-model or --preset minilm")
+    from .base import ensure_base
+
+    base = str(ensure_base(a.preset)) if a.preset else a.base_model
+    train_general(base, a.output_dir, a.max_steps, a.max_examples, a.learning_rate, a.batch_size,
+                  a.max_source_length, a.max_target_length, a.save_steps, bf16=False if a.no_bf16 else None)

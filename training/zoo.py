@@ -1,0 +1,261 @@
+"""``python -m training zoo``: a trained model for every variant, from real pretrained weights, on CPU.
+
+    python -m training zoo [--only V] [--minutes-per-model N] [--out checkpoints]
+
+Stages, each skipped when its output is complete and resumed from its newest ``checkpoint-*`` when
+it was interrupted (rerun the same command):
+
+1. ``minilm-bart/``: MiniLM converted to BART (:mod:`training.base`; seconds).
+2. ``general/``: the general summarizer (:mod:`training.general`) fine-tuned from it.
+3. one model per variant, each with its paper's best method, fine-tuned from ``general/`` on the
+   variant's own training data (``data/<v>/``, built by ``build-data``): topic ``prefix-tag`` on
+   BBC super-articles, ``tdsum`` on SciTLDR, entity GSum with ``sentences`` guidance, persona
+   ``history-prefix``, and for ccs a LoRA adapter with the CCSBench prompt — on the BART general
+   summarizer (the paper's base is Flan-T5; no T5 weights install offline), on ``q_proj``/``v_proj``.
+
+Every model trains for ``--minutes-per-model`` (default 35): its ``max_steps`` is that time over a
+training step measured on this machine at the zoo's shape (batch 8, 256 source / 96 target tokens),
+so the zoo takes about (1 + 5) x N minutes plus evaluation. Each model is then evaluated on its
+variant's test split, and again with shuffled controls scored against the right ones: the difference
+is the control effect. Reports: ``<model>/eval_report.json``, ``<model>/control_effect.json``,
+``general/general_report.json``, and a summary in ``zoo.json``.
+
+``--quick`` runs the same plumbing on a tiny budget (one step per model, short inputs, a handful of
+examples): what CI runs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+BATCH, SOURCE_TOKENS, TARGET_TOKENS = 8, 256, 96
+
+
+@dataclass(frozen=True)
+class ZooModel:
+    variant: str
+    method: str
+    build: tuple[str, ...] = ()  # build-data flags
+    train: tuple[str, ...] = ()  # trainer flags besides the shared ones
+    quick_build: tuple[str, ...] = ()  # build-data flags that keep --quick runs small
+    learning_rate: float = 1e-4  # below the general run's 3e-4: it starts from a trained summarizer
+
+    @property
+    def name(self) -> str:
+        return f"{self.variant}-{self.method}"
+
+
+MODELS = [
+    ZooModel("topic", "prefix-tag", ("--source", "bbc_summary"), ("--max-source-length", "384")),
+    ZooModel("tdsum", "tdsum", ("--source", "scitldr")),
+    ZooModel("entity", "sentences", ("--sources", "cnndm_sample", "bbc_summary"), quick_build=("--limit", "6")),
+    ZooModel("persona", "history-prefix", (), quick_build=("--max-train-articles", "6", "--max-eval-articles", "4")),
+    ZooModel("ccs", "lora", (), ("--lora-target-modules", "q_proj,v_proj"), quick_build=("--limit", "6"),
+             learning_rate=1e-3),  # LoRA's usual higher rate: only the adapter trains
+]
+
+
+@dataclass
+class Budget:
+    minutes_per_model: float
+    quick: bool = False
+    max_steps: int | None = None  # per model; None: from the measured step time
+    step_seconds: float | None = None
+    lengths: tuple[int, int] = (SOURCE_TOKENS, TARGET_TOKENS)
+    max_train_samples: int | None = None
+    max_eval_samples: int | None = 100
+    extra: dict = field(default_factory=dict)
+
+    @classmethod
+    def for_quick(cls) -> "Budget":
+        return cls(0, quick=True, max_steps=1, lengths=(32, 8), max_train_samples=4, max_eval_samples=2)
+
+    def steps(self) -> int:
+        return self.max_steps or max(1, int(self.minutes_per_model * 60 / self.step_seconds))
+
+
+def measure_step_seconds(base: Path, repeats: int = 2) -> float:
+    """Seconds per training step at the zoo's shape (batch 8, 256/96 tokens, AdamW), with the same
+    precision training uses here (bf16 autocast only where it is faster)."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM
+
+    from .seq2seq import cpu_bf16_supported
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(base).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    batch = {"input_ids": torch.randint(1000, 20000, (BATCH, SOURCE_TOKENS)),
+             "labels": torch.randint(1000, 20000, (BATCH, TARGET_TOKENS))}
+    times = []
+    for _ in range(repeats + 1):  # the first step allocates AdamW's state: not timed
+        start = time.perf_counter()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=cpu_bf16_supported()):
+            loss = model(**batch).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        times.append(time.perf_counter() - start)
+    return min(times[1:])
+
+
+def latest_checkpoint(folder: Path) -> Path | None:
+    found = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[-1]))
+    return found[-1] if found else None
+
+
+def remove_checkpoints(folder: Path) -> None:
+    """A finished model's resumable states (weights + AdamW, ~0.4 GB each) are no longer needed."""
+    import shutil
+
+    for checkpoint in folder.glob("checkpoint-*"):
+        shutil.rmtree(checkpoint)
+
+
+def build_data(model: ZooModel, root: Path, budget: Budget) -> Path:
+    from .__main__ import main as training_main
+
+    folder = root / "data" / model.variant
+    if not (folder / "test.jsonl").is_file():
+        training_main(["build-data", model.variant, "--out", str(folder), *model.build,
+                       *(model.quick_build if budget.quick else ())])
+    return folder
+
+
+def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, budget: Budget) -> None:
+    from .__main__ import main as training_main
+
+    steps = budget.steps()
+    source, target = budget.lengths
+    args = [model.variant, "--method", model.method, "--base-model", str(general),
+            "--train-file", str(data / "train.jsonl"), "--output-dir", str(out), "--max-steps", str(steps),
+            "--per-device-train-batch-size", str(BATCH if not budget.quick else 2), "--gradient-accumulation-steps", "1",
+            "--learning-rate", str(model.learning_rate), "--warmup-steps", str(min(50, steps // 10)),
+            "--max-source-length", str(source), "--max-target-length", str(target),
+            "--save-steps", "100", "--save-total-limit", "2", "--logging-steps", "10", "--report-to", "none",
+            "--generation-num-beams", "2", "--dataloader-pin-memory", "false", *model.train]
+    if budget.quick:  # the variant's own max-source-length flag is overridden by the tiny budget's
+        args += ["--max-source-length", str(source)]
+    if budget.max_train_samples:
+        args += ["--max-train-samples", str(budget.max_train_samples)]
+    if model.variant == "persona":
+        args += ["--readers", str(data / "persona_readers.json")]
+    resume = latest_checkpoint(out)
+    if resume:
+        args += ["--resume-from-checkpoint", str(resume)]
+    training_main(args)
+
+
+def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
+    """The variant's report on its test split, and its control effect: each document summarized again
+    with another example's controls (a rotation by half the set), scored against its *own* controls
+    and target. Right minus shuffled is what following the controls adds."""
+    import math
+
+    from variants import load_summarizer
+
+    from .data import load_examples
+    from .evaluate import REPORT_FILE, evaluate, write_report
+
+    summarizer = load_summarizer(model_dir)
+    variant = summarizer.variant
+    records = load_examples(test_file, variant, summarizer.assets, budget.max_eval_samples)
+    report = evaluate(summarizer, records, str(test_file), batch_size=8)
+    write_report(report, model_dir / REPORT_FILE)
+    half = len(records) // 2 or 1
+    shuffled = [records[(i + half) % len(records)]["controls"] for i in range(len(records))]
+    summaries = summarizer.summarize([r["document"] for r in records], shuffled, batch_size=8)
+    rows = [{name: score.value for name, score in variant.score(summary.text, r["document"], r["controls"], r["target"],
+                                                                 summarizer.assets).items()}
+            for summary, r in zip(summaries, records)]
+    effect = {}
+    for name in variant.metric_names:
+        right = [row[name] for row in report["examples"] if row.get(name) is not None and not math.isnan(row[name])]
+        wrong = [row[name] for row in rows if row.get(name) is not None and not math.isnan(row[name])]
+        if right and wrong:
+            effect[name] = {"right": sum(right) / len(right), "shuffled": sum(wrong) / len(wrong),
+                            "effect": sum(right) / len(right) - sum(wrong) / len(wrong)}
+    write_report({"variant": variant.id, "model": str(model_dir), "n_examples": len(records), "control_effect": effect,
+                  "examples": [{"id": r.get("id"), "controls_used": c, "summary": s.text, **row}
+                               for r, c, s, row in zip(records, shuffled, summaries, rows)]},
+                 model_dir / "control_effect.json")
+    return {"metrics": report["metrics"], "control_effect": effect}
+
+
+def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
+    from .base import ensure_base
+    from .general import RECIPE, evaluate_general, train_general
+
+    root.mkdir(parents=True, exist_ok=True)
+    state_file = root / "zoo.json"
+    state = json.loads(state_file.read_text()) if state_file.is_file() else {"models": {}}
+    models = [m for m in MODELS if not only or m.variant in only or m.name in only]
+    unknown = sorted(set(only or ()) - {m.variant for m in MODELS} - {m.name for m in MODELS} - {"general"})
+    if unknown:
+        raise SystemExit(f"--only: unknown {', '.join(unknown)}; choose from general, {', '.join(m.variant for m in MODELS)}")
+    if only == ["general"]:
+        models = []
+
+    base = ensure_base("minilm", root / "minilm-bart")
+    if budget.max_steps is None:
+        budget.step_seconds = state.get("step_seconds") or measure_step_seconds(base)
+        state["step_seconds"] = budget.step_seconds
+    general = root / "general"
+    todo = [m.name for m in models if not (root / m.name / "eval_report.json").is_file()]
+    general_todo = not (general / "general_report.json").is_file()
+    n = len(todo) + general_todo
+    per = f"{budget.steps()} steps each" + (f" at {budget.step_seconds:.1f} s/step" if budget.step_seconds else "")
+    print(f"zoo: {n} model(s) to train in {root} ({per}): about {n * budget.steps() * (budget.step_seconds or 0) / 60:.0f} "
+          f"min of training, plus evaluation on up to {budget.max_eval_samples} test examples per model", flush=True)
+
+    stages = [("general", None)] + [(m.name, m) for m in models]
+    for index, (name, model) in enumerate(stages, start=1):
+        started = time.time()
+        print(f"[{index}/{len(stages)}] {name}: ", end="", flush=True)
+        if model is None:
+            if general_todo:
+                if not (general / "steersum.json").is_file():
+                    print(f"training {budget.steps()} steps", flush=True)
+                    train_general(str(base), general, budget.steps(), budget.max_train_samples,
+                                  max_source_length=budget.lengths[0], max_target_length=budget.lengths[1],
+                                  batch_size=BATCH if not budget.quick else 2)
+                    remove_checkpoints(general)
+                report = evaluate_general(general, budget.max_eval_samples, num_beams=RECIPE["num_beams"])
+                (general / "general_report.json").write_text(json.dumps(report, indent=2) + "\n")
+                state["models"]["general"] = {k: {m: v[m] for m in ("rouge1", "ratio_to_lead", "verbatim_fact_share")}
+                                              for k, v in report["sets"].items()}
+            else:
+                print("done already", flush=True)
+                continue
+        else:
+            out = root / model.name
+            if (out / "eval_report.json").is_file():
+                print("done already", flush=True)
+                continue
+            data = build_data(model, root, budget)
+            if not (out / "steersum.json").is_file():
+                print(f"training {budget.steps()} steps" + (" (resuming)" if latest_checkpoint(out) else ""), flush=True)
+                train_variant_model(model, general, data, out, budget)
+                remove_checkpoints(out)
+            state["models"][model.name] = evaluate_model(out, data / "test.jsonl", budget)
+        state_file.write_text(json.dumps(state, indent=2) + "\n")
+        print(f"[{index}/{len(stages)}] {name}: finished in {(time.time() - started) / 60:.1f} min", flush=True)
+    return state
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training zoo", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", nargs="+", help="variants (or model names) to build; 'general' for the general one only")
+    parser.add_argument("--minutes-per-model", type=float, default=35.0, help="training time per model (default 35)")
+    parser.add_argument("--out", default="checkpoints", help="root folder of the zoo (default: checkpoints)")
+    parser.add_argument("--max-eval-samples", type=int, default=100, help="test examples per model (default 100)")
+    parser.add_argument("--quick", action="store_true", help="one step per model, tiny inputs: a plumbing check")
+    a = parser.parse_args(argv)
+    budget = Budget.for_quick() if a.quick else Budget(a.minutes_per_model, max_eval_samples=a.max_eval_samples)
+    state = run_zoo(Path(a.out), a.only, budget)
+    print(json.dumps(state["models"], indent=2))
