@@ -295,7 +295,7 @@ def test_space_suggestions_fill_the_empty_entity_box():
 
     service = Service(Catalog([], REGISTRY))  # suggestions need the variants only, no model
     found = suggest(service, EXAMPLE_DOCUMENT, "entity")
-    assert found["entity"][0] == "Angela Merkel" and "`Emmanuel Macron`" in suggestions_markdown(found)
+    assert found["entity"][0] == "Angela Merkel" and "Emmanuel Macron" in suggestions_markdown(found)
     assert suggestions_markdown({"entity": []}) == "_no suggestions for this document_"
 
     class Panel:  # the shape of space.app.ControlPanel.widgets: variant -> [(control, widget)]
