@@ -70,7 +70,8 @@ def entity_examples(records: list[dict], dataset: str, min_mentions: int = 2,
                     max_entities: int | None = None, workers: int = 1,
                     test: bool = False) -> tuple[list[dict], Counter]:
     """Examples for the most mentioned entities of each record (``source``, ``target``), and counts.
-    ``test``: targets by rule (a) only, and an entity its reference never names gives no example."""
+    ``test``: targets by rule (a) only; an entity its reference never names, or whose target would be
+    Lead3ent's output, gives no example."""
     counts: Counter = Counter(documents=len(records))
     out = []
     names_per_record = named_entities([r["source"] for r in records], workers=workers)
