@@ -88,11 +88,9 @@ def bare_resume_means_auto(argv: list[str]) -> list[str]:
 
 
 def evaluate_main(argv: list[str]) -> None:
-    from variants import get_variant, load_summarizer
+    from variants import RECORD_FILE, get_variant, load_summarizer
 
     from .data import load_examples
-    from variants.base import RECORD_FILE
-
     from .evaluate import REPORT_FILE, evaluate, write_report
 
     parser = argparse.ArgumentParser(prog="python -m training evaluate", description="Evaluate a summarizer on JSONL examples.")
