@@ -93,11 +93,9 @@ def bare_resume_means_auto(argv: list[str]) -> list[str]:
 
 
 def evaluate_main(argv: list[str]) -> None:
-    from variants import get_variant, load_summarizer
+    from variants import RECORD_FILE, get_variant, load_summarizer
 
     from .data import load_examples
-    from variants.base import RECORD_FILE
-
     from .evaluate import REPORT_FILE, evaluate, write_report
     from .sensitivity import effect_summary, evaluate_with_sensitivity
 
