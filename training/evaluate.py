@@ -4,7 +4,7 @@ The report is the same for every variant: corpus means of the variant's live met
 against the example's ``target``), the number of truncated inputs, and per-example rows. The model
 card reads it (``eval_report.json``).
 
-Examples are generated longest source first in batches (``variants.seq2seq.by_length``: little padding)
+Examples are generated longest source first in batches (``variants.base.by_length``: little padding)
 under the summarizer's own :class:`variants.seq2seq.GenerationSettings`, the ones the leaderboard and
 the Space use too; rows come back in the data file's order.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from variants.base import Summarizer
+from variants.base import Summarizer, by_length
 
 REPORT_FILE = "eval_report.json"
 
@@ -26,8 +26,6 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
     """``ignore_controls`` summarizes every example with no controls at all: the same system made
     blind to them, whose scores say what the controls add. ``batch_size`` (default: the summarizer's
     generation settings, else 8) overrides the settings' batch size."""
-    from variants.seq2seq import by_length
-
     variant = summarizer.variant
     settings = getattr(summarizer, "settings", None)
     batch_size = batch_size or (settings.batch_size if settings else 8)
