@@ -61,7 +61,8 @@ def main() -> None:
         for module_name in GROUPS[group]:
             start = time.perf_counter()
             body = importlib.import_module(module_name).run()
-            stamp = f"\n\n_{time.strftime('%Y-%m-%d')}, {machine()}; whole benchmark {time.perf_counter() - start:.1f} s._"
+            stamp = (f"\n\n_{time.strftime('%Y-%m-%d')}, {machine()}; whole benchmark {time.perf_counter() - start:.1f} s; "
+                     f"load average {os.getloadavg()[0]:.1f} at the end (other processes share the machine)._")
             update_results(module_name.split(".")[-1], body + stamp)
             print(body + stamp + "\n")
 

@@ -11,8 +11,8 @@ Model: a random BART of the MiniLM-initialised shape as a ``topic``/``tag`` chec
   request takes after HTTP), which the :class:`space.service.Batcher` gathers into one ``summarize``;
   the live metrics are included in its time, so the ratio is conservative;
 * under load: 16 ``gradio_client`` clients × 10 requests each against the app on 127.0.0.1; latency
-  per request as the client sees it. On a tiny CPU model the HTTP round trip (~0.1 s of client and
-  server CPU per request) is a large part of it; on a real model generation dominates;
+  per request as the client sees it (the HTTP round trip costs ~0.1 s of client and server CPU per
+  request; generation dominates);
 * metrics: ``Variant.score`` + ``evidence`` time as a share of the server-side request time;
 * a 400-word article alone: the server-side time of one ``Service.summarize`` call, median of 5.
 """

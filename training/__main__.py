@@ -110,6 +110,9 @@ def evaluate_main(argv: list[str]) -> None:
     parser.add_argument("--batch-size", type=int, default=None,
                         help="sources per generate call (default: the model's generation settings, 8)")
     parser.add_argument("--max-samples", type=int, default=None)
+    parser.add_argument("--dtype", choices=("auto", "bfloat16", "float32"), default=None,
+                        help="CPU generation: bf16 autocast (auto: where the CPU has bf16 instructions) or fp32 "
+                             "(default: the model's generation settings)")
     parser.add_argument("--ignore-controls", action="store_true",
                         help="summarize every example with no controls (ablation: what the controls add)")
     parser.add_argument("--no-control-sensitivity", dest="control_sensitivity", action="store_false",
@@ -122,6 +125,8 @@ def evaluate_main(argv: list[str]) -> None:
         summarizer = get_variant(a.variant).baseline()
     else:
         summarizer = load_summarizer(a.model, revision=a.revision)
+    if a.dtype and hasattr(summarizer, "settings"):
+        summarizer.settings = summarizer.settings.but(dtype=a.dtype)
     records = load_examples(a.data, summarizer.variant, summarizer.assets, a.max_samples)
     if a.ignore_controls:
         report = evaluate(summarizer, records, a.data, a.batch_size, ignore_controls=True)

@@ -279,6 +279,14 @@ class Variant:
         return []
 
 
+def by_length(lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Indices in batches of ``batch_size``, longest sources first: each batch holds similar lengths, so
+    little of it is padding (generation batches in evaluation and serving). Callers put results back
+    by index."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+
+
 def read_record(path: str | Path) -> dict:
     """The checkpoint's ``steersum.json``: variant id, method and the settings it was trained with."""
     file = Path(path) / RECORD_FILE

@@ -25,7 +25,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
 
-from .base import Prepared, Summarizer, Summary, Variant, check_document
+from .base import Prepared, Summarizer, Summary, Variant, by_length, check_document
 
 
 DTYPES = ("auto", "bfloat16", "float32")
@@ -132,13 +132,6 @@ def encode(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple
     """A padded batch of prepared inputs (see :func:`tokenize`) and which of them were truncated."""
     ids, truncated = tokenize(tokenizer, prepared, max_source_length)
     return pad(tokenizer, ids, prepared), truncated
-
-
-def by_length(lengths: list[int], batch_size: int) -> list[list[int]]:
-    """Indices in batches of ``batch_size``, longest sources first: each batch holds similar lengths, so
-    little of it is padding. Callers put results back by index."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 class Seq2SeqSummarizer(Summarizer):

@@ -24,7 +24,6 @@ defaults and flags ``variants/topic/train.py`` (``python -m training topic``); m
 """
 from __future__ import annotations
 
-import re
 import threading
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
