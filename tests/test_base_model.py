@@ -145,3 +145,18 @@ def test_verbatim_share_counts_names_and_numbers_copied_from_the_source():
     assert summary_facts(summary, document) == ["bank", "england", "andrew", "bailey", "ufkos", "5.25", "2,300"]
     assert verbatim_share([summary], [document]) == (6 / 7, 7)
     assert verbatim_share(["it rose."], [document]) == (None, 0)  # nothing to check: no share
+
+
+def test_preset_minilm_converts_once_into_the_cache(tmp_path, monkeypatch, data_dir):
+    from training.base import PROVENANCE_FILE
+    from training.seq2seq import DataArguments
+
+    monkeypatch.setenv("STEERSUM_CACHE", str(tmp_path / "cache"))
+    train_file = data_dir / "bbc_summary" / "val.jsonl"
+    data = DataArguments(train_file=str(train_file), preset="minilm")
+    assert data.preset is None and data.base_model == str(tmp_path / "cache" / "minilm-bart")
+    stamp = (tmp_path / "cache" / "minilm-bart" / PROVENANCE_FILE).stat().st_mtime_ns
+    DataArguments(train_file=str(train_file), preset="minilm")  # the second use finds it converted
+    assert (tmp_path / "cache" / "minilm-bart" / PROVENANCE_FILE).stat().st_mtime_ns == stamp
+    with pytest.raises(ValueError, match="allowed: tiny, minilm"):
+        DataArguments(train_file=str(train_file), preset="large")
