@@ -133,3 +133,30 @@ def test_bf16_and_fp32_pick_the_same_greedy_tokens(minilm_bart, texts):
     print("smallest fp32 top-2 logit gap:", min(gaps))
     assert bf16.sequences.tolist() == fp32.sequences.tolist()
     assert not torch.equal(bf16.scores[0].float(), fp32.scores[0])  # autocast did compute in bf16
+
+
+def test_verbatim_share_counts_names_and_numbers_copied_from_the_source():
+    """Hand-counted: the names are the source's capitalized-only words (bank, england, andrew, bailey)
+    and the dictionary-less "ufkos"; numbers are rejoined across WordPiece's "5. 25". 6 of 7 are copied."""
+    from training.general import summary_facts, verbatim_share
+
+    document = "The Bank of England raised rates to 5.25% on Monday, said Andrew Bailey in London. It added 2,300 jobs."
+    summary = "the bank of england raised rates to 5. 25 %, said andrew bailey and ufkos, 2, 300 jobs."
+    assert summary_facts(summary, document) == ["bank", "england", "andrew", "bailey", "ufkos", "5.25", "2,300"]
+    assert verbatim_share([summary], [document]) == (6 / 7, 7)
+    assert verbatim_share(["it rose."], [document]) == (None, 0)  # nothing to check: no share
+
+
+def test_preset_minilm_converts_once_into_the_cache(tmp_path, monkeypatch, data_dir):
+    from training.base import PROVENANCE_FILE
+    from training.seq2seq import DataArguments
+
+    monkeypatch.setenv("STEERSUM_CACHE", str(tmp_path / "cache"))
+    train_file = data_dir / "bbc_summary" / "val.jsonl"
+    data = DataArguments(train_file=str(train_file), preset="minilm")
+    assert data.preset is None and data.base_model == str(tmp_path / "cache" / "minilm-bart")
+    stamp = (tmp_path / "cache" / "minilm-bart" / PROVENANCE_FILE).stat().st_mtime_ns
+    DataArguments(train_file=str(train_file), preset="minilm")  # the second use finds it converted
+    assert (tmp_path / "cache" / "minilm-bart" / PROVENANCE_FILE).stat().st_mtime_ns == stamp
+    with pytest.raises(ValueError, match="allowed: tiny, minilm"):
+        DataArguments(train_file=str(train_file), preset="large")

@@ -109,6 +109,7 @@ def convert_minilm(out: str | Path, source: str | Path | None = None) -> Path:
     tokenizer.init_kwargs["model_input_names"] = tokenizer.model_input_names  # ... and so saved
     tokenizer.backend_tokenizer.no_truncation()  # MiniLM's file truncates at 128; callers choose their own limit
     tokenizer.backend_tokenizer.no_padding()
+    tokenizer.clean_up_tokenization_spaces = tokenizer.init_kwargs["clean_up_tokenization_spaces"] = True  # "uk's", not "uk ' s"
     tokenizer.bos_token, tokenizer.eos_token = tokenizer.cls_token, tokenizer.sep_token
     tokenizer.model_max_length = c.max_position_embeddings
     out = Path(out)

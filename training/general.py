@@ -139,7 +139,7 @@ def summary_facts(summary: str, document: str) -> list[str]:
     lowered = set(WORD.findall(document))  # words the source also writes in lower case
     names = [w for w in WORD.findall(summary.lower()) if len(w) > 2 and (
         (w in proper and w not in lowered) or (w not in ENGLISH_STOP_WORDS and not wordnet.morphy(w)))]
-    return names + NUMBER.findall(summary)
+    return names + NUMBER.findall(re.sub(r"(\d)\s*([.,])\s*(\d)", r"\1\2\3", summary))  # WordPiece decodes "5. 25"
 
 
 def verbatim_share(summaries: list[str], documents: list[str]) -> tuple[float | None, int]:

@@ -43,7 +43,7 @@ class ZooModel:
     build: tuple[str, ...] = ()  # build-data flags
     train: tuple[str, ...] = ()  # trainer flags besides the shared ones
     quick_build: tuple[str, ...] = ()  # build-data flags that keep --quick runs small
-    learning_rate: float = 1e-4  # below the general run's 3e-4: it starts from a trained summarizer
+    learning_rate: float = 2e-4  # below the general run's 3e-4: it starts from a trained summarizer
 
     @property
     def name(self) -> str:
