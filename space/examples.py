@@ -83,7 +83,8 @@ def variant_examples(variant: Variant) -> list[Example]:
     facts = variant.card_facts()
     base = dict(facts.get("example_controls") or {})
     if facts.get("example_document"):
-        return [Example(f"paper example ({described(base)})", facts["example_document"], "", base)]
+        card = Example(f"paper example ({described(base)})", facts["example_document"], "", base)
+        return [card, *suggested_examples(variant, base)]
     picked, examples = bundled_articles(), []
     for record in picked:
         controls = {**base, **topic_value(variant, record.get("topic", ""))}
@@ -95,6 +96,27 @@ def variant_examples(variant: Variant) -> list[Example]:
         for record in (picked[0], picked[-1]):
             controls = {**base, **topic_value(variant, record.get("topic", ""))}
             examples.append(Example(f"two topics, {pair} ({described(controls)})", mixed, "", controls))
+    return examples
+
+
+def suggested_examples(variant: Variant, card_controls: dict, articles: int = 2) -> list[Example]:
+    """Bundled articles with the card's kinds of controls set from what the variant suggests for each
+    article (the entity it names most, its top keywords), so an example's controls fit its document.
+    None when the variant suggests nothing for those controls (or cannot: e.g. no NER model)."""
+    kinds = {c.name: c.kind for c in variant.controls_for(None)}
+    examples = []
+    for record in bundled_articles()[:articles]:
+        try:
+            suggested = variant.suggestions(record["source"], None)
+        except Exception:  # suggestions are a convenience: without them the card example stands alone
+            return []
+        controls = {name: (values[:2] if kinds.get(name) in ("keywords", "history") else values[0])
+                    for name, values in suggested.items() if name in card_controls and values}
+        if not controls:
+            return []
+        controls = {**card_controls, **controls}
+        examples.append(Example(f"{record.get('topic', '?')} article ({described(controls)})", record["source"],
+                                 record.get("target", ""), controls))
     return examples
 
 
