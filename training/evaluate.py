@@ -35,8 +35,6 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
     :func:`derangement` under ``seed``) and score it against its own controls and target.
     ``ignore_controls`` is ``controls="none"``: the same system made blind to its controls.
     ``batch_size`` (default: the summarizer's generation settings, else 8) overrides the settings'."""
-    from variants.seq2seq import by_length
-
     variant = summarizer.variant
     settings = getattr(summarizer, "settings", None)
     batch_size = batch_size or (settings.batch_size if settings else 8)
