@@ -382,7 +382,7 @@ def group_records(records: list[dict], source: str = "<records>") -> tuple[list[
         if document is None and doc_id is None:
             raise DataError(f"{where}: missing field 'document' (or 'doc_id')")
         user = get_field(record, "user", str, where)
-        prediction = get_field(record, "prediction", str, where)
+        prediction = get_field(record, "prediction", str, where, non_empty=False)  # a model may write nothing
         reference = get_field(record, "references", list, where, items=str)[0]
         if not reference.strip():
             raise DataError(f"{where}: field 'references'[0] is empty")

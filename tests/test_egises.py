@@ -282,8 +282,14 @@ def test_records_group_by_doc_id_in_any_order():
 
 # ---- bad input ----------------------------------------------------------------------------------------
 
+def test_an_empty_prediction_is_a_summary_that_shares_nothing():
+    # A barely trained model may write nothing: that scores ROUGE-L 0 instead of failing the evaluation.
+    records = fruit_records()
+    records[1] = {**records[1], "prediction": " "}
+    assert score_records(records, "empty.jsonl")["examples"][1]["rouge_l"] == 0.0
+
+
 @pytest.mark.parametrize("line, change, message", [
-    (1, {"prediction": " "}, r"^bad\.jsonl:2: field 'prediction' is empty$"),
     (1, {"references": []}, r"^bad\.jsonl:2: field 'references' is empty$"),
     (1, {"references": [""]}, r"^bad\.jsonl:2: field 'references'\[0\] is empty$"),
     (0, {"prediction": 3}, r"^bad\.jsonl:1: field 'prediction' must be a string, got int$"),
@@ -310,10 +316,10 @@ def test_bad_records_not_an_object_or_two_texts_for_one_id():
 def test_cli_reports_file_and_line(tmp_path, capsys):
     path = tmp_path / "preds.jsonl"
     lines = [json.dumps(r) for r in fruit_records()]
-    lines[1] = json.dumps({"document": FRUIT, "user": "u2", "prediction": "", "references": ["cherry"]})
+    lines[1] = json.dumps({"document": FRUIT, "user": "u2", "prediction": "apple", "references": [""]})
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert metrics_cli(["egises", str(path)]) == 2
-    assert f"{path}:2: field 'prediction' is empty" in capsys.readouterr().err
+    assert f"{path}:2: field 'references'[0] is empty" in capsys.readouterr().err
     path.write_text("\n".join(json.dumps(r) for r in fruit_records()) + "\n", encoding="utf-8")
     assert metrics_cli(["egises", str(path)]) == 0
     assert json.loads(capsys.readouterr().out)["corpus"]["egises"] == 1.0
