@@ -25,6 +25,8 @@ Conventions taken from the paper, and where it leaves a choice:
 * SR (App. A.3): "the fraction of keywords actually occurring in the output summaries ... exact
   matching after stemming": Porter stems of whole word tokens, a multi-word keyword must occur as
   a contiguous run. We also report the share of summaries that contain *all* their keywords.
+* FKGL is Kincaid's formula with every sentence counted (:func:`fkgl`; textstat's own function
+  drops sentences of two words or fewer).
 * ΔFKGL (Sec. 4.2, Table 4: GPT-4 has F_normal 19.12, F_high 16.99, δ 2.13): F_normal − F_high,
   so it is positive when the "high readability" summaries are easier to read; higher is better.
 * Focus (Sec. 4.2, App. A.3): the paper's GPT-4o judge is replaced by :mod:`metrics.focus` (a
@@ -44,7 +46,7 @@ from sklearn.metrics import f1_score
 
 from metrics.focus import FOCUS, FocusJudge, default_focus_classifier
 from metrics.io import DataError, get_field
-from metrics.text import stem, words
+from metrics.text import sentences, stem, words
 
 BIN_WIDTH = 50  # words per length bin (Sec. 3.1)
 N_LENGTH_BINS = 5  # bins 0-4; the last one is open-ended
@@ -138,8 +140,21 @@ def keyword_success(summaries: list[str], keyword_lists: list[list[str]]) -> Key
 # ---- readability ----------------------------------------------------------------------------------
 
 def fkgl(texts: list[str]) -> list[float]:
-    """Flesch-Kincaid grade level of each text (textstat); lower reads easier."""
-    return [float(textstat.flesch_kincaid_grade(text)) for text in texts]
+    """Flesch-Kincaid grade level of each text by Kincaid's formula (Kincaid et al., 1975), lower
+    reads easier: ``0.39 * words / sentences + 11.8 * syllables / words - 15.59`` (0 for a text
+    without words). Every sentence counts: ``textstat.flesch_kincaid_grade`` (0.7.13) leaves
+    sentences of two words or fewer out of the sentence count, which raises the grade of short,
+    simple text ("It ran." is no sentence there). Sentences are :func:`metrics.text.sentences`
+    (NLTK Punkt, so "e.g." ends none); words and syllables are textstat's (CMUdict, else Pyphen)."""
+    grades = []
+    for text in texts:
+        n_words = textstat.lexicon_count(text)
+        if not n_words:
+            grades.append(0.0)
+            continue
+        n_sentences = max(1, len(sentences(text)))
+        grades.append(0.39 * n_words / n_sentences + 11.8 * textstat.syllable_count(text) / n_words - 15.59)
+    return grades
 
 
 def delta_fkgl(texts: list[str], readability_labels: list[str]) -> float:

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 
@@ -166,6 +166,20 @@ VECTORIZER_PARAMS = {"ngram_range": (1, 2), "min_df": 3, "max_features": 12000, 
 MODEL_PARAMS = {"C": 4.0, "class_weight": "balanced", "max_iter": 2000}
 
 
+def select_vocabulary(texts: list[str], min_df: int = VECTORIZER_PARAMS["min_df"],
+                      max_features: int = VECTORIZER_PARAMS["max_features"]) -> list[str]:
+    """The ``max_features`` most frequent terms (total count, scikit-learn's meaning of
+    ``max_features``) among those in at least ``min_df`` texts, ties broken by the term itself, in
+    alphabetical order. scikit-learn breaks ties with numpy's unstable argsort, whose order differs
+    between CPUs (AVX-512 or not), so the same data gave different vocabularies on different machines."""
+    counter = CountVectorizer(preprocessor=normalize, min_df=min_df, ngram_range=VECTORIZER_PARAMS["ngram_range"],
+                              token_pattern=VECTORIZER_PARAMS["token_pattern"])
+    totals = np.asarray(counter.fit_transform(texts).sum(axis=0)).ravel()
+    terms = counter.get_feature_names_out().tolist()
+    ranked = sorted(range(len(terms)), key=lambda i: (-totals[i], terms[i]))
+    return sorted(terms[i] for i in ranked[:max_features])
+
+
 class SklearnFocusClassifier:
     """TF-IDF (word 1-2-grams, numbers as ``#``) + logistic regression. Saved as JSON (parameters,
     vocabulary, report) + NPZ (idf, weights): no pickle, so loading a file runs no code."""
@@ -180,6 +194,8 @@ class SklearnFocusClassifier:
         unknown = sorted(set(labels) - set(FOCUS))
         if unknown:
             raise ValueError(f"unknown focus label(s) {unknown}; allowed: {', '.join(FOCUS)}")
+        params = {k: v for k, v in VECTORIZER_PARAMS.items() if k not in ("min_df", "max_features")}
+        self.vectorizer = TfidfVectorizer(preprocessor=normalize, vocabulary=select_vocabulary(texts), **params)
         self.model.fit(self.vectorizer.fit_transform(texts), labels)
         return self
 

@@ -94,6 +94,18 @@ def test_fkgl_by_hand_and_delta_sign():
         delta_fkgl([easy], ["easy"])
 
 
+def test_fkgl_counts_every_sentence_even_short_ones():
+    # Sentences 3 (Punkt: "The cat sat." / "It ran." / "Dogs bark loudly at night."); words 3 + 2 + 5 = 10;
+    # syllables the 1, cat 1, sat 1, it 1, ran 1, dogs 1, bark 1, loud-ly 2, at 1, night 1 = 11.
+    # Kincaid: 0.39 * 10/3 + 11.8 * 11/10 - 15.59 = 1.30 + 12.98 - 15.59 = -1.31.
+    text = "The cat sat. It ran. Dogs bark loudly at night."
+    assert textstat.syllable_count(text) == 11 and textstat.lexicon_count(text) == 10
+    assert fkgl([text]) == pytest.approx([-1.31])
+    # textstat 0.7.13 does not count "It ran." (two words): 0.39 * 10/2 + 12.98 - 15.59 = -0.66.
+    assert textstat.flesch_kincaid_grade(text) == pytest.approx(-0.66)
+    assert fkgl(["", "..."]) == [0.0, 0.0]  # no word, no grade
+
+
 def test_focus_f1_by_hand():
     requested = ["conceptual", "conceptual", "conceptual", "empirical", "empirical"]
     predicted = ["conceptual", "conceptual", "empirical", "empirical", "conceptual"]

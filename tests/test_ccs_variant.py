@@ -15,12 +15,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from metrics.ccs import length_bins
+from metrics.ccs import delta_fkgl, length_bins, length_pcc
 from metrics.io import read_jsonl
 from metrics.text import sentences
-from variants.ccs.data import Labeller, build_source, examples_for, read_pairs
+import variants.ccs as ccs_module
+import variants.ccs.data as ccs_data
+from variants.ccs.data import Labeller, build_source, build_test_set, examples_for, read_pairs
 from variants import ControlError, get_variant
-from variants.ccs import EXAMPLE_DOCUMENT, content_keywords, missing_keywords, paper_metrics
+from variants.ccs import (EXAMPLE_DOCUMENT, CCSVariant, content_keywords, controlled_extract, group_metrics,
+                          missing_keywords, paper_metrics)
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTROL_ORDER = ("length", "keywords", "readability", "focus")
@@ -160,9 +163,10 @@ def test_baseline_meets_the_length_bin_and_covers_the_keywords(ccs, data_dir):
 
 # --- the data builder -------------------------------------------------------------------------
 def test_data_builder_labels_match_hand_checked_examples():
-    # FKGL of the paper's empirical example is 7.5 and of its conceptual one 17.7 (textstat); a corpus
-    # median of 12 puts them on either side. 67 and 59 words: both bin 1 (51-100 words).
-    labeller = Labeller(idf={}, fkgl_median=12.0)
+    # FKGL of the paper's empirical example is 12.5 (3 sentences; textstat's own function reads 7.5,
+    # counting "78.22%" as a sentence end) and of its conceptual one 17.7; a corpus median of 15 puts
+    # them on either side. 67 and 59 words: both bin 1 (51-100 words).
+    labeller = Labeller(idf={}, fkgl_median=15.0)
     document = EMPIRICAL + " " + CONCEPTUAL
     pairs = [{"id": "e", "document": document, "reference": EMPIRICAL},
              {"id": "c", "document": document, "reference": CONCEPTUAL}]
@@ -202,11 +206,60 @@ def test_builder_is_deterministic_and_splits_macsum_by_document(tmp_path, capsys
     assert len(docs["train"]) == round(0.6 * sum(map(len, docs.values())))
     training_main(["build-data", "ccs", "--out", str(tmp_path), "--sources", "cnndm_sample", "--limit", "3"])
     printed = capsys.readouterr().out
-    assert "test.jsonl: 3 examples (cnndm_sample 3)" in printed
+    assert "test.jsonl: 12 examples (scitldr test, 6 targets x 2 readability levels)" in printed
     for record in read_jsonl(tmp_path / "test.jsonl"):
         assert set(record["controls"]) == set(CONTROL_ORDER)
         assert missing_keywords(record["target"], record["controls"]["keywords"]) == []
         assert length_bins([record["target"]]) == [record["controls"]["length"]]
+
+
+# --- the test set: a control-blind system cannot score like a controlled one ------------------
+@pytest.fixture(scope="module")
+def test_set():
+    return build_test_set()
+
+
+def test_test_set_varies_length_and_pairs_readability_within_a_document(test_set):
+    lengths = [e["controls"]["length"] for e in test_set]
+    assert len(set(lengths)) >= 4  # bins 0-4 occur (the old test set asked bin 0 of every example)
+    assert length_pcc(lengths, [length_bins([e["target"]])[0] for e in test_set]) == pytest.approx(1.0)
+    for normal, high in zip(test_set[::2], test_set[1::2]):  # adjacent pairs: same document, target, controls
+        assert (normal["controls"]["readability"], high["controls"]["readability"]) == ("normal", "high")
+        assert normal["pair"] == high["pair"] and normal["document"] == high["document"]
+        assert {**normal["controls"], "readability": "high"} == high["controls"] and normal["target"] == high["target"]
+    # a system blind to readability (here: the document itself) gets ΔFKGL 0 exactly, not a median-split artefact
+    texts = [e["document"] for e in test_set]
+    assert delta_fkgl(texts, [e["controls"]["readability"] for e in test_set]) == pytest.approx(0.0, abs=1e-9)
+
+
+def test_focus_targets_are_the_abstracts_two_parts_not_the_judges_labels(test_set, monkeypatch):
+    by_document = {}
+    for e in test_set:
+        by_document.setdefault(e["document"], {})[e["controls"]["focus"]] = e["target"]
+    assert all(set(parts) == {"conceptual", "empirical"} for parts in by_document.values())
+    document, parts = next(iter(by_document.items()))
+    assert all(sentence in document for part in parts.values() for sentence in sentences(part))
+    assert parts["conceptual"] != parts["empirical"]
+
+    def no_judge():
+        raise AssertionError("the focus judge labelled a test target or chose a baseline sentence")
+
+    monkeypatch.setattr(ccs_data, "default_focus_classifier", no_judge)
+    monkeypatch.setattr(ccs_module, "default_focus_classifier", no_judge)
+    assert build_test_set()[:8] == test_set[:8]
+    [summary] = CCSVariant().baseline().summarize([EMPIRICAL + " " + CONCEPTUAL], [{"focus": "empirical"}])
+    assert summary.text
+
+
+def test_baseline_obeys_focus_and_readability_better_than_when_blind_to_them(test_set):
+    sample = test_set[:200]
+    blind = [controlled_extract(e["document"], {k: e["controls"][k] for k in ("length", "keywords")})[0] for e in sample]
+    baseline = [s.text for s in CCSVariant().baseline().summarize([e["document"] for e in sample],
+                                                                     [e["controls"] for e in sample])]
+    rows = lambda texts: [{"summary": t, "controls": e["controls"], "rougeL": None} for t, e in zip(texts, sample)]
+    blind_metrics, baseline_metrics = group_metrics(rows(blind)), group_metrics(rows(baseline))
+    assert blind_metrics["delta_fkgl"] == pytest.approx(0.0, abs=1e-9) and baseline_metrics["delta_fkgl"] > 0.5
+    assert baseline_metrics["focus_f1"] > blind_metrics["focus_f1"] + 0.05
 
 
 # --- LoRA on a tiny random Flan-T5 ----------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 import metrics.focus as focus
 from metrics.focus import (DEFAULT_DIR, FOCUS, SklearnFocusClassifier, build_default, default_focus_classifier,
-                           focus_parts, rule_focus)
+                           focus_parts, rule_focus, select_vocabulary)
 
 # CCSBench App. B.2: the paper's own example pair of focus-controlled summaries.
 PAPER_EMPIRICAL = (
@@ -73,6 +73,20 @@ def test_save_load_round_trip_without_pickle(tmp_path):
 def test_fit_rejects_unknown_labels():
     with pytest.raises(ValueError, match="allowed: conceptual, empirical"):
         SklearnFocusClassifier().fit(["a", "b"], ["conceptual", "high"])
+
+
+def test_vocabulary_ties_are_broken_by_the_term_not_by_the_cpu():
+    # Every unigram and bigram occurs 3 times: a cut at 3 terms falls inside one big tie, which
+    # scikit-learn's max_features resolves with numpy's unstable argsort (machine-dependent order).
+    # Sorted by (-count, term): "alpha" < "alpha gamma" < "beta" < "beta alpha" < "gamma".
+    texts = ["beta alpha gamma"] * 3
+    assert select_vocabulary(texts, min_df=3, max_features=3) == ["alpha", "alpha gamma", "beta"]
+    # A more frequent term beats the alphabet, and the input order changes nothing.
+    texts = ["zeta zeta beta alpha gamma", "beta alpha gamma zeta", "gamma beta alpha zeta"]
+    assert select_vocabulary(texts, min_df=3, max_features=2) == ["alpha", "zeta"]
+    assert select_vocabulary(texts[::-1], min_df=3, max_features=2) == ["alpha", "zeta"]
+    classifier = SklearnFocusClassifier().fit(texts * 2, ["conceptual", "empirical", "conceptual"] * 2)
+    assert classifier.vectorizer.vocabulary is not None  # the selected list, not scikit-learn's max_features
 
 
 @pytest.fixture(scope="module")

@@ -277,14 +277,59 @@ def test_baseline_covers_the_boosted_word_and_scores_say_so():
     assert "zebra" in summary.text
     scores = VARIANT.score(summary.text, document, {"boost": ["zebra"], "suppress": ["bank", "markets"]},
                            reference="A zebra escaped.", assets=baseline.assets)
-    assert scores["rouge_k"].value == 1.0 and scores["rouge_k"].details["found"] == ["zebra"]  # 1 of 1 keyword
+    assert scores["boosted_found"].value == 1.0 and scores["boosted_found"].details["found"] == ["zebra"]  # 1 of 1
     assert scores["suppressed_absent"].value == (1.0 if "bank" not in summary.text.lower() else 0.5)
-    assert 0 < scores["rouge1"].value <= 1 and scores["rouge_k"].meaning
+    assert 0 < scores["rouge1"].value <= 1 and "boosted words" in scores["boosted_found"].meaning
     [lion] = baseline.summarize([document], [{"boost": ["lion"]}])
     assert any("'lion' does not occur" in n for n in lion.notices)
     assert VARIANT.suggestions(document)["boost"]  # top TF-IDF terms offered to the Space
     assert VARIANT.evidence("The Zebra ran.", {"boost": ["zebra"]}) == ["Zebra"]
-    assert VARIANT.score("", document, {})["rouge_k"].value == 0.0  # an empty summary includes no keyword
+    assert VARIANT.score("", document, {})["doc_keyword_recall"].value == 0.0  # an empty summary includes no keyword
+
+
+def test_boosted_words_are_scored_found_over_given_even_when_the_document_lacks_them():
+    # Before: a boost word absent from the document fell back to the document's top terms (1.0).
+    document = "Markets fell sharply on Monday. The central bank kept rates unchanged."
+    summary = "Markets fell sharply on Monday."
+    assert VARIANT.score(summary, document, {"boost": ["Poppins"]})["boosted_found"].value == 0.0
+    both = VARIANT.score(summary, document, {"boost": ["Poppins", "markets"]})["boosted_found"]
+    assert both.value == 0.5 and both.details == {"keywords": ["poppins", "markets"], "found": ["markets"]}
+    plain = VARIANT.score(summary, document, {})
+    assert "boosted_found" not in plain and "not the paper's ROUGE-K" in plain["doc_keyword_recall"].meaning
+    assert VARIANT.metric_names[0] == "rouge_k_refs" and "rouge_k" not in VARIANT.metric_names  # the paper's first
+
+
+def test_every_system_is_scored_with_the_committed_default_vectorizer():
+    # A checkpoint's own vectorizer (here fitted on a corpus where "zebra" is everywhere, so it ranks
+    # low) must not change the score: models and the baseline are scored alike.
+    document = "A zebra escaped from the zoo. Markets fell sharply on Monday. The central bank kept rates."
+    own = TDSumAssets(fit_vectorizer(["zebra zoo markets"] * 5 + ["zebra bank rates monday"] * 5, min_df=1))
+    summary = "A zebra escaped from the zoo."
+    assert VARIANT.score(summary, document, {}, assets=own) == VARIANT.score(summary, document, {})
+
+
+def test_baseline_budget_is_the_median_training_tldr_and_keeps_outputs_that_short():
+    from statistics import median
+
+    from variants.tdsum import BASELINE_WORDS
+    from variants.tdsum.data import scitldr_examples
+
+    assert BASELINE_WORDS == median(len(e["target"].split()) for e in scitldr_examples("train"))
+    document = ("Markets fell sharply on Monday after a long week of heavy trading in every large exchange of the "
+                "world. A zebra escaped. The zoo keepers said that the small zebra was found near the old station.")
+    weights = {"zebra": 1.0, "station": 0.5}
+    # budget 18: the 19-word first sentence never fits; the 14-word third covers both keywords (1.5),
+    # after which "A zebra escaped." adds no uncovered keyword, so it stays out
+    assert keyword_covering_extract(document, ["zebra", "station"], weights) == (
+        "The zoo keepers said that the small zebra was found near the old station.")
+    # budget 5: no sentence with a keyword fits but "A zebra escaped." (3 words); then nothing fits
+    assert keyword_covering_extract(document, ["zebra", "station"], weights, budget_words=5) == "A zebra escaped."
+    # budget 4, one long sentence: cut to 4 words from its first keyword ("station" is the last word: start earlier)
+    assert keyword_covering_extract(document.split(". A")[0] + ". The zebra was near the station.", ["station"],
+                                    {"station": 1.0}, budget_words=4) == "was near the station."
+    tests = scitldr_examples("test")[:40]
+    outputs = VARIANT.baseline().summarize([e["document"] for e in tests], [{}] * len(tests))
+    assert max(len(o.text.split()) for o in outputs) <= BASELINE_WORDS
 
 
 # --- the CLIs, export and the round trip -------------------------------------------------------------
@@ -318,7 +363,7 @@ def test_export_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, 
 
     record = json.loads((checkpoint / "ck" / "steersum.json").read_text())
     assert record["method"] == "tdsum" and record["tfidf_vocabulary_size"] > 0 and "xsum" in record["data_licenses"]
-    assert set(json.loads((checkpoint / "ck" / "eval_report.json").read_text())["metrics"]) >= {"rouge_k", "rouge1"}
+    assert set(json.loads((checkpoint / "ck" / "eval_report.json").read_text())["metrics"]) >= {"doc_keyword_recall", "rouge1"}
     folder = export_checkpoint(checkpoint / "ck", tmp_path / "export", repo_id="steersum-test/tdsum-tiny")
     card = (folder / "README.md").read_text()
     assert MISSING not in card and "tfidf_vectorizer.json" in card and "per-token TF-IDF scores" in card

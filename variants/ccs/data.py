@@ -18,8 +18,17 @@ CCSBench itself is not available here, so each pair's controls are the attribute
 
 Examples (Sec. 3.3): in ``train`` and ``val``, each pair gives one example per single attribute
 (the four single-attribute datasets) and one with a random 2 or 3 of its attributes (the
-compositional data, "tagged with 2-3 attributes"); in ``test``, one example with all four (the
-compositional test set). Deterministic by ``--seed``.
+compositional data, "tagged with 2-3 attributes"). Deterministic by ``--seed``.
+
+The test set (:func:`build_test_set`, whatever ``--sources``) is built so that a summarizer that
+ignores a control cannot score like one that obeys it. From each SciTLDR test abstract whose
+sentences hold both kinds of content, two targets, as CCSBench builds its focus data (App. C.2):
+the abstract's *conceptual* sentences and its *empirical* sentences (:func:`metrics.focus.focus_parts`,
+the transparent cue rule; never the focus judge that scores focus). Each target is asked for twice,
+with readability ``normal`` and ``high`` and otherwise the same controls: the target's length bin
+(so bins vary, 0-4, within and across documents) and 1-3 of its keywords. So every document gives
+four examples with all four controls, and ΔFKGL compares outputs for the same document and focus;
+a summarizer blind to readability scores ΔFKGL 0 exactly.
 
     python -m training build-data ccs --out data/ccs [--sources scitldr,cnndm_sample[,macsum_doc]] [--seed 0]
 
@@ -38,8 +47,8 @@ from statistics import median
 
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from metrics.ccs import CONTROLS, fkgl, length_bins
-from metrics.focus import default_focus_classifier
+from metrics.ccs import CONTROLS, READABILITY, fkgl, length_bin, length_bins
+from metrics.focus import FOCUS, default_focus_classifier, focus_parts
 from metrics.io import DATA_DIR, read_jsonl, write_jsonl
 from metrics.text import words
 from . import composition, content_keywords, missing_keywords
@@ -137,6 +146,33 @@ def build_source(source: str, seed: int = 0, max_keywords: int = 3, limit: int |
     return out
 
 
+def build_test_set(seed: int = 0, max_keywords: int = 3) -> list[dict]:
+    """The compositional test set (module docstring): per SciTLDR test abstract with both focus
+    parts, 2 focus targets x 2 readability levels, each with the target's length bin and keywords.
+    The two readability examples of a target are adjacent and differ only in ``readability``."""
+    records = read_jsonl(DATA_DIR / "scitldr" / "test.jsonl")
+    labeller = Labeller.fit([p["reference"] for p in read_pairs("scitldr", seed)["train"]], max_keywords)
+    rng = random.Random(f"{seed}:scitldr:test-focus")
+    out = []
+    for record in records:
+        parts = focus_parts(record["source_sentences"])
+        if len(parts) < len(FOCUS):  # the paper's abstracts "predominated by only one type" have no pair
+            continue
+        for focus in FOCUS:
+            target = parts[focus]
+            pair = {"document": record["source"], "reference": target}
+            attributes = {"length": length_bin(target), "keywords": labeller.keywords(pair, rng.randint(1, max_keywords)),
+                          "focus": focus}
+            for readability in READABILITY:
+                controls = {k: v for k, v in {**attributes, "readability": readability}.items() if v != []}
+                controls = {name: controls[name] for name in CONTROLS if name in controls}
+                out.append({"id": f"{record['id']}-{focus}-{readability}", "document": record["source"],
+                            "controls": controls, "target": target, "dataset": "scitldr",
+                            "composition": composition(controls), "attributes": controls,
+                            "pair": f"{record['id']}-{focus}"})
+    return out
+
+
 def mixed(examples: list[dict], split: str, seed: int) -> list[dict]:
     """Train and val shuffled (seeded), so the first N examples mix sources and compositions."""
     if split != "test":
@@ -163,12 +199,16 @@ def main(argv: list[str] | None = None) -> None:
     built = {source: build_source(source, args.seed, args.max_keywords, args.limit) for source in sources}
     for split in SPLITS:
         examples = mixed([example for source in sources for example in built[source][split]], split, args.seed)
+        if split == "test":  # one fair test set for every choice of sources (module docstring)
+            examples = build_test_set(args.seed, args.max_keywords)[: args.limit and 4 * args.limit]
         path = Path(args.out) / f"{split}.jsonl"
         write_jsonl(path, examples)
         kinds = Counter(e["composition"] for e in examples)
         labels = Counter(f"{k}={e['controls'][k]}" for e in examples for k in ("length", "readability", "focus")
                          if k in e["controls"])
-        print(f"{path}: {len(examples)} examples ({', '.join(f'{s} {len(built[s][split])}' for s in sources)}); "
+        origin = (f"scitldr test, {len({e['pair'] for e in examples})} targets x 2 readability levels" if split == "test"
+                  else ", ".join(f"{s} {len(built[s][split])}" for s in sources))
+        print(f"{path}: {len(examples)} examples ({origin}); "
               f"compositions {dict(sorted(kinds.items()))}; labels {dict(sorted(labels.items()))}")
 
 
