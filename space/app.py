@@ -30,13 +30,17 @@ MAX_DROPDOWN_INTEGERS = 25  # an optional integer control with at most this many
 # breaks words anywhere (word-break: break-all) and pads highlighted tokens apart from the punctuation
 # after them ("Cable ."): flow them as ordinary text instead. Its template leaves whitespace nodes
 # between and inside tokens, so the containers get font-size 0 and only the token text a real size.
-# Leaderboard scores and headers stay on one line (only the system names wrap).
+# Leaderboard scores and headers stay on one line, system names wrap at spaces only, and a table wider
+# than the page scrolls sideways instead of squeezing its first column.
 CSS = """
 #summary .textfield { display: block; word-break: normal; overflow-wrap: break-word; font-size: 0; }
 #summary .token-container, #summary .token { font-size: 0; }
 #summary .token .text { font-size: var(--text-lg); line-height: 1.7; }
 #summary .token.highlighted { margin: 0; padding: 1px 0; }
-#leaderboard th, #leaderboard td:not(:first-child) { white-space: nowrap; word-break: normal; }
+#leaderboard table { display: block; overflow-x: auto; }
+#leaderboard th, #leaderboard td { word-break: normal; overflow-wrap: normal; }
+#leaderboard th, #leaderboard td:not(:first-child) { white-space: nowrap; }
+#leaderboard td:first-child { min-width: 16em; }
 """
 
 
