@@ -31,7 +31,8 @@ MAX_DROPDOWN_INTEGERS = 25  # an optional integer control with at most this many
 # after them ("Cable ."): flow them as ordinary text instead. Its template leaves whitespace nodes
 # between and inside tokens, so the containers get font-size 0 and only the token text a real size.
 # Leaderboard scores and headers stay on one line, system names wrap at spaces only, and a table wider
-# than the page scrolls sideways instead of squeezing its first column.
+# than the page scrolls sideways instead of squeezing its first column; each plot is shown whole, at its
+# own aspect ratio (the gallery's cells are square).
 CSS = """
 #summary .textfield { display: block; word-break: normal; overflow-wrap: break-word; font-size: 0; }
 #summary .token-container, #summary .token { font-size: 0; }
@@ -41,6 +42,8 @@ CSS = """
 #leaderboard th, #leaderboard td { word-break: normal; overflow-wrap: normal; }
 #leaderboard th, #leaderboard td:not(:first-child) { white-space: nowrap; }
 #leaderboard td:first-child { min-width: 16em; }
+#leaderboard-plots .thumbnail-item { aspect-ratio: auto; height: auto; }
+#leaderboard-plots .thumbnail-item img { height: auto; }
 """
 
 
