@@ -22,7 +22,8 @@ from .leaderboard import leaderboard_tab
 from .readers import reader_tab
 from .service import Service, highlight
 from .suggest import SuggestionBox
-from .views import NOT_SET, chart_colours, chart_frame, escape_html, escape_markdown, metrics_markdown, table_frame
+from .texts import about, api_help, compare_note, onboarding, page_url, sweep_note
+from .views import NOT_SET, chart_colours, chart_frame, escape_html, metrics_markdown, table_frame
 
 CONCURRENCY_LIMIT = 16  # requests run at once; concurrent ones for one model share a generate call
 MAX_DROPDOWN_INTEGERS = 25  # an optional integer control with at most this many values is a dropdown
@@ -30,13 +31,20 @@ MAX_DROPDOWN_INTEGERS = 25  # an optional integer control with at most this many
 # breaks words anywhere (word-break: break-all) and pads highlighted tokens apart from the punctuation
 # after them ("Cable ."): flow them as ordinary text instead. Its template leaves whitespace nodes
 # between and inside tokens, so the containers get font-size 0 and only the token text a real size.
-# Leaderboard scores and headers stay on one line (only the system names wrap).
+# Leaderboard scores and headers stay on one line, system names wrap at spaces only, and a table wider
+# than the page scrolls sideways instead of squeezing its first column; each plot is shown whole, at its
+# own aspect ratio (the gallery's cells are square).
 CSS = """
 #summary .textfield { display: block; word-break: normal; overflow-wrap: break-word; font-size: 0; }
 #summary .token-container, #summary .token { font-size: 0; }
 #summary .token .text { font-size: var(--text-lg); line-height: 1.7; }
 #summary .token.highlighted { margin: 0; padding: 1px 0; }
-#leaderboard th, #leaderboard td:not(:first-child) { white-space: nowrap; word-break: normal; }
+#leaderboard table { display: block; overflow-x: auto; }
+#leaderboard th, #leaderboard td { word-break: normal; overflow-wrap: normal; }
+#leaderboard th, #leaderboard td:not(:first-child) { white-space: nowrap; }
+#leaderboard td:first-child { min-width: 16em; }
+#leaderboard-plots .thumbnail-item { aspect-ratio: auto; height: auto; }
+#leaderboard-plots .thumbnail-item img { height: auto; }
 """
 
 
@@ -170,72 +178,9 @@ class ControlPanel:
 
 
 # --- text for the page ---------------------------------------------------------------------
-ADD_MODELS = ("To add models: `python -m training zoo` trains one per variant into `checkpoints/`, and "
-              "`python -m space --models-dir checkpoints` serves every checkpoint found there.")
-
-
 def model_choices(service: Service, variant: str) -> list[tuple[str, str]]:
     return [(e.title if e.title.startswith(e.model) else f"{e.model} — {e.title}", e.model)
             for e in service.catalog.models(variant, available=True)]
-
-
-def trained_models(service: Service, variant: str) -> list[str]:
-    return [e.model for e in service.catalog.models(variant, available=True) if e.source != "baseline"]
-
-
-def onboarding(service: Service) -> str:
-    """The page's first line on what is served: plainly, only baselines when no trained model is here."""
-    if any(trained_models(service, v) for v in service.catalog.registry):
-        return "Trained models and each variant's model-free baseline are served. " + ADD_MODELS
-    return ("**Only the model-free baselines are served here** (extractive methods from each paper, no "
-            "neural model): the variant titles name the papers' models, which are not loaded. " + ADD_MODELS)
-
-
-def about(service: Service, variant_id: str) -> str:
-    v = service.catalog.variant(variant_id)
-    text = f"**{v.title}** — {v.description} Paper: [{v.paper.title}]({v.paper.url}) ({v.paper.authors}, {v.paper.year})."
-    if not trained_models(service, variant_id):
-        text += f"\n\n_Served for this variant: only its baseline, {escape_markdown(v.baseline().name)}._"
-    missing = service.catalog.models(variant_id, available=False)
-    return text + "".join(f"\n\n_unavailable: {escape_markdown(e.model)} — {escape_markdown(e.reason)}_" for e in missing)
-
-
-def compare_note(service: Service, variant_id: str) -> str:
-    if trained_models(service, variant_id):
-        return "Pick two or more models: the same document and controls go through each."
-    return ("_Only the baseline is served for this variant, so there is nothing to compare it with yet._ "
-            + ADD_MODELS)
-
-
-def sweep_note(names: list[str], variant_title: str) -> str:
-    if names:
-        return "One summary per value of the chosen control, generated as one batch."
-    return (f"_{escape_markdown(variant_title)} has no control with a list of values to sweep (its controls "
-            "are free text): try values one by one with Generate._")
-
-
-def api_help(base_url: str) -> str:
-    return f"""Scripts call the same service through `gradio_client` (controls as one JSON object):
-
-```python
-from gradio_client import Client
-client = Client("{base_url}")
-summary, result = client.predict("The striker scored twice ...", "topic", "baseline", '{{"topic": "sport"}}', "",
-                                  api_name="/summarize")
-print(summary, result["scores"])
-```
-Endpoints: `/summarize`, `/compare` (models comma-separated), `/sweep`, `/score`, `/compare_readers` (one
-article, two readers of the persona variant, and how far apart their summaries are), `/variants` (the
-catalog and every variant's control schema). Bad input comes back as an error naming the problem and the
-allowed values; long inputs are cut, with a notice in the result."""
-
-
-def page_url(request: gr.Request) -> str:
-    """This page's address as the browser sees it (behind the Hub's proxy too): the API example's URL."""
-    headers = getattr(request, "headers", None) or {}
-    host = headers.get("x-forwarded-host") or headers.get("host")
-    scheme = (headers.get("x-forwarded-proto") or "http").split(",")[0].strip()
-    return f"{scheme}://{host}/" if host else "<this page's address>"
 
 
 # --- the app -------------------------------------------------------------------------------

@@ -43,5 +43,6 @@ def leaderboard_tab(folder: str | Path | None = None) -> None:
     text, plots = read_leaderboard(folder)
     reload = gr.Button("Reload", size="sm")
     tables = gr.Markdown(text, elem_id="leaderboard")
-    gallery = gr.Gallery(plots, columns=1, height="auto", label="plots (ours solid, the paper's hatched)")
+    gallery = gr.Gallery(plots, columns=1, height="auto", object_fit="contain",  # whole plots, not cropped thumbnails
+                         label="plots (ours solid, the paper's hatched)", elem_id="leaderboard-plots")
     reload.click(lambda: read_leaderboard(folder), None, [tables, gallery], api_visibility="private")

@@ -183,8 +183,10 @@ def clip_text(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, at a word boundary when there is one."""
     if len(text) <= limit:
         return text
-    at_boundary = text[limit - 1].isspace() or text[limit].isspace()
-    return (text[:limit] if at_boundary else text[:limit].rsplit(None, 1)[0] if text[:limit].split() else text[:limit]).rstrip()
+    head = text[:limit]
+    if not (text[limit - 1].isspace() or text[limit].isspace()) and len(head.split()) > 1:
+        head = head.rsplit(None, 1)[0]  # drop the word the limit cut through
+    return head.rstrip()
 
 
 def clip_reference(reference: Any, limit: int = MAX_REFERENCE_CHARS) -> tuple[str | None, list[str]]:

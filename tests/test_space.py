@@ -310,7 +310,7 @@ def test_every_variant_has_labelled_examples_its_baseline_accepts(variant_id):
 def test_api_help_lists_every_endpoint_at_this_pages_address(client):
     from types import SimpleNamespace
 
-    from space.app import api_help, page_url
+    from space.texts import api_help, page_url
 
     endpoints = {name for name in client.view_api(print_info=False, return_format="dict")["named_endpoints"]}
     text = api_help(page_url(SimpleNamespace(headers={"host": "example.org:8080"})))
