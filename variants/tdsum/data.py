@@ -3,8 +3,11 @@ summaries, as SteerSum examples ``{"id", "document", "controls", "target", "data
 
     python -m training build-data tdsum --out data/tdsum [--source scitldr|xsum] [--seed 0]
 
-The controls are empty: TDSum's guidance is the TF-IDF of the document itself (a user's boosts come
-at inference). Each example also keeps all its ``references`` and, for SciTLDR, the paper ``title``,
+Training controls are empty: TDSum's guidance is the TF-IDF of the document itself (a user's boosts
+come at inference). The test split asks for words, so that obeying a boost is measurable
+(:func:`with_reference_boosts`): up to two content words of the author's TLDR that the document uses
+but does not rank among its top TF-IDF terms, which a keyword extractor blind to the boosts would pick
+anyway. The words come from the reference, not from the score that judges them (``boosted_found``). Each example also keeps all its ``references`` and, for SciTLDR, the paper ``title``,
 the fields ROUGE-K's keyword extraction reads (``python -m metrics rouge-k``; Sec. 3).
 
 SciTLDR keeps its official splits; the target of a dev/test paper with several TLDRs is the first
@@ -19,8 +22,11 @@ import random
 from pathlib import Path
 
 from metrics.io import DATA_DIR, read_jsonl, write_jsonl
+from metrics.text import STOPWORDS, words
 
 SCITLDR_SPLITS = {"train": "train", "val": "dev", "test": "test"}
+BOOSTS_PER_TEST_EXAMPLE = 2
+BLIND_TOP_TERMS = 10  # a document's terms this high in TF-IDF are never asked for: blind extraction finds them
 
 
 def scitldr_examples(split: str) -> list[dict]:
@@ -28,6 +34,21 @@ def scitldr_examples(split: str) -> list[dict]:
     return [{"id": f"scitldr-{split}-{r['id']}", "document": r["source"], "controls": {}, "target": r["targets"][0],
              "dataset": "scitldr", "references": r["targets"], "title": r["title"]}
             for r in records if r["source"].strip() and r["targets"]]
+
+
+def with_reference_boosts(examples: list[dict], assets) -> list[dict]:
+    """Each example with ``boost``: the first content words of its target (not stop words, at least 4
+    letters) that its document contains and does not rank among its top :data:`BLIND_TOP_TERMS`
+    TF-IDF terms (``assets``: :class:`variants.tdsum.TDSumAssets`). Examples with no such word are dropped."""
+    out = []
+    for example in examples:
+        in_document = set(words(example["document"]))
+        blind = set(assets.top_terms(example["document"], BLIND_TOP_TERMS))
+        wanted = [w for w in dict.fromkeys(words(example["target"]))
+                  if w.isalpha() and len(w) >= 4 and w not in STOPWORDS and w in in_document and w not in blind]
+        if wanted:
+            out.append({**example, "controls": {"boost": wanted[:BOOSTS_PER_TEST_EXAMPLE]}})
+    return out
 
 
 def xsum_examples(seed: int) -> dict[str, list[dict]]:
@@ -49,6 +70,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     splits = ({split: scitldr_examples(split) for split in SCITLDR_SPLITS} if args.source == "scitldr"
               else xsum_examples(args.seed))
+    from . import default_assets
+
+    splits["test"] = with_reference_boosts(splits["test"], default_assets())
     for split, examples in splits.items():
         path = Path(args.out) / f"{split}.jsonl"
         write_jsonl(path, examples)
