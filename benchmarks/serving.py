@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import best_time
-from metrics.io import DATA_DIR, read_jsonl
+from variants.sources import load_source
 
 CLIENTS, REQUESTS_PER_CLIENT, NEW_TOKENS = 16, 10, 64
 
@@ -36,7 +36,7 @@ CLIENTS, REQUESTS_PER_CLIENT, NEW_TOKENS = 16, 10, 64
 def tiny_checkpoint(folder: Path) -> Path:
     from training.__main__ import main as train
 
-    records = read_jsonl(DATA_DIR / "bbc_summary" / "val.jsonl")[:8]
+    records = load_source("bbc_summary", "val")[:8]
     train_file = folder / "train.jsonl"
     train_file.write_text("".join(json.dumps({"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]},
                                               "target": r["target"]}) + "\n" for r in records))
@@ -48,7 +48,7 @@ def tiny_checkpoint(folder: Path) -> Path:
 
 
 def requests() -> list[tuple[str, dict]]:
-    records = read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl")[::6][:CLIENTS]
+    records = load_source("bbc_summary", "test")[::6][:CLIENTS]
     return [(r["source"], {"topic": r["topic"]}) for r in records]
 
 

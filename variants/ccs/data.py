@@ -40,7 +40,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from metrics.ccs import CONTROLS, fkgl, length_bins
 from metrics.focus import default_focus_classifier
-from metrics.io import DATA_DIR, read_jsonl, write_jsonl
+from metrics.io import write_jsonl
+from variants.sources import add_data_dir_argument, load_source, set_data_dir
 from metrics.text import words
 from . import composition, content_keywords, missing_keywords
 
@@ -57,12 +58,12 @@ def read_pairs(source: str, seed: int = 0) -> dict[str, list[dict]]:
     if source == "scitldr":
         files = {"train": "train", "val": "dev", "test": "test"}
         return {split: [{"id": r["id"], "document": r["source"], "reference": r["targets"][0]}
-                        for r in read_jsonl(DATA_DIR / "scitldr" / f"{name}.jsonl")] for split, name in files.items()}
+                        for r in load_source("scitldr", name)] for split, name in files.items()}
     if source == "cnndm_sample":
         return {split: [{"id": r["id"], "document": r["source"], "reference": r["target"], "keywords": r["keywords"]}
-                        for r in read_jsonl(DATA_DIR / "cnndm_sample" / f"{split}.jsonl")] for split in SPLITS}
+                        for r in load_source("cnndm_sample", split)] for split in SPLITS}
     if source == "macsum_doc":
-        rows = read_jsonl(DATA_DIR / "macsum_doc" / "val.jsonl")
+        rows = load_source("macsum_doc", "val")
         docs = sorted({r["doc_id"] for r in rows})
         random.Random(seed).shuffle(docs)
         cut = [round(len(docs) * MACSUM_SHARES[0]), round(len(docs) * sum(MACSUM_SHARES))]
@@ -154,7 +155,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-keywords", type=int, default=3, help="keywords per example: 1 to this many")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N pairs of each split")
+    add_data_dir_argument(parser)
     args = parser.parse_args(argv)
+    set_data_dir(args.data_dir)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     unknown = sorted(set(sources) - set(SOURCES))
     if unknown or args.max_keywords < 1:
