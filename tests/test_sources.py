@@ -32,13 +32,17 @@ def test_every_fixture_loads_through_datasets_exactly_as_written(data_dir):
                [line for line in path.read_text(encoding="utf-8").splitlines()], path
 
 
-def test_fixtures_are_the_first_rows_of_the_bundled_files_verbatim(data_dir):
-    full = ROOT.parent / "shared" / "data"
-    if not full.is_dir():
-        pytest.skip("needs ../shared/data to compare against")
+@pytest.mark.full_data
+def test_fixtures_are_rows_of_the_bundled_files_verbatim_and_in_order(data_dir, full_data_dir):
     for path in fixture_files(data_dir):
         mine = path.read_text(encoding="utf-8").splitlines()
-        assert full.joinpath(path.parent.name, path.name).read_text(encoding="utf-8").splitlines()[:len(mine)] == mine
+        bundled = full_data_dir.joinpath(path.parent.name, path.name).read_text(encoding="utf-8").splitlines()
+        if path.parent.name == "bbc_summary" and path.stem == "test":  # the first 6 of each topic
+            by_topic = {}
+            for line in bundled:
+                by_topic.setdefault(json.loads(line)["topic"], []).append(line)
+            bundled = [line for line in bundled if line in {x for rows in by_topic.values() for x in rows[:6]}]
+        assert bundled[:len(mine)] == mine, path
 
 
 def test_unknown_dataset_or_split_is_named(data_dir):
