@@ -29,7 +29,7 @@ import numpy as np
 
 from benchmarks import best_time
 from metrics.egises import DocumentGroup, egises
-from metrics.io import DATA_DIR, read_jsonl
+from variants.sources import load_source
 from metrics.stas import analyze
 from metrics.text import sentences
 
@@ -43,7 +43,7 @@ SEED = 0
 def build_groups(n_documents: int = N_DOCUMENTS, seed: int = SEED) -> list[DocumentGroup]:
     rng = random.Random(seed)
     groups = []
-    for record in read_jsonl(DATA_DIR / "bbc_summary" / "train.jsonl")[:n_documents]:
+    for record in load_source("bbc_summary", "train")[:n_documents]:
         salient = record["target_sentences"]
         lead = sentences(record["source"])[0]
         n_readers = rng.randint(*READERS)

@@ -15,7 +15,7 @@ either timing.
 from __future__ import annotations
 
 from benchmarks import best_time
-from metrics.io import DATA_DIR, read_jsonl
+from variants.sources import load_source
 from variants.entity import entity_names, named_entities, ner
 
 N_DOCUMENTS = 200
@@ -29,7 +29,7 @@ def one_by_one(texts: list[str]) -> list[list[str]]:
 
 
 def run() -> str:
-    texts = [r["source"] for r in read_jsonl(DATA_DIR / "bbc_summary" / "train.jsonl")[:N_DOCUMENTS]]
+    texts = [r["source"] for r in load_source("bbc_summary", "train")[:N_DOCUMENTS]]
     words = sum(len(t.split()) for t in texts)
     one_by_one(texts[:4])  # load and warm up the model outside the timings
     naive_s, naive = best_time(one_by_one, texts, repeats=1)

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import best_time
-from metrics.io import DATA_DIR, read_jsonl
+from variants.sources import load_source
 
 CLIENTS, REQUESTS_PER_CLIENT, NEW_TOKENS, THREADS = 16, 10, 32, 1
 MODEL = "local/topic-minilm-shape"
@@ -38,12 +38,26 @@ MODEL = "local/topic-minilm-shape"
 
 def four_hundred_words() -> str:
     """A BBC test article cut to its first 400 words."""
-    article = next(r["source"] for r in read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl") if len(r["source"].split()) > 400)
+    article = next(r["source"] for r in load_source("bbc_summary", "test") if len(r["source"].split()) > 400)
     return " ".join(article.split()[:400])
 
 
+def tiny_checkpoint(folder: Path) -> Path:
+    from training.__main__ import main as train
+
+    records = load_source("bbc_summary", "val")[:8]
+    train_file = folder / "train.jsonl"
+    train_file.write_text("".join(json.dumps({"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]},
+                                              "target": r["target"]}) + "\n" for r in records))
+    out = folder / "checkpoints" / "topic-tiny"
+    train(["topic", "--preset", "tiny", "--method", "tag", "--train-file", str(train_file), "--max-steps", "2",
+           "--output-dir", str(out), "--report-to", "none", "--max-target-length", str(NEW_TOKENS),
+           "--save-strategy", "no", "--dataloader-pin-memory", "false", "--disable-tqdm", "true"])
+    return out.parent
+
+
 def requests() -> list[tuple[str, dict]]:
-    records = read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl")[::6][:CLIENTS]
+    records = load_source("bbc_summary", "test")[::6][:CLIENTS]
     return [(r["source"], {"topic": r["topic"]}) for r in records]
 
 

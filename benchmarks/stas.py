@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks import best_time
-from metrics.io import DATA_DIR, read_jsonl
+from variants.sources import load_source
 from metrics.stas import TopicSpace, analyze
 
 N_SUMMARIES = 1000
@@ -25,7 +25,7 @@ REPEATS = 3  # best of three for each way
 
 def summary_sentences(n: int = N_SUMMARIES) -> list[str]:
     out = []
-    for record in read_jsonl(DATA_DIR / "bbc_summary" / "train.jsonl"):
+    for record in load_source("bbc_summary", "train"):
         out.extend(record["target_sentences"])
         if len(out) >= n:
             return out[:n]

@@ -29,7 +29,7 @@ import nltk
 
 import metrics.stas
 from benchmarks import best_time
-from metrics.io import DATA_DIR, read_jsonl
+from variants.sources import load_source
 from metrics.stas import term
 from metrics.text import WORD, lemma
 from variants.topic import TAG, default_assets, tag_document, tag_words, tagger
@@ -60,7 +60,7 @@ def tag_all(function, articles, terms) -> list[str]:
 
 
 def run() -> str:
-    articles = [r["source"] for r in read_jsonl(DATA_DIR / "bbc_summary" / "train.jsonl")[:N_ARTICLES]]
+    articles = [r["source"] for r in load_source("bbc_summary", "train")[:N_ARTICLES]]
     assets = default_assets()
     topic = assets.space.topics[0]
     term_set = assets.terms(topic)

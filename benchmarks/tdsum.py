@@ -22,7 +22,7 @@ import torch
 from transformers import BartConfig, BartForConditionalGeneration
 
 from benchmarks import best_time
-from metrics.io import DATA_DIR, read_jsonl
+from variants.sources import load_source
 from metrics.text import WORD
 from models import TDSumConfig, TDSumForConditionalGeneration
 from variants.presets import tiny_tokenizer
@@ -54,7 +54,7 @@ def naive_token_scores(documents: list[str], assets: TDSumAssets) -> list[list[f
 
 
 def feature_rows() -> list[str]:
-    documents = [r["source"] for r in read_jsonl(DATA_DIR / "scitldr" / "train.jsonl")]
+    documents = [r["source"] for r in load_source("scitldr", "train")]
     assets = TDSumAssets(fit_vectorizer(documents), tiny_tokenizer(), WIDTH)
     documents = documents[:N_DOCUMENTS]
     batched_s, batched = best_time(lambda: assets.token_scores(documents, [{}] * len(documents))[0], repeats=REPEATS)

@@ -4,30 +4,22 @@ visibly steer the summary, and each variant's own card example (:meth:`variants.
 
 Nothing here is written per variant: an article's topic goes to any choice control that offers it (the
 topic variant's ``topic``, the persona variant's ``sim01-business`` reader), and the card's example
-controls fill the rest. A Space on the Hub may ship without ``../shared/data``; then a few embedded
-articles stand in.
+controls fill the rest. The articles are committed (``space/examples.json``), so the Space, on the Hub
+or from a plain clone, needs no data folder; ``python -m space.examples [--data-dir DIR]`` rebuilds the
+file from the data.
 """
 from __future__ import annotations
 
+import argparse
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from metrics.io import DATA_DIR, DataError, read_jsonl
 from metrics.text import sentences
 from variants.base import Variant
+from variants.sources import add_data_dir_argument, load_source, set_data_dir
 
-EMBEDDED = [
-    {"topic": "business", "target": "", "source":
-     "The city council approved a new budget on Tuesday that raises spending on schools and public transport. "
-     "The mayor said the plan would be paid for by a small rise in business taxes. Opposition members warned "
-     "that companies could move to nearby towns. Meanwhile the local football club won its third match in a row, "
-     "with the striker scoring twice in the second half. The coach praised the team's defence and said the "
-     "players were ready for the cup final next month."},
-    {"topic": "tech", "target": "", "source":
-     "Researchers released a new smartphone chip that uses half the power of last year's model. The company said "
-     "the processor will ship in phones from several manufacturers by the summer. Analysts expect the chip to "
-     "lift the firm's profits, and its shares rose four percent. The chip also speeds up software that runs "
-     "machine learning models on the device, so photos and speech can be processed without the internet."},
-]
+EXAMPLES_FILE = Path(__file__).resolve().parent / "examples.json"
 
 
 @dataclass
@@ -40,16 +32,18 @@ class Example:
     controls: dict = field(default_factory=dict)
 
 
-def bundled_articles(per_topic: int = 1) -> list[dict]:
-    """``per_topic`` bundled BBC test articles per topic (``source``, ``target``, ``topic``), or the embedded ones."""
-    try:
-        records = read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl")
-    except DataError:
-        return EMBEDDED
+def bundled_articles() -> list[dict]:
+    """One BBC News Summary test article per topic (``source``, ``target``, ``topic``), as committed."""
+    return json.loads(EXAMPLES_FILE.read_text(encoding="utf-8"))
+
+
+def build_examples(per_topic: int = 1) -> list[dict]:
+    """The first ``per_topic`` ``bbc_summary`` test articles of each topic, from the data."""
     by_topic: dict[str, list[dict]] = {}
-    for record in records:
-        by_topic.setdefault(record.get("topic", "?"), []).append(record)
-    return [r for group in by_topic.values() for r in group[:per_topic]] or EMBEDDED
+    for record in load_source("bbc_summary", "test"):
+        by_topic.setdefault(record["topic"], []).append(record)
+    return [{"topic": r["topic"], "source": r["source"], "target": r["target"]}
+            for group in by_topic.values() for r in group[:per_topic]]
 
 
 def two_topic_article(first: dict, second: dict) -> str:
@@ -57,9 +51,9 @@ def two_topic_article(first: dict, second: dict) -> str:
     return " ".join(s for pair in zip(sentences(first["source"])[:5], sentences(second["source"])[:5]) for s in pair)
 
 
-def load_examples(per_topic: int = 1) -> list[list[str]]:
+def load_examples() -> list[list[str]]:
     """``[document, reference]`` pairs: the bundled articles, then a two-topic one."""
-    picked = bundled_articles(per_topic)
+    picked = bundled_articles()
     examples = [[r["source"], r.get("target", "")] for r in picked]
     if len(picked) >= 2:
         examples.append([two_topic_article(picked[0], picked[-1]), ""])
@@ -123,3 +117,17 @@ def suggested_examples(variant: Variant, card_controls: dict, articles: int = 2)
 def described(controls: dict) -> str:
     """Controls as a short label: ``topic: sport, length: 0``."""
     return ", ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in controls.items()) or "no controls"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m space.examples", description="Rebuild space/examples.json.")
+    parser.add_argument("--out", type=Path, default=EXAMPLES_FILE)
+    add_data_dir_argument(parser)
+    args = parser.parse_args(argv)
+    set_data_dir(args.data_dir)
+    args.out.write_text(json.dumps(build_examples(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"{args.out}: {args.out.stat().st_size} bytes")
+
+
+if __name__ == "__main__":
+    main()

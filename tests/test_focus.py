@@ -90,12 +90,13 @@ def test_vocabulary_ties_are_broken_by_the_term_not_by_the_cpu():
 
 
 @pytest.fixture(scope="module")
-def fresh_build(tmp_path_factory, data_dir):
+def fresh_build(tmp_path_factory, full_data_dir):
     out = tmp_path_factory.mktemp("focus")
-    report = build_default(data_dir, out)
+    report = build_default(full_data_dir, out)
     return out, report
 
 
+@pytest.mark.full_data
 def test_held_out_accuracy_beats_the_majority_baseline(fresh_build):
     _, report = fresh_build
     for name in ("heldout_vs_rule", "heldout-scitldr_vs_rule", "heldout-inspec_vs_rule", "hand_read_with_cues"):
@@ -103,6 +104,7 @@ def test_held_out_accuracy_beats_the_majority_baseline(fresh_build):
     assert report["heldout_vs_rule"]["n"] > 2000
 
 
+@pytest.mark.full_data
 def test_fresh_build_reproduces_the_committed_default(fresh_build):
     out, _ = fresh_build
     fresh = json.loads((out / "classifier.json").read_text())

@@ -144,9 +144,10 @@ def simulated():
     return build_simulated(seed=0, n_readers=10, max_articles=caps)
 
 
-def test_bundled_readers_are_the_builders_seed_0_readers(data_dir):
+@pytest.mark.full_data
+def test_bundled_readers_are_the_builders_seed_0_readers(full_data_dir):
     rng = random.Random(0)
-    pool, _ = split_click_pool(read_jsonl(data_dir / "bbc_summary" / "train.jsonl"), rng)
+    pool, _ = split_click_pool(read_jsonl(full_data_dir / "bbc_summary" / "train.jsonl"), rng)
     bundled = json.loads(BUNDLED_READERS.read_text())
     assert bundled["simulated"] is True and simulate_readers(pool, 24, rng) == bundled["readers"]
 

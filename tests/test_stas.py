@@ -158,8 +158,9 @@ def test_save_load_round_trip(tmp_path, tiny, bbc_summaries):
         TopicSpace.load(tmp_path / "missing")
 
 
-def test_committed_default_equals_a_fresh_fit(tmp_path, data_dir, bbc):
-    fresh = build_default(data_dir, tmp_path)  # about 1.5 s once WordNet is loaded
+@pytest.mark.full_data
+def test_committed_default_equals_a_fresh_fit(tmp_path, full_data_dir, bbc):
+    fresh = build_default(full_data_dir, tmp_path)  # about 1.5 s once WordNet is loaded
     committed = json.loads((DEFAULT_DIR / JSON_NAME).read_text(encoding="utf-8"))
     rebuilt = json.loads((tmp_path / JSON_NAME).read_text(encoding="utf-8"))
     for key in ("format", "settings", "topics", "sources", "fitted_on", "vocabulary"):

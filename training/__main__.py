@@ -166,7 +166,12 @@ def main(argv: list[str] | None = None) -> None:
     elif command == "build-data":
         if not rest or rest[0] not in VARIANTS:
             sys.exit(f"usage: python -m training build-data {{{','.join(VARIANTS)}}} --out DIR")
-        importlib.import_module(f"variants.{rest[0]}.data").main(rest[1:])
+        from metrics.io import DataError
+
+        try:
+            importlib.import_module(f"variants.{rest[0]}.data").main(rest[1:])
+        except DataError as err:  # no data (offline, no mirror) or a bad line: one line, not a traceback
+            sys.exit(f"error: {err}")
     else:
         train_variant(command, rest)
 

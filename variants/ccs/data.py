@@ -49,7 +49,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from metrics.ccs import CONTROLS, READABILITY, fkgl, length_bin, length_bins
 from metrics.focus import FOCUS, default_focus_classifier, focus_parts
-from metrics.io import DATA_DIR, read_jsonl, write_jsonl
+from metrics.io import write_jsonl
+from variants.sources import add_data_dir_argument, load_source, set_data_dir
 from metrics.text import words
 from . import composition, content_keywords, missing_keywords
 
@@ -66,12 +67,12 @@ def read_pairs(source: str, seed: int = 0) -> dict[str, list[dict]]:
     if source == "scitldr":
         files = {"train": "train", "val": "dev", "test": "test"}
         return {split: [{"id": r["id"], "document": r["source"], "reference": r["targets"][0]}
-                        for r in read_jsonl(DATA_DIR / "scitldr" / f"{name}.jsonl")] for split, name in files.items()}
+                        for r in load_source("scitldr", name)] for split, name in files.items()}
     if source == "cnndm_sample":
         return {split: [{"id": r["id"], "document": r["source"], "reference": r["target"], "keywords": r["keywords"]}
-                        for r in read_jsonl(DATA_DIR / "cnndm_sample" / f"{split}.jsonl")] for split in SPLITS}
+                        for r in load_source("cnndm_sample", split)] for split in SPLITS}
     if source == "macsum_doc":
-        rows = read_jsonl(DATA_DIR / "macsum_doc" / "val.jsonl")
+        rows = load_source("macsum_doc", "val")
         docs = sorted({r["doc_id"] for r in rows})
         random.Random(seed).shuffle(docs)
         cut = [round(len(docs) * MACSUM_SHARES[0]), round(len(docs) * sum(MACSUM_SHARES))]
@@ -150,7 +151,7 @@ def build_test_set(seed: int = 0, max_keywords: int = 3) -> list[dict]:
     """The compositional test set (module docstring): per SciTLDR test abstract with both focus
     parts, 2 focus targets x 2 readability levels, each with the target's length bin and keywords.
     The two readability examples of a target are adjacent and differ only in ``readability``."""
-    records = read_jsonl(DATA_DIR / "scitldr" / "test.jsonl")
+    records = load_source("scitldr", "test")
     labeller = Labeller.fit([p["reference"] for p in read_pairs("scitldr", seed)["train"]], max_keywords)
     rng = random.Random(f"{seed}:scitldr:test-focus")
     out = []
@@ -190,7 +191,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-keywords", type=int, default=3, help="keywords per example: 1 to this many")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N pairs of each split")
+    add_data_dir_argument(parser)
     args = parser.parse_args(argv)
+    set_data_dir(args.data_dir)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     unknown = sorted(set(sources) - set(SOURCES))
     if unknown or args.max_keywords < 1:

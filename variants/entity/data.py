@@ -35,7 +35,8 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from metrics.entity import sentences_mentioning
-from metrics.io import DATA_DIR, read_jsonl, write_jsonl
+from metrics.io import write_jsonl
+from variants.sources import add_data_dir_argument, load_source, set_data_dir
 from . import LEAD, lead_sentences, named_entities, salient_entities
 
 SOURCES = ("cnndm_sample", "bbc_summary")
@@ -104,7 +105,7 @@ def build_split(source: str, split: str, limit: int | None = None, min_mentions:
                 max_entities: int | None = None) -> list[dict]:
     """The examples of one bundled split; ``test`` by rule (a) only (the leaderboard's test set is
     ``bbc_summary`` then ``cnndm_sample`` ``test``)."""
-    records = read_jsonl(DATA_DIR / source / f"{split}.jsonl")[:limit]
+    records = load_source(source, split)[:limit]
     return entity_examples(records, source, min_mentions, max_entities, test=split == "test")[0]
 
 
@@ -116,13 +117,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-entities", type=int, default=None, help="at most N entities per article, most mentioned first")
     parser.add_argument("--limit", type=int, default=None, help="only the first N articles of each split (quick runs)")
     parser.add_argument("--workers", type=int, default=1, help="NER processes (spaCy n_process; 2 on 2 cores: 1.8x)")
+    add_data_dir_argument(parser)
     args = parser.parse_args(argv)
+    set_data_dir(args.data_dir)
     if args.min_mentions < 1:
         parser.error(f"--min-mentions must be at least 1, got {args.min_mentions}")
     for split in SPLITS:
         examples, counts = [], Counter()
         for source in args.sources:
-            records = read_jsonl(DATA_DIR / source / f"{split}.jsonl")[:args.limit]
+            records = load_source(source, split)[:args.limit]
             made, made_counts = entity_examples(records, source, args.min_mentions, args.max_entities,
                                                 args.workers, test=split == "test")
             examples += made

@@ -55,9 +55,10 @@ from pathlib import Path
 
 import numpy as np
 
-from metrics.io import DATA_DIR, DataError, read_jsonl, write_jsonl
+from metrics.io import DataError, write_jsonl
 from metrics.stas import TopicSpace
 from metrics.text import sentences
+from variants.sources import add_data_dir_argument, load_source, set_data_dir
 
 NEWS_COLUMNS = ("News ID", "Category", "Topic", "Headline", "News body", "Title entity", "Entity content")
 NEWS_REQUIRED = ("News ID", "Headline", "News body")
@@ -190,7 +191,7 @@ def build_simulated(seed: int = 0, n_readers: int = 24, readers_per_article: int
     """{split: examples} (plus ``"pool"``, the click pool's articles) and the readers, deterministic
     given the arguments. ``max_articles`` caps splits by name (``"pool"`` too: for quick tests)."""
     rng = random.Random(seed)
-    splits = {s: read_jsonl(DATA_DIR / "bbc_summary" / f"{s}.jsonl") for s in ("train", "val", "test")}
+    splits = {s: load_source("bbc_summary", s) for s in ("train", "val", "test")}
     pool, splits["train"] = split_click_pool(splits["train"], rng)
     pool = pool[: (max_articles or {}).get("pool")]
     readers = simulate_readers(pool, n_readers, rng)
@@ -245,7 +246,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--summary-sentences", type=int, default=2, help="sentences in a reader's expected summary")
     parser.add_argument("--max-train-articles", type=int, default=None)
     parser.add_argument("--max-eval-articles", type=int, default=None, help="cap on val and test articles each")
+    add_data_dir_argument(parser)
     a = parser.parse_args(argv)
+    set_data_dir(a.data_dir)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     if a.pens_news or a.pens_test:

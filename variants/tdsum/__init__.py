@@ -48,7 +48,6 @@ from typing import Any
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from metrics.io import DATA_DIR, read_jsonl
 from metrics.rouge_k import extract_keywords, found_keywords
 from metrics.text import STOPWORDS, WORD, sentences, words
 
@@ -395,10 +394,19 @@ EXAMPLE_DOCUMENT = (
 )
 
 
+DEFAULT_VECTORIZER = Path(__file__).resolve().parents[1] / "assets" / "tdsum_default"
+
+
 @lru_cache(maxsize=1)
 def default_assets() -> TDSumAssets:
-    """The embedded default: a vectorizer fitted on the bundled SciTLDR training abstracts and XSum
-    sample articles (the paper's two extreme-summarization datasets); no tokenizer, no model."""
-    documents = [r["source"] for r in read_jsonl(DATA_DIR / "scitldr" / "train.jsonl")]
-    documents += [r["source"] for r in read_jsonl(DATA_DIR / "xsum" / "sample.jsonl")]
-    return TDSumAssets(fit_vectorizer(documents))
+    """The embedded default: a vectorizer fitted on the SciTLDR training abstracts and XSum sample
+    articles (the paper's two extreme-summarization datasets), committed as JSON (rebuilt by
+    ``python -m variants.build_assets``); no tokenizer, no model."""
+    return TDSumAssets(load_vectorizer(DEFAULT_VECTORIZER))
+
+
+def default_documents() -> list[str]:
+    """What the default vectorizer is fitted on."""
+    from variants.sources import load_source
+
+    return [r["source"] for r in load_source("scitldr", "train")] + [r["source"] for r in load_source("xsum", "sample")]

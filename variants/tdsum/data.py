@@ -21,8 +21,9 @@ import argparse
 import random
 from pathlib import Path
 
-from metrics.io import DATA_DIR, read_jsonl, write_jsonl
+from metrics.io import write_jsonl
 from metrics.text import STOPWORDS, words
+from variants.sources import add_data_dir_argument, load_source, set_data_dir
 
 SCITLDR_SPLITS = {"train": "train", "val": "dev", "test": "test"}
 BOOSTS_PER_TEST_EXAMPLE = 2
@@ -30,7 +31,7 @@ BLIND_TOP_TERMS = 10  # a document's terms this high in TF-IDF are never asked f
 
 
 def scitldr_examples(split: str) -> list[dict]:
-    records = read_jsonl(DATA_DIR / "scitldr" / f"{SCITLDR_SPLITS[split]}.jsonl")
+    records = load_source("scitldr", SCITLDR_SPLITS[split])
     return [{"id": f"scitldr-{split}-{r['id']}", "document": r["source"], "controls": {}, "target": r["targets"][0],
              "dataset": "scitldr", "references": r["targets"], "title": r["title"]}
             for r in records if r["source"].strip() and r["targets"]]
@@ -52,7 +53,7 @@ def with_reference_boosts(examples: list[dict], assets) -> list[dict]:
 
 
 def xsum_examples(seed: int) -> dict[str, list[dict]]:
-    records = read_jsonl(DATA_DIR / "xsum" / "sample.jsonl")
+    records = load_source("xsum", "sample")
     random.Random(seed).shuffle(records)
     cut_train, cut_val = int(0.8 * len(records)), int(0.9 * len(records))
     parts = {"train": records[:cut_train], "val": records[cut_train:cut_val], "test": records[cut_val:]}
@@ -67,7 +68,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
     parser.add_argument("--source", choices=["scitldr", "xsum"], default="scitldr")
     parser.add_argument("--seed", type=int, default=0, help="xsum: shuffle before splitting")
+    add_data_dir_argument(parser)
     args = parser.parse_args(argv)
+    set_data_dir(args.data_dir)
     splits = ({split: scitldr_examples(split) for split in SCITLDR_SPLITS} if args.source == "scitldr"
               else xsum_examples(args.seed))
     from . import default_assets

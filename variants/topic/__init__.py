@@ -184,11 +184,11 @@ class TopicVariant(Variant):
     )
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
-        """Super-articles (Sec. 4.3) built from the bundled ``bbc_summary`` test split, seed 0."""
-        from metrics.io import DATA_DIR, read_jsonl
+        """Super-articles (Sec. 4.3) built from the ``bbc_summary`` test split, seed 0."""
+        from ..sources import load_source
         from .data import super_articles
 
-        articles = read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl")
+        articles = load_source("bbc_summary", "test")
         return super_articles(articles, seed=0, split="test", dataset="bbc_summary")[:max_samples]
 
     def controls_for(self, assets: TopicAssets | None = None) -> tuple[Control, ...]:

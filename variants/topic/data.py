@@ -19,7 +19,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from metrics.io import DATA_DIR, read_jsonl, write_jsonl
+from metrics.io import write_jsonl
+from variants.sources import add_data_dir_argument, load_source, set_data_dir
 from metrics.text import sentences
 
 SPLITS = {"bbc_summary": ("train", "val", "test"), "cnndm_sample": ("train", "val", "test")}
@@ -99,9 +100,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--source", choices=sorted(SPLITS), default="bbc_summary")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--margin", type=float, default=0.02, help="cnndm_sample: minimum gap between the best two topics")
+    add_data_dir_argument(parser)
     args = parser.parse_args(argv)
+    set_data_dir(args.data_dir)
     for split in SPLITS[args.source]:
-        records = read_jsonl(DATA_DIR / args.source / f"{split}.jsonl")
+        records = load_source(args.source, split)
         if args.source == "cnndm_sample":
             records = assign_topics(records, args.margin)
         examples = super_articles(records, args.seed, split, args.source)

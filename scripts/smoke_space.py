@@ -1,0 +1,91 @@
+"""Start a Space, call ``/summarize`` once for every variant's baseline through ``gradio_client``, stop it.
+
+    python scripts/smoke_space.py                       # python -m space, from this checkout
+    python scripts/smoke_space.py --cwd S -- app.py     # an exported Space folder (hub_cards space --out S)
+
+The Space is started on a free port in a subprocess of its own, so it sees only what it ships
+(``.ci/run`` runs it in a plain clone; tests/test_sources.py in an exported Space with nothing beside it).
+Exits non-zero, with the Space's log tail, when the start or any call fails.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# One example per variant: the cards' usage examples (topic: a topic of the default topic space).
+DOCUMENT = ("The striker scored twice as the club won the cup final on Saturday, and the coach praised the defence. "
+            "Shares in the bank fell after profits dropped, and analysts expect more job cuts this year. "
+            "Angela Merkel said the talks on the budget would continue next week.")
+CONTROLS = {"topic": {"topic": "sport"}, "persona": {"reader": "sim01-business"}, "entity": {"entity": "Angela Merkel"},
+            "ccs": {"length": 0, "keywords": ["bank"]}, "tdsum": {"boost": ["profits"]}}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def smoke(url: str, variants: list[str]) -> dict[str, str]:
+    from gradio_client import Client
+
+    client = Client(url, verbose=False)
+    return {name: client.predict(DOCUMENT, name, "baseline", json.dumps(CONTROLS[name]), "", api_name="/summarize")[0]
+            for name in variants}
+
+
+def wait_for(port: int, process: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the Space exited with code {process.returncode} before serving")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(1)
+    raise RuntimeError(f"the Space did not listen on port {port} within {timeout:.0f} s")
+
+
+def run(command: list[str], cwd: Path, env: dict | None = None, timeout: float = 300) -> dict[str, str]:
+    """Start ``python <command> --port P`` (an exported ``app.py`` reads ``$PORT``) in ``cwd``, call every
+    variant, stop it."""
+    port = free_port()
+    env = {**(os.environ if env is None else env), "PORT": str(port)}
+    log = Path(tempfile.mkstemp(prefix="space-", suffix=".log")[1])
+    with log.open("w") as out:
+        process = subprocess.Popen([sys.executable, *command, "--port", str(port)], cwd=cwd, env=env,
+                                   stdout=out, stderr=subprocess.STDOUT)
+        try:
+            wait_for(port, process, timeout)
+            return smoke(f"http://127.0.0.1:{port}/", list(CONTROLS))
+        except Exception as err:
+            raise RuntimeError(f"{err}\n--- Space log ({log}) ---\n{log.read_text()[-4000:]}") from None
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="folder to start the Space in")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the Space to listen")
+    parser.add_argument("command", nargs="*", default=["-m", "space"], help="what python runs (default: -m space)")
+    args = parser.parse_args(argv)
+    try:
+        summaries = run(args.command, args.cwd.resolve(), timeout=args.timeout)
+    except RuntimeError as err:
+        sys.exit(f"error: {err}")
+    for name, summary in summaries.items():
+        print(f"{name}: {summary[:70]!r}")
+
+
+if __name__ == "__main__":
+    main()
