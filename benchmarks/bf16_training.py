@@ -33,9 +33,9 @@ WAYS = ("fp32", "fp32 + fused AdamW", "autocast", "autocast + fused AdamW", "bf1
 
 
 def batch_of_text(tokenizer) -> dict[str, torch.Tensor]:
-    from metrics.io import DATA_DIR, read_jsonl
+    from variants.sources import load_source
 
-    rows = read_jsonl(DATA_DIR / "bbc_summary" / "train.jsonl")[:BATCH]
+    rows = load_source("bbc_summary", "train")[:BATCH]
     enc = tokenizer([r["source"] for r in rows], truncation=True, max_length=SOURCE_TOKENS, padding="max_length",
                     return_tensors="pt")
     labels = tokenizer([r["target"] for r in rows], truncation=True, max_length=TARGET_TOKENS, padding="max_length",

@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 
 from benchmarks import best_time
-from metrics.io import DATA_DIR, read_jsonl
+from variants.sources import load_source
 
 THREADS, N_EXAMPLES, NEW_TOKENS, BEAMS, MAX_SOURCE = 1, 16, 64, 4, 512
 MINILM_BART = dict(d_model=384, encoder_layers=6, decoder_layers=6, encoder_attention_heads=12,
@@ -75,7 +75,7 @@ def minilm_topic_checkpoint(folder: Path, new_tokens: int = NEW_TOKENS, seed: in
 
 
 def examples(n: int = N_EXAMPLES) -> list[dict]:
-    records = read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl")[::3][:n]
+    records = load_source("bbc_summary", "test")[::3][:n]
     return [{"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]}, "target": r["target"]}
             for r in records]
 

@@ -25,7 +25,7 @@ import logging
 import re
 from pathlib import Path
 
-from metrics.io import DATA_DIR, read_jsonl
+from variants.sources import load_source
 
 logger = logging.getLogger(__name__)
 SCITLDR_CAP = 600  # SciTLDR has 1,992 training abstracts; capped so news articles stay the majority
@@ -38,12 +38,12 @@ def training_examples(scitldr_cap: int = SCITLDR_CAP) -> list[dict]:
     from variants.tdsum.data import xsum_examples
 
     examples = [{"document": r["source"], "target": r["target"], "dataset": "bbc_summary"}
-                for r in read_jsonl(DATA_DIR / "bbc_summary" / "train.jsonl")]
+                for r in load_source("bbc_summary", "train")]
     examples += [{"document": r["document"], "target": r["target"], "dataset": "xsum"} for r in xsum_examples(0)["train"]]
     examples += [{"document": r["source"], "target": r["target"], "dataset": "cnndm_sample"}
-                 for r in read_jsonl(DATA_DIR / "cnndm_sample" / "train.jsonl")]
+                 for r in load_source("cnndm_sample", "train")]
     examples += [{"document": r["source"], "target": r["targets"][0], "dataset": "scitldr"}
-                 for r in read_jsonl(DATA_DIR / "scitldr" / "train.jsonl")[:scitldr_cap] if r["targets"]]
+                 for r in load_source("scitldr", "train")[:scitldr_cap] if r["targets"]]
     return [e for e in examples if e["document"].strip() and e["target"].strip()]
 
 
@@ -51,7 +51,7 @@ def test_sets() -> dict[str, tuple[list[dict], int]]:
     """Each evaluation set with the number of lead sentences its extractive baseline takes."""
     from variants.tdsum.data import xsum_examples
 
-    bbc = [{"document": r["source"], "target": r["target"]} for r in read_jsonl(DATA_DIR / "bbc_summary" / "test.jsonl")]
+    bbc = [{"document": r["source"], "target": r["target"]} for r in load_source("bbc_summary", "test")]
     xsum = [{"document": r["document"], "target": r["target"]} for r in xsum_examples(0)["test"]]
     return {"bbc_summary test": (bbc, 3), "xsum test part": (xsum, 1)}
 

@@ -140,6 +140,9 @@ def simulate_readers(pool: list[dict], n_readers: int, rng: random.Random,
                      history_size: tuple[int, int] = (24, 30)) -> list[dict]:
     """Readers with topic preferences and click histories drawn from ``pool`` (see the docstring)."""
     topics = sorted({a["topic"] for a in pool})
+    if len(topics) < 2:
+        raise DataError(f"the click pool has articles of {len(topics)} topic(s) ({', '.join(topics) or 'none'}); "
+                        "simulated readers need at least 2")
     by_topic = {t: [a for a in pool if a["topic"] == t] for t in topics}
     readers = []
     for r in range(n_readers):
@@ -147,7 +150,7 @@ def simulate_readers(pool: list[dict], n_readers: int, rng: random.Random,
         secondary = rng.choice([t for t in topics if t != primary])
         rest = [t for t in topics if t not in (primary, secondary)]
         preferences = {primary: 0.6, secondary: 0.25, **{t: 0.15 / len(rest) for t in rest}}
-        size = rng.randint(*history_size)
+        size = min(rng.randint(*history_size), len(pool))  # a small pool (tests) cannot fill a long history
         clicked, seen = [], set()
         while len(clicked) < size:
             topic = rng.choices(topics, weights=[preferences[t] for t in topics])[0]
