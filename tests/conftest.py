@@ -35,6 +35,27 @@ def full_data_dir() -> Path:
     return FULL_DATA
 
 
+@pytest.fixture(autouse=True)
+def _whole_data_for_full_data_tests(request):
+    """A test marked ``full_data`` reads the whole bundled data through every builder and test set
+    (``variants.sources``), not the fixtures; its module-scoped fixtures use :func:`whole_mirror`."""
+    if not request.node.get_closest_marker("full_data") or not FULL_DATA.is_dir():
+        yield
+        return
+    from variants import sources
+
+    sources.set_data_dir(FULL_DATA)
+    try:
+        yield
+    finally:
+        sources.set_data_dir(None)
+
+
+def whole_mirror() -> Path:
+    """The whole bundled data when present, else the fixtures."""
+    return FULL_DATA if FULL_DATA.is_dir() else FIXTURES
+
+
 def pytest_collection_modifyitems(config, items):
     """A ``full_data`` test skips with its reason when ../shared/data is absent (a plain clone)."""
     if FULL_DATA.is_dir():

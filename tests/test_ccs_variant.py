@@ -216,9 +216,17 @@ def test_builder_is_deterministic_and_splits_macsum_by_document(tmp_path, capsys
 # --- the test set: a control-blind system cannot score like a controlled one ------------------
 @pytest.fixture(scope="module")
 def test_set():
-    return build_test_set()
+    from conftest import whole_mirror
+    from variants import sources
+
+    sources.set_data_dir(whole_mirror())
+    try:
+        return build_test_set()
+    finally:
+        sources.set_data_dir(None)
 
 
+@pytest.mark.full_data
 def test_test_set_varies_length_and_pairs_readability_within_a_document(test_set):
     lengths = [e["controls"]["length"] for e in test_set]
     assert len(set(lengths)) >= 4  # bins 0-4 occur (the old test set asked bin 0 of every example)

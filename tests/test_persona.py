@@ -140,8 +140,15 @@ def test_score_gives_rouge_against_the_reader_reference_and_history_overlap():
 # --- data: the simulated benchmark and real PENS files -----------------------------------------
 @pytest.fixture(scope="module")
 def simulated():
+    from conftest import whole_mirror
+    from variants import sources
+
     caps = {"pool": 150, "train": 6, "val": 2, "test": 10}
-    return build_simulated(seed=0, n_readers=10, max_articles=caps)
+    sources.set_data_dir(whole_mirror())
+    try:
+        return build_simulated(seed=0, n_readers=10, max_articles=caps)
+    finally:
+        sources.set_data_dir(None)
 
 
 @pytest.mark.full_data
@@ -152,6 +159,7 @@ def test_bundled_readers_are_the_builders_seed_0_readers(full_data_dir):
     assert bundled["simulated"] is True and simulate_readers(pool, 24, rng) == bundled["readers"]
 
 
+@pytest.mark.full_data
 def test_simulated_benchmark_is_deterministic_and_follows_its_rule(simulated, data_dir):
     examples, readers = simulated
     assert build_simulated(seed=0, n_readers=10, max_articles={"pool": 150, "train": 6, "val": 2, "test": 10}) == simulated
@@ -229,7 +237,8 @@ def test_reference_rule_follows_preferences_not_the_baselines_history_cosine():
     assert expected_summary(sents, politics_fan, TopicSpace.default(), 1) == sents[1]
 
 
-def test_one_summary_for_all_readers_no_longer_beats_the_personalized_baseline(data_dir):
+@pytest.mark.full_data
+def test_one_summary_for_all_readers_no_longer_beats_the_personalized_baseline(full_data_dir):
     """ROUGE-1 against each reader's reference on the full simulated test split (103 articles x 4).
     Measured: personalized baseline 0.366; the same summary for every reader of an article: Lead-2 (=
     the baseline without history) 0.303, the first two sentences of the article's human extractive
@@ -241,7 +250,7 @@ def test_one_summary_for_all_readers_no_longer_beats_the_personalized_baseline(d
     scorer = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
     r1 = lambda target, summary: scorer.score(target, summary)["rouge1"].fmeasure  # noqa: E731
     test = VARIANT.test_examples()
-    human = {a["id"]: a["target_sentences"] for a in read_jsonl(data_dir / "bbc_summary" / "test.jsonl")}
+    human = {a["id"]: a["target_sentences"] for a in read_jsonl(full_data_dir / "bbc_summary" / "test.jsonl")}
     by_article = {}
     for e in test:
         by_article.setdefault(e["article_id"], []).append(e)
@@ -257,6 +266,7 @@ def test_one_summary_for_all_readers_no_longer_beats_the_personalized_baseline(d
 
 
 # --- EGISES on the simulated benchmark ---------------------------------------------------------
+@pytest.mark.full_data
 def test_egises_of_a_model_that_ignores_the_reader_is_worse(simulated):
     # The same extractive baseline with each reader's history vs with none: without it every reader of
     # an article gets the same summary, so the summaries cannot diverge as the references do (Sec. 2.3).

@@ -27,10 +27,12 @@ def bbc():
 
 
 @pytest.fixture(scope="module")
-def bbc_summaries(data_dir):
+def bbc_summaries():
     """60 reference summary sentences of the bundled BBC val split, 12 per topic."""
+    from conftest import whole_mirror
+
     by_topic = {}
-    for record in read_jsonl(data_dir / "bbc_summary" / "val.jsonl"):
+    for record in read_jsonl(whole_mirror() / "bbc_summary" / "val.jsonl"):
         by_topic.setdefault(record["topic"], []).extend(record["target_sentences"])
     return [s for topic in sorted(by_topic) for s in by_topic[topic][:12]]
 
@@ -49,9 +51,10 @@ def test_stop_words_are_nltks_list_without_content_words():
     assert analyze("the") == [] and term("the") is None
 
 
-def test_default_space_is_fitted_on_training_articles_only(data_dir, bbc):
-    held_out = {r["id"] for split in ("val", "test") for r in read_jsonl(data_dir / "bbc_summary" / f"{split}.jsonl")}
-    articles = read_jsonl(data_dir / "bbc" / "articles.jsonl")
+@pytest.mark.full_data
+def test_default_space_is_fitted_on_training_articles_only(full_data_dir, bbc):
+    held_out = {r["id"] for split in ("val", "test") for r in read_jsonl(full_data_dir / "bbc_summary" / f"{split}.jsonl")}
+    articles = read_jsonl(full_data_dir / "bbc" / "articles.jsonl")
     assert bbc.fitted_on["documents"] == len(articles) - len(held_out) == 1645
     assert bbc.fitted_on["excluded_documents"] == len(held_out) == 309
     assert sum(int(n.split()[0]) for n in bbc.sources.values()) == 1645

@@ -14,6 +14,7 @@ from models import TDSumConfig, TDSumForConditionalGeneration
 from variants.presets import tiny_tokenizer
 from variants import get_variant, load_summarizer
 from variants.base import ControlError, InputError
+from variants.sources import load_source
 from variants.tdsum import (BOOST_SCORE, TDSumAssets, fit_vectorizer, keyword_covering_extract, load_vectorizer,
                             save_vectorizer)
 
@@ -308,6 +309,7 @@ def test_every_system_is_scored_with_the_committed_default_vectorizer():
     assert VARIANT.score(summary, document, {}, assets=own) == VARIANT.score(summary, document, {})
 
 
+@pytest.mark.full_data
 def test_baseline_budget_is_the_median_training_tldr_and_keeps_outputs_that_short():
     from statistics import median
 
@@ -351,8 +353,11 @@ def test_build_data_writes_the_common_example_format(checkpoint):
     from metrics.io import read_jsonl
 
     splits = {s: read_jsonl(checkpoint / "data" / f"{s}.jsonl") for s in ("train", "val", "test")}
-    # 800 XSum articles cut 80/10/10; 10 test articles share no word to boost with their reference (dropped)
-    assert [len(v) for v in splits.values()] == [640, 80, 70]
+    # The XSum sample cut 80/10/10 (bundled: 800 → 640/80/80); test articles that share no word to boost
+    # with their reference are dropped (bundled: 10)
+    n = len(load_source("xsum", "sample"))
+    assert [len(splits["train"]), len(splits["val"])] == [int(0.8 * n), int(0.9 * n) - int(0.8 * n)]
+    assert 0 < len(splits["test"]) <= n - int(0.9 * n)
     example = splits["train"][0]
     assert set(example) == {"id", "document", "controls", "target", "dataset", "references"}
     assert example["dataset"] == "xsum" and example["references"] == [example["target"]]

@@ -105,14 +105,15 @@ def test_super_articles_keep_the_target_topic_and_both_sources(data_dir):
         assert example["document"].startswith(by_id[example["leading"]]["source"][:40].strip())
 
 
-def test_which_article_leads_is_a_coin_flip_not_the_topic(data_dir):
+@pytest.mark.full_data
+def test_which_article_leads_is_a_coin_flip_not_the_topic(full_data_dir):
     from metrics.io import read_jsonl
 
-    examples = super_articles(read_jsonl(data_dir / "bbc_summary" / "val.jsonl"), seed=0, split="val",
+    examples = super_articles(read_jsonl(full_data_dir / "bbc_summary" / "val.jsonl"), seed=0, split="val",
                               dataset="bbc_summary")
     requested_first = sum(e["leading"] == e["sources"][0] for e in examples)
     assert 0.35 * len(examples) < requested_first < 0.65 * len(examples)  # was every example
-    other_seed = super_articles(read_jsonl(data_dir / "bbc_summary" / "val.jsonl"), seed=1, split="val",
+    other_seed = super_articles(read_jsonl(full_data_dir / "bbc_summary" / "val.jsonl"), seed=1, split="val",
                                 dataset="bbc_summary")
     assert [e["document"] for e in examples] != [e["document"] for e in other_seed]
 
