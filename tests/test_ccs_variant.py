@@ -240,6 +240,7 @@ def test_test_set_varies_length_and_pairs_readability_within_a_document(test_set
     assert delta_fkgl(texts, [e["controls"]["readability"] for e in test_set]) == pytest.approx(0.0, abs=1e-9)
 
 
+@pytest.mark.full_data
 def test_focus_targets_are_the_abstracts_two_parts_not_the_judges_labels(test_set, monkeypatch):
     by_document = {}
     for e in test_set:

@@ -160,13 +160,13 @@ def test_bundled_readers_are_the_builders_seed_0_readers(full_data_dir):
 
 
 @pytest.mark.full_data
-def test_simulated_benchmark_is_deterministic_and_follows_its_rule(simulated, data_dir):
+def test_simulated_benchmark_is_deterministic_and_follows_its_rule(simulated, full_data_dir):
     examples, readers = simulated
     assert build_simulated(seed=0, n_readers=10, max_articles={"pool": 150, "train": 6, "val": 2, "test": 10}) == simulated
     test = examples["test"]
     assert len(test) == 10 * 4 and all(e["dataset"] == "pens_simulated" for e in test)  # 4 readers per article
     histories = {r["id"]: r["history"] for r in readers}
-    articles = {a["id"]: a for a in read_jsonl(data_dir / "bbc_summary" / "test.jsonl")}
+    articles = {a["id"]: a for a in read_jsonl(full_data_dir / "bbc_summary" / "test.jsonl")}
     preferences = {r["id"]: r["preferences"] for r in readers}
     for e in test:
         assert e["controls"]["history"] == histories[e["user"]]

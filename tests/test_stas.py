@@ -97,6 +97,7 @@ def test_representative_terms_are_ordered_and_skip_absent_terms(tiny, bbc):
     assert not {"film", "bank", "election"} & set(sport)
 
 
+@pytest.mark.full_data
 def test_stas_invariants_on_real_summaries(bbc, bbc_summaries):
     n_topics = len(bbc.topics)
     affinity = bbc.affinities(bbc_summaries)
