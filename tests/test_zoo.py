@@ -20,8 +20,8 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
         assert record["base_weights"]["license"] == "apache-2.0"  # carried from the converted base via general/
         assert record["hyperparameters"]["max_steps"] == 1
         assert (folder / "eval_report.json").is_file() and not list(folder.glob("checkpoint-*"))
-        effect = json.loads((folder / "control_effect.json").read_text())["control_effect"]
-        assert all(v["effect"] == v["right"] - v["shuffled"] for v in effect.values())
+        effect = json.loads((folder / "eval_report.json").read_text())["control_sensitivity"]["effect"]
+        assert all(v["difference"] == v["given"] - v["shuffled"] for v in effect.values())
     assert json.loads((root / "ccs-lora" / "adapter_config.json").read_text())["target_modules"] is not None
     from hub_cards.card import build_card
     from variants import load_summarizer

@@ -81,7 +81,9 @@ def control_effect(given: dict, shuffled: dict, names: list[str], n_resamples: i
     ids = [e["id"] for e in given["examples"]], [e["id"] for e in shuffled["examples"]]
     if ids[0] != ids[1]:
         raise ValueError("the given- and shuffled-controls reports scored different examples")
-    per_example = [n for n in names if any(e.get(n) is not None for e in given["examples"])]
+    pairs = list(zip(given["examples"], shuffled["examples"]))
+    # The bootstrap needs examples scored in both passes (a barely trained model may write nothing).
+    per_example = [n for n in names if any(a.get(n) is not None and b.get(n) is not None for a, b in pairs)]
     tests = compare(given["examples"], shuffled["examples"], per_example, n_resamples, seed)
     effects = {}
     for name in names:

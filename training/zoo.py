@@ -16,9 +16,9 @@ it was interrupted (rerun the same command):
 Every model trains for ``--minutes-per-model`` (default 35): its ``max_steps`` is that time over a
 training step measured on this machine at the zoo's shape (batch 8, 256 source / 96 target tokens),
 so the zoo takes about (1 + 5) x N minutes plus evaluation. Each model is then evaluated on its
-variant's test split, and again with shuffled controls scored against the right ones: the difference
-is the control effect. Reports: ``<model>/eval_report.json``, ``<model>/control_effect.json``,
-``general/general_report.json``, and a summary in ``zoo.json``.
+variant's test split with its control sensitivity, as ``python -m training evaluate`` reports it
+(shuffled controls scored against the right ones, the control effect with intervals, Lead-k). Reports:
+``<model>/eval_report.json``, ``general/general_report.json``, and a summary in ``zoo.json``.
 
 ``--quick`` runs the same plumbing on a tiny budget (one step per model, short inputs, a handful of
 examples): what CI runs.
@@ -151,39 +151,20 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
 
 
 def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
-    """The variant's report on its test split, and its control effect: each document summarized again
-    with another example's controls (a rotation by half the set), scored against its *own* controls
-    and target. Right minus shuffled is what following the controls adds."""
-    import math
-
+    """The variant's report on its test split with its control sensitivity (:mod:`training.sensitivity`:
+    the same model given shuffled controls, scored against its own, the control effect with paired-bootstrap
+    intervals, and Lead-k), written where the model card reads it."""
     from variants import load_summarizer
 
     from .data import load_examples
-    from .evaluate import REPORT_FILE, evaluate, write_report
+    from .evaluate import REPORT_FILE, write_report
+    from .sensitivity import evaluate_with_sensitivity
 
     summarizer = load_summarizer(model_dir)
-    variant = summarizer.variant
-    records = load_examples(test_file, variant, summarizer.assets, budget.max_eval_samples)
-    report = evaluate(summarizer, records, str(test_file), batch_size=8)
+    records = load_examples(test_file, summarizer.variant, summarizer.assets, budget.max_eval_samples)
+    report = evaluate_with_sensitivity(summarizer, records, str(test_file))
     write_report(report, model_dir / REPORT_FILE)
-    half = len(records) // 2 or 1
-    shuffled = [records[(i + half) % len(records)]["controls"] for i in range(len(records))]
-    summaries = summarizer.summarize([r["document"] for r in records], shuffled, batch_size=8)
-    rows = [{name: score.value for name, score in variant.score(summary.text, r["document"], r["controls"], r["target"],
-                                                                 summarizer.assets).items()}
-            for summary, r in zip(summaries, records)]
-    effect = {}
-    for name in variant.metric_names:
-        right = [row[name] for row in report["examples"] if row.get(name) is not None and not math.isnan(row[name])]
-        wrong = [row[name] for row in rows if row.get(name) is not None and not math.isnan(row[name])]
-        if right and wrong:
-            effect[name] = {"right": sum(right) / len(right), "shuffled": sum(wrong) / len(wrong),
-                            "effect": sum(right) / len(right) - sum(wrong) / len(wrong)}
-    write_report({"variant": variant.id, "model": str(model_dir), "n_examples": len(records), "control_effect": effect,
-                  "examples": [{"id": r.get("id"), "controls_used": c, "summary": s.text, **row}
-                               for r, c, s, row in zip(records, shuffled, summaries, rows)]},
-                 model_dir / "control_effect.json")
-    return {"metrics": report["metrics"], "control_effect": effect}
+    return {"metrics": report["metrics"], "control_effect": report["control_sensitivity"]["effect"]}
 
 
 def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
