@@ -121,6 +121,14 @@ def tokenize(tokenizer, prepared: list[Prepared], max_source_length: int) -> tup
     return [x[: max_source_length - 1] + x[-1:] if cut else x for x, cut in zip(ids, truncated)], truncated
 
 
+def decoded(text: str, prepared: Prepared, truncated: bool, max_source_length: int) -> Summary:
+    """A generated text as a :class:`Summary`, with the notices of its input (and one if it was cut)."""
+    notices = list(prepared.notices)
+    if truncated:
+        notices.append(f"the input was longer than the model's limit of {max_source_length} tokens and was truncated")
+    return Summary(text.strip(), notices)
+
+
 def pad(tokenizer, ids: list[list[int]], prepared: list[Prepared]) -> dict[str, torch.Tensor]:
     batch = tokenizer.pad({"input_ids": ids}, return_tensors="pt")
     for key in prepared[0].extra if prepared else ():
@@ -166,11 +174,7 @@ class Seq2SeqSummarizer(Summarizer):
             with settings.autocast(self.model.device):
                 output = self.model.generate(**batch, **{**settings.generate_kwargs(), **generation})
             for i, text in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True)):
-                notices = list(prepared[i].notices)
-                if truncated[i]:
-                    notices.append(f"the input was longer than the model's limit of {self.max_source_length} "
-                                   "tokens and was truncated")
-                summaries[i] = Summary(text.strip(), notices)
+                summaries[i] = decoded(text, prepared[i], truncated[i], self.max_source_length)
         return summaries
 
 

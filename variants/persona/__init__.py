@@ -154,7 +154,7 @@ class PersonaSummarizer(Summarizer):
             return self.base.summarize(documents, controls, batch_size=batch_size, **generation)
         from transformers.modeling_outputs import BaseModelOutput
 
-        from ..seq2seq import encode
+        from ..seq2seq import decoded, encode
 
         if len(documents) != len(controls):
             raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
@@ -174,12 +174,9 @@ class PersonaSummarizer(Summarizer):
             output = self.model.generate(encoder_outputs=BaseModelOutput(last_hidden_state=states[which]),
                                          attention_mask=batch["attention_mask"][which], history_ids=history, **settings)
             for i, text, at in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True), which.tolist()):
-                notices = list(prepared[i].notices)
-                if truncated[at]:
-                    notices.append(f"the input was longer than the model's limit of {self.base.max_source_length} "
-                                   "tokens and was truncated")
-                out[i] = Summary(text.strip(), notices)
+                out[i] = decoded(text, prepared[i], truncated[at], self.base.max_source_length)
         return out
+
 
 GOLD_AS_INPUT = "gold reference given as input"
 NOT_COMPARABLE = ("The paper's Table 1 scores the authors' models on real PENS headlines; these numbers are quoted "
