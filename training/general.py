@@ -69,11 +69,6 @@ def tokenize(tokenizer, examples: list[dict], max_source_length: int, max_target
     return out
 
 
-def latest_checkpoint(output_dir: str | Path) -> str | None:
-    checkpoints = sorted(Path(output_dir).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[-1]))
-    return str(checkpoints[-1]) if checkpoints else None
-
-
 def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_examples: int | None = None,
                   learning_rate: float = RECIPE["learning_rate"], batch_size: int = RECIPE["per_device_train_batch_size"],
                   max_source_length: int = RECIPE["max_source_length"], max_target_length: int = RECIPE["max_target_length"],
@@ -86,7 +81,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
     from variants.base import write_record
 
     from .base import base_weights
-    from .seq2seq import cpu_bf16_supported, collate
+    from .seq2seq import collate, cpu_bf16_supported, latest_checkpoint
 
     set_seed(seed)
     bf16 = cpu_bf16_supported() if bf16 is None else bf16

@@ -91,11 +91,16 @@ def features(variant: Variant, records: list[dict], method: str, assets: Any, to
     return out
 
 
+def latest_checkpoint(output_dir: str | Path) -> str | None:
+    """The highest ``checkpoint-N`` folder in ``output_dir`` (none if the folder does not exist yet)."""
+    return get_last_checkpoint(str(output_dir)) if Path(output_dir).is_dir() else None
+
+
 def checkpoint_to_resume(output_dir: str, wanted: str | None, overwrite: bool) -> str | None:
     """The checkpoint training resumes from: ``wanted`` (a path), the latest ``checkpoint-N`` in
     ``output_dir`` for ``auto``, and that same latest one when nothing was said, unless ``overwrite``:
     re-running a command must not silently start again from step 0."""
-    last = get_last_checkpoint(output_dir) if Path(output_dir).is_dir() else None
+    last = latest_checkpoint(output_dir)
     if wanted == "auto":
         if not last:
             raise ValueError(f"--resume-from-checkpoint: {output_dir} holds no checkpoint-N folder to resume from")

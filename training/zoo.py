@@ -103,11 +103,6 @@ def measure_step_seconds(base: Path, repeats: int = 2) -> float:
     return min(times[1:])
 
 
-def latest_checkpoint(folder: Path) -> Path | None:
-    found = sorted(folder.glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[-1]))
-    return found[-1] if found else None
-
-
 def remove_checkpoints(folder: Path) -> None:
     """A finished model's resumable states (weights + AdamW, ~0.4 GB each) are no longer needed."""
     import shutil
@@ -128,6 +123,7 @@ def build_data(model: ZooModel, root: Path, budget: Budget) -> Path:
 
 def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, budget: Budget) -> None:
     from .__main__ import main as training_main
+    from .seq2seq import latest_checkpoint
 
     steps = budget.steps()
     source, target = budget.lengths
@@ -170,6 +166,7 @@ def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
 def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
     from .base import ensure_base
     from .general import RECIPE, evaluate_general, train_general
+    from .seq2seq import latest_checkpoint
 
     root.mkdir(parents=True, exist_ok=True)
     state_file = root / "zoo.json"
