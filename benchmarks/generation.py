@@ -1,11 +1,13 @@
 """Generation throughput where users wait: the evaluation and leaderboard paths versus a naive
 per-example ``model.generate``, and bf16 autocast versus fp32.
 
-Model: a random BART of the MiniLM-initialised shape (d_model 384, 6+6 layers, 12 heads, FFN 1536,
-512 positions) with MiniLM's WordPiece vocabulary (30,522 + the topic variant's two tag tokens), as a
-``topic``/``tag`` checkpoint folder (:func:`minilm_topic_checkpoint`). Random weights: every summary
-runs to ``max_new_tokens`` (a trained model stops at its end token, where early stopping saves more),
-so the ratios here come from batching, sorting and bf16 only.
+Model (:func:`topic_model`): the zoo's trained topic model, ``checkpoints/topic-prefix-tag`` (MiniLM-
+initialised BART, 37M parameters; ``STEERSUM_BENCH_MODEL`` names another topic checkpoint), under its own
+beams and target length. Without one, a random BART of the same shape (d_model 384, 6+6 layers, 12 heads,
+FFN 1536, MiniLM's WordPiece vocabulary + the topic tag tokens) as a ``topic``/``tag`` checkpoint
+(:func:`minilm_topic_checkpoint`): random weights never emit the end token, so every summary runs to
+``max_new_tokens`` and early stopping saves nothing; the ratios then come from batching and sorting only.
+Threads: ``STEERSUM_BENCH_THREADS`` (default 1: the machine is shared; 2 on an idle 2-core machine).
 
 Inputs: 16 bundled BBC test articles, each with its own topic, cut to 512 tokens. All ways run in one
 process, one after another, on the same inputs, with ``torch.set_num_threads`` pinned:
@@ -34,7 +36,9 @@ import torch
 from benchmarks import best_time
 from variants.sources import load_source
 
-THREADS, N_EXAMPLES, NEW_TOKENS, BEAMS, MAX_SOURCE = 1, 16, 64, 4, 512
+THREADS = int(os.environ.get("STEERSUM_BENCH_THREADS", "1"))
+N_EXAMPLES, NEW_TOKENS, BEAMS, MAX_SOURCE = 16, 64, 4, 512
+TRAINED_TOPIC = Path("checkpoints/topic-prefix-tag")  # what `python -m training zoo` writes
 MINILM_BART = dict(d_model=384, encoder_layers=6, decoder_layers=6, encoder_attention_heads=12,
                    decoder_attention_heads=12, encoder_ffn_dim=1536, decoder_ffn_dim=1536,
                    max_position_embeddings=MAX_SOURCE, dropout=0.0, attention_dropout=0.0)
@@ -74,6 +78,19 @@ def minilm_topic_checkpoint(folder: Path, new_tokens: int = NEW_TOKENS, seed: in
     return out
 
 
+def topic_model(tmp: Path, new_tokens: int = NEW_TOKENS) -> tuple[Path, str]:
+    """The topic checkpoint to measure and how to describe it: the trained one when it is here, else a
+    random model of its shape written under ``tmp``."""
+    trained = Path(os.environ.get("STEERSUM_BENCH_MODEL", TRAINED_TOPIC))
+    if (trained / "steersum.json").is_file():
+        record = json.loads((trained / "steersum.json").read_text())
+        return trained, (f"Trained model `{trained.name}` (topic `{record['method']}`, MiniLM-initialised BART, "
+                         f"{record.get('hyperparameters', {}).get('max_steps', '?')} steps from the general summarizer)")
+    return minilm_topic_checkpoint(tmp / "checkpoints", new_tokens), (
+        "Random BART of the MiniLM-initialised shape (no trained model here: every summary runs to the token limit), "
+        "topic `tag`")
+
+
 def examples(n: int = N_EXAMPLES) -> list[dict]:
     records = load_source("bbc_summary", "test")[::3][:n]
     return [{"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]}, "target": r["target"]}
@@ -81,16 +98,18 @@ def examples(n: int = N_EXAMPLES) -> list[dict]:
 
 
 def naive(summarizer, records: list[dict]) -> list[list[int]]:
-    """One ``model.generate`` per example, fp32, default stopping: the first thing one writes."""
+    """One ``model.generate`` per example, fp32, default stopping, the checkpoint's beams and length: the
+    first thing one writes."""
     variant, tokenizer, model = summarizer.variant, summarizer.tokenizer, summarizer.model
+    beams, new_tokens = summarizer.settings.num_beams, summarizer.settings.max_new_tokens
     outputs = []
     for r in records:
         prepared = variant.prepare(r["document"], variant.validate(r["controls"], summarizer.assets), summarizer.method,
                                    summarizer.assets)
-        batch = tokenizer(prepared.text, truncation=True, max_length=MAX_SOURCE, return_token_type_ids=False,
-                          return_tensors="pt")
+        batch = tokenizer(prepared.text, truncation=True, max_length=summarizer.max_source_length,
+                          return_token_type_ids=False, return_tensors="pt")
         with torch.inference_mode():
-            output = model.generate(**batch, num_beams=BEAMS, max_new_tokens=NEW_TOKENS)
+            output = model.generate(**batch, num_beams=beams, max_new_tokens=new_tokens)
         tokenizer.decode(output[0], skip_special_tokens=True)
         outputs.append(output[0].tolist())
     return outputs
@@ -131,13 +150,13 @@ def run() -> str:
 
     records = examples()
     with tempfile.TemporaryDirectory() as tmp:
-        folder = minilm_topic_checkpoint(Path(tmp) / "checkpoints")
+        folder, described = topic_model(Path(tmp))
         summarizer = load_summarizer(folder)
         default = summarizer.settings
         fp32, bf16 = default.but(dtype="float32"), default.but(dtype="bfloat16" if cpu_has_bf16() else "float32")
         data_file = Path(tmp) / "test.jsonl"
         data_file.write_text("".join(json.dumps(r) + "\n" for r in records))
-        entry = build_catalog(Path(tmp) / "checkpoints", None).get("topic", f"local/{folder.name}")
+        entry = build_catalog(folder.parent, None).get("topic", f"local/{folder.name}")
 
         def evaluate_with(settings):
             summarizer.settings = settings
@@ -162,6 +181,7 @@ def run() -> str:
         beams_agree = token_agreement(generated_ids(summarizer, records, fp32), generated_ids(summarizer, records, bf16))
 
     n = len(records)
+    mean_tokens = sum(map(len, naive_ids)) / n
     same_fp32 = sum(a["summary"] == b["summary"] for a, b in zip(fp32_report["examples"], board_report["examples"]))
     rows = [("naive: one `model.generate` per example, fp32, no scoring", naive_s, "—"),
             (f"evaluation path, fp32 (`evaluate`, batches of {default.batch_size} sorted by length, early stopping, "
@@ -171,17 +191,17 @@ def run() -> str:
              f"`{default.dtype}`)", board_s, f"{same_fp32}/{n} summaries equal fp32's")]
     lines = [f"## Generation: evaluation and leaderboard paths vs naive per-example generate",
              "",
-             f"Random BART of the MiniLM-initialised shape (d_model 384, 6+6 layers, 12 heads, FFN 1536, vocabulary "
-             f"{len(summarizer.tokenizer):,}), topic `tag`; {n} BBC test articles cut to {MAX_SOURCE} tokens; "
-             f"{BEAMS} beams, {NEW_TOKENS} new tokens (random weights: every summary runs to the limit); "
-             f"`torch.set_num_threads({THREADS})`; CPU bf16 instructions: {cpu_has_bf16()}. One run each, "
-             "in one process, one after another.",
+             f"{described}; vocabulary {len(summarizer.tokenizer):,}; {n} BBC test articles cut to "
+             f"{summarizer.max_source_length} tokens; {default.num_beams} beams, up to {default.max_new_tokens} new "
+             f"tokens; naive `generate` without early stopping (transformers' default); `torch.set_num_threads({THREADS})`; CPU bf16 instructions: "
+             f"{cpu_has_bf16()}. One run each, in one process, one after another; mean summary length "
+             f"{mean_tokens:.0f} tokens.",
              "",
              "| way | time | examples/s | ratio vs naive | outputs |", "|---|---|---|---|---|"]
     lines += [f"| {way} | {s:.2f} s | {n / s:.2f} | {naive_s / s:.2f}× | {check} |" for way, s, check in rows]
     lines += ["",
               f"bf16 vs fp32, greedy ({greedy.max_new_tokens} new tokens): {greedy_same}/{n} examples with identical "
-              f"tokens; {BEAMS} beams: {beams_agree:.3f} of token positions agree. bf16 autocast ran at "
+              f"tokens; {default.num_beams} beams: {beams_agree:.3f} of token positions agree. bf16 autocast ran at "
               f"{fp32_s / bf16_s:.2f}× fp32's speed; the default `dtype` stays `{default.dtype}` (switch: "
               "`GenerationSettings.dtype`, `python -m training evaluate --dtype auto`)."]
     return "\n".join(lines)

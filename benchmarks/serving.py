@@ -1,10 +1,10 @@
 """The Space's serving path: batched generation versus one request at a time, latency under load, and
 what the live metrics cost.
 
-Model: a random BART of the MiniLM-initialised shape as a ``topic``/``tag`` checkpoint
-(:func:`benchmarks.generation.minilm_topic_checkpoint`: d_model 384, 6+6 layers, vocabulary 30,524),
-``NEW_TOKENS`` new tokens, 4 beams, the checkpoint's :class:`variants.seq2seq.GenerationSettings`,
-``torch.set_num_threads(THREADS)``. Inputs: 16 bundled BBC test articles, each with its own topic.
+Model: :func:`benchmarks.generation.topic_model`, the zoo's trained topic model when it is here (under its
+own beams and target length), else a random BART of its shape (``NEW_TOKENS`` new tokens, 4 beams), with
+the checkpoint's :class:`variants.seq2seq.GenerationSettings`, ``torch.set_num_threads(THREADS)``
+(``STEERSUM_BENCH_THREADS``). Inputs: 16 bundled BBC test articles, each with its own topic.
 
 * naive: ``summarizer.summarize([document], [controls])`` for each request in turn;
 * SteerSum: the same 16 requests as 16 concurrent ``Service.summarize`` calls (the path every
@@ -32,8 +32,7 @@ import numpy as np
 from benchmarks import best_time
 from variants.sources import load_source
 
-CLIENTS, REQUESTS_PER_CLIENT, NEW_TOKENS, THREADS = 16, 10, 32, 1
-MODEL = "local/topic-minilm-shape"
+CLIENTS, REQUESTS_PER_CLIENT, NEW_TOKENS = 16, 10, 32
 
 
 def four_hundred_words() -> str:
@@ -42,26 +41,12 @@ def four_hundred_words() -> str:
     return " ".join(article.split()[:400])
 
 
-def tiny_checkpoint(folder: Path) -> Path:
-    from training.__main__ import main as train
-
-    records = load_source("bbc_summary", "val")[:8]
-    train_file = folder / "train.jsonl"
-    train_file.write_text("".join(json.dumps({"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]},
-                                              "target": r["target"]}) + "\n" for r in records))
-    out = folder / "checkpoints" / "topic-tiny"
-    train(["topic", "--preset", "tiny", "--method", "tag", "--train-file", str(train_file), "--max-steps", "2",
-           "--output-dir", str(out), "--report-to", "none", "--max-target-length", str(NEW_TOKENS),
-           "--save-strategy", "no", "--dataloader-pin-memory", "false", "--disable-tqdm", "true"])
-    return out.parent
-
-
 def requests() -> list[tuple[str, dict]]:
     records = load_source("bbc_summary", "test")[::6][:CLIENTS]
     return [(r["source"], {"topic": r["topic"]}) for r in records]
 
 
-def concurrently(url: str, jobs: list[list[tuple[str, dict]]]) -> tuple[float, list[list], list[float], list[str]]:
+def concurrently(url: str, model: str, jobs: list[list[tuple[str, dict]]]) -> tuple[float, list[list], list[float], list[str]]:
     """One client per job list, all at once: wall time, results per client, latencies, failures."""
     from gradio_client import Client
 
@@ -72,7 +57,7 @@ def concurrently(url: str, jobs: list[list[tuple[str, dict]]]) -> tuple[float, l
         for document, controls in jobs[number]:
             start = time.perf_counter()
             try:
-                results[number].append(clients[number].predict(document, "topic", MODEL,
+                results[number].append(clients[number].predict(document, "topic", model,
                                                                 json.dumps(controls), api_name="/summarize"))
             except Exception as err:  # counted, not raised: the point is how many fail
                 failures.append(repr(err))
@@ -92,26 +77,27 @@ def run() -> str:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     import torch
 
-    from benchmarks.generation import minilm_topic_checkpoint
+    from benchmarks.generation import THREADS, topic_model
     from space.app import build_app
     from space.catalog import build_catalog
     from space.service import Service
 
     torch.set_num_threads(THREADS)
     with tempfile.TemporaryDirectory() as tmp:
-        service = Service(build_catalog(minilm_topic_checkpoint(Path(tmp) / "checkpoints", NEW_TOKENS).parent,
-                                        catalog_file=None))
-        summarizer = service.summarizer("topic", MODEL)
-        batch_sizes = service.cache.get(service.catalog.get("topic", MODEL)).batch_sizes
+        folder, described = topic_model(Path(tmp), NEW_TOKENS)
+        model = f"local/{folder.name}"
+        service = Service(build_catalog(folder.parent, catalog_file=None))
+        summarizer = service.summarizer("topic", model)
+        batch_sizes = service.cache.get(service.catalog.get("topic", model)).batch_sizes
         inputs = requests()
-        service.summarize(inputs[0][0], "topic", MODEL, inputs[0][1])  # warm-up: first-call costs out
+        service.summarize(inputs[0][0], "topic", model, inputs[0][1])  # warm-up: first-call costs out
         article = four_hundred_words()
-        alone = [service.summarize(article, "topic", MODEL, {"topic": "business"})["seconds"] for _ in range(5)]
+        alone = [service.summarize(article, "topic", model, {"topic": "business"})["seconds"] for _ in range(5)]
         alone_s = float(np.median([s["generate"] + s["metrics"] for s in alone]))
 
         def serve_all() -> list[dict]:
             with ThreadPoolExecutor(len(inputs)) as pool:
-                return list(pool.map(lambda item: service.summarize(item[0], "topic", MODEL, item[1]), inputs))
+                return list(pool.map(lambda item: service.summarize(item[0], "topic", model, item[1]), inputs))
 
         naive_times, served_times, served_batches = [], [], []
         for _ in range(2):  # interleaved, so that what else runs on the machine weighs on both alike
@@ -128,7 +114,7 @@ def run() -> str:
         demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
         try:
             jobs = [[item] * REQUESTS_PER_CLIENT for item in inputs]
-            load_time, _, latencies, failures = concurrently(f"http://127.0.0.1:{port}/", jobs)
+            load_time, _, latencies, failures = concurrently(f"http://127.0.0.1:{port}/", model, jobs)
         finally:
             demo.close()
         load_batches = batch_sizes[mark:]
@@ -142,8 +128,7 @@ def run() -> str:
     return "\n".join([
         "## Space serving: batched generation vs one request at a time",
         "",
-        f"Random BART of the MiniLM-initialised shape (d_model 384, 6+6 layers, vocabulary "
-        f"{len(summarizer.tokenizer):,}), topic `tag`, {NEW_TOKENS} new tokens, 4 beams, generation settings "
+        f"{described}, generation settings "
         f"{summarizer.settings.to_json()}, `torch.set_num_threads({THREADS})`; {n} BBC test articles (cut to 512 "
         "tokens), each with its own topic. Best of two interleaved runs each; ratios in the same run.",
         "",

@@ -311,6 +311,15 @@ def test_batched_summaries_with_shared_encoder_states_equal_one_call_per_pair(ch
     single = [summarizer.summarize([d], [c], **settings)[0] for d, c in zip(documents, controls)]
     assert [s.text for s in batched] == [s.text for s in single]
     assert batched[3].notices == [NO_HISTORY] and not batched[0].notices
+    # the shared GenerationSettings (what evaluate, the leaderboard and the Space pass) drive this path too
+    from variants.seq2seq import GenerationSettings
+
+    shared = GenerationSettings(num_beams=2, max_new_tokens=8, batch_size=4)
+    assert [s.text for s in summarizer.summarize(documents, controls, settings=shared)] == [s.text for s in batched]
+    summarizer.settings = shared.but(max_new_tokens=2)
+    assert summarizer.base.settings.max_new_tokens == 2
+    assert all(len(summarizer.tokenizer(s.text, add_special_tokens=False)["input_ids"]) <= 2
+               for s in summarizer.summarize(documents, controls))
 
 
 def test_export_card_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, tmp_path, fresh_process_logits):

@@ -148,10 +148,22 @@ class PersonaSummarizer(Summarizer):
         self.variant, self.name, self.method, self.assets = base.variant, base.name, base.method, base.assets
         self.model, self.tokenizer = base.model, base.tokenizer
 
+    @property
+    def settings(self):
+        """The checkpoint's :class:`~variants.seq2seq.GenerationSettings`, shared with the history-prefix path."""
+        return self.base.settings
+
+    @settings.setter
+    def settings(self, value) -> None:
+        self.base.settings = value
+
     @torch.inference_mode()
-    def summarize(self, documents: list[str], controls: list[dict], batch_size: int = 8, **generation: Any) -> list[Summary]:
+    def summarize(self, documents: list[str], controls: list[dict], batch_size: int | None = None,
+                  settings=None, **generation: Any) -> list[Summary]:
+        """As :meth:`Seq2SeqSummarizer.summarize`, under the same settings (beams, length, early
+        stopping, batch size, bf16 autocast)."""
         if self.method != "user-embedding":
-            return self.base.summarize(documents, controls, batch_size=batch_size, **generation)
+            return self.base.summarize(documents, controls, batch_size=batch_size, settings=settings, **generation)
         from transformers.modeling_outputs import BaseModelOutput
 
         from ..seq2seq import decoded, encode
@@ -161,18 +173,20 @@ class PersonaSummarizer(Summarizer):
         prepared = [self.variant.prepare(check_document(d), self.variant.validate(c, self.assets), self.method, self.assets)
                     for d, c in zip(documents, controls)]
         order = sorted(range(len(prepared)), key=lambda i: (prepared[i].text, i))  # a document's readers together
-        settings = {**self.base.generation, **generation}
+        settings = (settings or self.settings).but(batch_size=batch_size)
         out: list[Summary | None] = [None] * len(prepared)
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
+        for start in range(0, len(order), settings.batch_size):
+            rows = order[start:start + settings.batch_size]
             articles = list(dict.fromkeys(prepared[i].text for i in rows))
             batch, truncated = encode(self.tokenizer, [Prepared(a) for a in articles], self.base.max_source_length)
             batch = {k: v.to(self.model.device) for k, v in batch.items()}
-            states = self.model.get_encoder()(**batch).last_hidden_state  # (articles, S, d): once per article
             which = torch.tensor([articles.index(prepared[i].text) for i in rows], device=self.model.device)
             history = torch.tensor([prepared[i].extra["history_ids"] for i in rows], device=self.model.device)
-            output = self.model.generate(encoder_outputs=BaseModelOutput(last_hidden_state=states[which]),
-                                         attention_mask=batch["attention_mask"][which], history_ids=history, **settings)
+            with settings.autocast(self.model.device):
+                states = self.model.get_encoder()(**batch).last_hidden_state  # (articles, S, d): once per article
+                output = self.model.generate(encoder_outputs=BaseModelOutput(last_hidden_state=states[which]),
+                                             attention_mask=batch["attention_mask"][which], history_ids=history,
+                                             **{**settings.generate_kwargs(), **generation})
             for i, text, at in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True), which.tolist()):
                 out[i] = decoded(text, prepared[i], truncated[at], self.base.max_source_length)
         return out
