@@ -168,11 +168,12 @@ def test_data_builder_labels_match_hand_checked_examples():
     # them on either side. 67 and 59 words: both bin 1 (51-100 words).
     labeller = Labeller(idf={}, fkgl_median=15.0)
     document = EMPIRICAL + " " + CONCEPTUAL
-    pairs = [{"id": "e", "document": document, "reference": EMPIRICAL},
+    pairs = [{"id": "e", "document": document, "reference": EMPIRICAL, "focus": "empirical"},
              {"id": "c", "document": document, "reference": CONCEPTUAL}]
     empirical, conceptual = labeller.attributes(pairs, random.Random(0))
     assert (empirical["length"], empirical["readability"], empirical["focus"]) == (1, "high", "empirical")
-    assert (conceptual["length"], conceptual["readability"], conceptual["focus"]) == (1, "normal", "conceptual")
+    assert (conceptual["length"], conceptual["readability"]) == (1, "normal")
+    assert "focus" not in conceptual  # a reference without a focus target gets no label (no judge labels it)
     # Keywords rank by count x idf, only words also in the document: "recall" 2 x 2.0 = 4, "precision"
     # 1 x 3.0 = 3, "rmwe" 2 x 1.0 = 2, "improves" 1 x 0.5 (stem "improv", as the document's "improve");
     # "rise" 1 x 0.5 is not in the document.
@@ -183,6 +184,24 @@ def test_data_builder_labels_match_hand_checked_examples():
     # Given keywords (CTRLsum's oracle words) are kept when in both texts, dropped otherwise.
     given = {"id": "g", "document": document, "reference": EMPIRICAL, "keywords": ["Manipuri", "banana", "recall"]}
     assert labeller.keywords(given, 3) == ["Manipuri", "recall"]
+
+
+def test_focus_training_targets_are_the_cue_rule_parts_never_the_judges_labels(monkeypatch):
+    import metrics.focus
+    from metrics.focus import focus_parts
+    from variants.sources import load_source
+
+    def no_judge(*args, **kwargs):
+        raise AssertionError("the focus judge labelled training data")
+
+    monkeypatch.setattr(metrics.focus, "default_focus_classifier", no_judge)
+    built = build_source("scitldr", limit=8)
+    parts = {f"{r['id']}-{label}": text for r in load_source("scitldr", "train")[:8]
+             for label, text in focus_parts(r["source_sentences"]).items()}
+    focused = [e for e in built["train"] if "focus" in e["controls"]]
+    assert focused and {e["id"].rsplit("-", 1)[0] for e in focused} <= set(parts)
+    for e in focused:  # the target is the part the focus names, and only such targets carry a focus
+        assert e["target"] == parts[e["id"].rsplit("-", 1)[0]] and e["id"].rsplit("-", 1)[0].endswith(e["controls"]["focus"])
 
 
 def test_examples_are_single_attributes_and_compositions():

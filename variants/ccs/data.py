@@ -14,7 +14,12 @@ CCSBench itself is not available here, so each pair's controls are the attribute
                   training references, else ``normal``: "high" means easier than a typical summary
                   of that corpus (the paper's "high" summaries are GPT-4 rewrites for laymen, 3-4
                   FKGL grades easier, Table 4; we have no rewrites, so the corpus median splits).
-* ``focus``       the :mod:`metrics.focus` judge's label of the reference.
+* ``focus``       only for targets made to have one, as CCSBench builds its focus data (App. C.2):
+                  the *conceptual* and the *empirical* sentences of each SciTLDR abstract that has
+                  both (:func:`metrics.focus.focus_parts`, the transparent cue rule), each part a
+                  target of its own with its other attributes as above (:func:`focus_targets`). A
+                  reference summary gets no focus label: labelling it with the :mod:`metrics.focus`
+                  judge would train the model on the judge that scores it.
 
 Examples (Sec. 3.3): in ``train`` and ``val``, each pair gives one example per single attribute
 (the four single-attribute datasets) and one with a random 2 or 3 of its attributes (the
@@ -48,7 +53,7 @@ from statistics import median
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from metrics.ccs import CONTROLS, READABILITY, fkgl, length_bin, length_bins
-from metrics.focus import FOCUS, default_focus_classifier, focus_parts
+from metrics.focus import FOCUS, focus_parts
 from metrics.io import write_jsonl
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
 from metrics.text import words
@@ -107,16 +112,28 @@ class Labeller:
         return present[:n]
 
     def attributes(self, pairs: list[dict], rng: random.Random) -> list[dict]:
-        """The four attributes of each pair's reference (``keywords`` absent when none qualifies)."""
+        """Length, keywords and readability of each pair's reference (``keywords`` absent when none
+        qualifies); ``focus`` only where the pair carries one (:func:`focus_targets`)."""
         references = [p["reference"] for p in pairs]
-        bins, grades = length_bins(references), fkgl(references)
-        focus = default_focus_classifier().predict(references) if pairs else []
         out = []
-        for pair, length, grade, label in zip(pairs, bins, grades, focus):
+        for pair, length, grade in zip(pairs, length_bins(references), fkgl(references)):
             attributes = {"length": length, "keywords": self.keywords(pair, rng.randint(1, self.max_keywords)),
-                          "readability": "high" if grade < self.fkgl_median else "normal", "focus": label}
-            out.append({k: v for k, v in attributes.items() if v != []})
+                          "readability": "high" if grade < self.fkgl_median else "normal", "focus": pair.get("focus")}
+            out.append({k: v for k, v in attributes.items() if v not in ([], None)})
         return out
+
+
+def focus_targets(records: list[dict]) -> list[dict]:
+    """Pairs whose reference is the conceptual or the empirical part of a SciTLDR abstract that has both
+    (:func:`metrics.focus.focus_parts`, the cue rule of App. C.2; never the focus judge), with that focus."""
+    pairs = []
+    for record in records:
+        parts = focus_parts(record["source_sentences"])
+        if len(parts) < len(FOCUS):  # the paper's abstracts "predominated by only one type" have no pair
+            continue
+        pairs += [{"id": f"{record['id']}-{focus}", "document": record["source"], "reference": parts[focus],
+                   "focus": focus} for focus in FOCUS]
+    return pairs
 
 
 def examples_for(pair: dict, attributes: dict, split: str, dataset: str, rng: random.Random) -> list[dict]:
@@ -142,6 +159,8 @@ def build_source(source: str, seed: int = 0, max_keywords: int = 3, limit: int |
     for split in SPLITS:
         rng = random.Random(f"{seed}:{source}:{split}")
         chosen = pairs[split][:limit]
+        if source == "scitldr" and split != "test":  # the focus data: abstract parts, two targets per abstract
+            chosen += focus_targets(load_source("scitldr", {"train": "train", "val": "dev"}[split])[:limit])
         out[split] = [example for pair, attributes in zip(chosen, labeller.attributes(chosen, rng))
                       for example in examples_for(pair, attributes, split, source, rng)]
     return out
@@ -151,26 +170,18 @@ def build_test_set(seed: int = 0, max_keywords: int = 3) -> list[dict]:
     """The compositional test set (module docstring): per SciTLDR test abstract with both focus
     parts, 2 focus targets x 2 readability levels, each with the target's length bin and keywords.
     The two readability examples of a target are adjacent and differ only in ``readability``."""
-    records = load_source("scitldr", "test")
     labeller = Labeller.fit([p["reference"] for p in read_pairs("scitldr", seed)["train"]], max_keywords)
     rng = random.Random(f"{seed}:scitldr:test-focus")
     out = []
-    for record in records:
-        parts = focus_parts(record["source_sentences"])
-        if len(parts) < len(FOCUS):  # the paper's abstracts "predominated by only one type" have no pair
-            continue
-        for focus in FOCUS:
-            target = parts[focus]
-            pair = {"document": record["source"], "reference": target}
-            attributes = {"length": length_bin(target), "keywords": labeller.keywords(pair, rng.randint(1, max_keywords)),
-                          "focus": focus}
-            for readability in READABILITY:
-                controls = {k: v for k, v in {**attributes, "readability": readability}.items() if v != []}
-                controls = {name: controls[name] for name in CONTROLS if name in controls}
-                out.append({"id": f"{record['id']}-{focus}-{readability}", "document": record["source"],
-                            "controls": controls, "target": target, "dataset": "scitldr",
-                            "composition": composition(controls), "attributes": controls,
-                            "pair": f"{record['id']}-{focus}"})
+    for pair in focus_targets(load_source("scitldr", "test")):
+        attributes = {"length": length_bin(pair["reference"]), "focus": pair["focus"],
+                      "keywords": labeller.keywords(pair, rng.randint(1, max_keywords))}
+        for readability in READABILITY:
+            controls = {k: v for k, v in {**attributes, "readability": readability}.items() if v != []}
+            controls = {name: controls[name] for name in CONTROLS if name in controls}
+            out.append({"id": f"{pair['id']}-{readability}", "document": pair["document"],
+                        "controls": controls, "target": pair["reference"], "dataset": "scitldr",
+                        "composition": composition(controls), "attributes": controls, "pair": pair["id"]})
     return out
 
 
