@@ -6,10 +6,10 @@
 A plain BART fine-tuned on the bundled *training* splits only: ``bbc_summary`` train (extractive
 BBC summaries), the ``xsum`` sample's training part (the same seeded 80% that ``build-data tdsum
 --source xsum`` trains on, so its test part stays unseen), ``cnndm_sample`` train and ``scitldr``
-train (capped), with bbc_summary repeated ``--bbc-repeat`` times (default 3) so its BBC news is about
-three quarters of what the model sees: the goal it is measured on is ROUGE on bbc_summary test against
-Lead-3, and copying names and numbers right is learned from extractive targets. No controls: variant models are fine-tuned from it with
-their own methods (``python -m training zoo``). Defaults are the recipe measured on this machine in
+train (capped), with bbc_summary repeated ``--bbc-repeat`` times (default 3) so that BBC news is about
+three quarters of what the model sees: its goal is ROUGE on bbc_summary test against Lead-3, and copying
+names and numbers right is learned from extractive targets. No controls: variant models are fine-tuned
+from it with their own methods (``python -m training zoo``). Defaults are the recipe measured on this machine in
 issue 22: 256 source / 96 target tokens, batch 8, learning rate 3e-4 decaying linearly, bf16 autocast
 on CPUs that support it. Training is resumable: it saves every ``--save-steps`` (keeping 2) and a
 rerun continues from the newest ``checkpoint-*``.
