@@ -2,6 +2,7 @@
 
     python scripts/smoke_space.py                       # python -m space, from this checkout
     python scripts/smoke_space.py --cwd S -- app.py     # an exported Space folder (hub_cards space --out S)
+    python scripts/smoke_space.py --models checkpoints  # also every trained model there (python -m training zoo)
 
 The Space is started on a free port in a subprocess of its own, so it sees only what it ships
 (``.ci/run`` runs it in a plain clone; tests/test_sources.py in an exported Space with nothing beside it).
@@ -33,12 +34,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def smoke(url: str, variants: list[str]) -> dict[str, str]:
+def smoke(url: str, systems: list[tuple[str, str]]) -> dict[str, str]:
+    """One ``/summarize`` call per (variant, model choice), keyed by the variant (its baseline) or "variant model"."""
     from gradio_client import Client
 
     client = Client(url, verbose=False)
-    return {name: client.predict(DOCUMENT, name, "baseline", json.dumps(CONTROLS[name]), "", api_name="/summarize")[0]
-            for name in variants}
+    return {variant if model == "baseline" else f"{variant} {model}": client.predict(DOCUMENT, variant, model, json.dumps(CONTROLS[variant]), "",
+                                                 api_name="/summarize")[0]
+            for variant, model in systems}
+
+
+def trained_models(folder: Path) -> list[tuple[str, str]]:
+    """(variant, model choice) of each checkpoint folder under ``folder``, as the Space names them."""
+    records = [(d.name, json.loads((d / "steersum.json").read_text())) for d in sorted(folder.iterdir())
+               if (d / "steersum.json").is_file()]
+    return [(record["variant"], f"local/{name}") for name, record in records if record.get("variant") in CONTROLS]
 
 
 def wait_for(port: int, process: subprocess.Popen, timeout: float) -> None:
@@ -54,9 +64,10 @@ def wait_for(port: int, process: subprocess.Popen, timeout: float) -> None:
     raise RuntimeError(f"the Space did not listen on port {port} within {timeout:.0f} s")
 
 
-def run(command: list[str], cwd: Path, env: dict | None = None, timeout: float = 300) -> dict[str, str]:
+def run(command: list[str], cwd: Path, env: dict | None = None, timeout: float = 300,
+        models: list[tuple[str, str]] = ()) -> dict[str, str]:
     """Start ``python <command> --port P`` (an exported ``app.py`` reads ``$PORT``) in ``cwd``, call every
-    variant, stop it."""
+    variant's baseline and the given (variant, model) pairs, stop it."""
     port = free_port()
     env = {**(os.environ if env is None else env), "PORT": str(port)}
     log = Path(tempfile.mkstemp(prefix="space-", suffix=".log")[1])
@@ -65,7 +76,7 @@ def run(command: list[str], cwd: Path, env: dict | None = None, timeout: float =
                                    stdout=out, stderr=subprocess.STDOUT)
         try:
             wait_for(port, process, timeout)
-            return smoke(f"http://127.0.0.1:{port}/", list(CONTROLS))
+            return smoke(f"http://127.0.0.1:{port}/", [(v, "baseline") for v in CONTROLS] + list(models))
         except Exception as err:
             raise RuntimeError(f"{err}\n--- Space log ({log}) ---\n{log.read_text()[-4000:]}") from None
         finally:
@@ -77,10 +88,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="folder to start the Space in")
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the Space to listen")
+    parser.add_argument("--models", type=Path, help="also call every trained model in this folder (the Space's --models-dir)")
     parser.add_argument("command", nargs="*", default=["-m", "space"], help="what python runs (default: -m space)")
     args = parser.parse_args(argv)
     try:
-        summaries = run(args.command, args.cwd.resolve(), timeout=args.timeout)
+        models = trained_models(args.models) if args.models else []
+        command = args.command + (["--models-dir", str(args.models.resolve())] if args.models else [])
+        summaries = run(command, args.cwd.resolve(), timeout=args.timeout, models=models)
     except RuntimeError as err:
         sys.exit(f"error: {err}")
     for name, summary in summaries.items():
