@@ -171,6 +171,23 @@ def test_a_bart_checkpoint_loads_with_only_the_tfidf_parts_new_and_starts_as_bar
                                    bart(**{k: v for k, v in batch.items() if k != "tfidf"}).logits)
 
 
+def test_trainer_flag_opens_the_tfidf_path_from_the_first_step(tmp_path):
+    # `--tfidf-attention-init-std 0.02` (what the zoo trains with): the added attention's output projection
+    # starts non-zero, so boosting changes the logits before any training step; the default keeps it at 0.
+    from variants.tdsum.train import Arguments, method_settings
+
+    torch.manual_seed(0)
+    BartForConditionalGeneration(BartConfig(**TINY)).save_pretrained(tmp_path)
+    for std in (0.0, 0.02):
+        model = TDSumForConditionalGeneration.from_pretrained(
+            tmp_path, **method_settings(Arguments(tfidf_attention_init_std=std), TINY["encoder_layers"])).eval()
+        batch = inputs()
+        boosted = {**batch, "tfidf": batch["tfidf"] * 0 + 1.0}
+        with torch.no_grad():
+            moved = (model(**batch).logits - model(**boosted).logits).abs().max().item()
+        assert (moved > 1e-4) == (std > 0), (std, moved)
+
+
 def test_rwgen_with_lambda_zero_is_plain_bart_and_otherwise_the_papers_mixture():
     ids = torch.tensor([[0, 5, 7, 5, 2]])
     tfidf = torch.tensor([[0.0, 0.2, 0.6, 0.4, 0.0]])

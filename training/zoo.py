@@ -52,7 +52,7 @@ class ZooModel:
 
 MODELS = [
     ZooModel("topic", "prefix-tag", ("--source", "bbc_summary"), ("--max-source-length", "384")),
-    ZooModel("tdsum", "tdsum", ("--source", "scitldr")),
+    ZooModel("tdsum", "tdsum", ("--source", "scitldr"), ("--tfidf-attention-init-std", "0.02")),  # see its --help
     ZooModel("entity", "sentences", ("--sources", "cnndm_sample", "bbc_summary"), quick_build=("--limit", "6")),
     ZooModel("persona", "history-prefix", (), quick_build=("--max-train-articles", "6", "--max-eval-articles", "4")),
     ZooModel("ccs", "lora", (), ("--lora-target-modules", "q_proj,v_proj"), quick_build=("--limit", "6"),
