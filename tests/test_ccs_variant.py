@@ -19,7 +19,6 @@ from metrics.ccs import delta_fkgl, length_bins, length_pcc
 from metrics.io import read_jsonl
 from metrics.text import sentences
 import variants.ccs as ccs_module
-import variants.ccs.data as ccs_data
 from variants.ccs.data import Labeller, build_source, build_test_set, examples_for, read_pairs
 from variants import ControlError, get_variant
 from variants.ccs import (EXAMPLE_DOCUMENT, CCSVariant, content_keywords, controlled_extract, group_metrics,
@@ -272,8 +271,10 @@ def test_focus_targets_are_the_abstracts_two_parts_not_the_judges_labels(test_se
     def no_judge():
         raise AssertionError("the focus judge labelled a test target or chose a baseline sentence")
 
-    monkeypatch.setattr(ccs_data, "default_focus_classifier", no_judge)
-    monkeypatch.setattr(ccs_module, "default_focus_classifier", no_judge)
+    import metrics.ccs
+    import metrics.focus
+    for module in (metrics.focus, metrics.ccs, ccs_module):  # everywhere the judge is reachable from
+        monkeypatch.setattr(module, "default_focus_classifier", no_judge)
     assert build_test_set()[:8] == test_set[:8]
     [summary] = CCSVariant().baseline().summarize([EMPIRICAL + " " + CONCEPTUAL], [{"focus": "empirical"}])
     assert summary.text
