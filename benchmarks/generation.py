@@ -1,5 +1,5 @@
 """Generation throughput where users wait: the evaluation and leaderboard paths versus a naive
-per-example ``model.generate``, and bf16 autocast versus fp32.
+per-example ``model.generate``, and bf16 autocast and an int8 copy versus fp32.
 
 Model (:func:`topic_model`): the zoo's trained topic model, ``checkpoints/topic-prefix-tag`` (MiniLM-
 initialised BART, 37M parameters; ``STEERSUM_BENCH_MODEL`` names another topic checkpoint), under its own
@@ -15,13 +15,15 @@ process, one after another, on the same inputs, with ``torch.set_num_threads`` p
 * naive: for each example, ``prepare`` → tokenizer → ``model.generate`` (fp32, no early stopping) →
   decode; no scoring;
 * evaluation path: :func:`training.evaluate.evaluate` (what ``python -m training evaluate`` runs once
-  the model is loaded), scores included, under the checkpoint's :class:`GenerationSettings`, in fp32
-  and in bf16;
+  the model is loaded), scores included, under the checkpoint's :class:`GenerationSettings`, in fp32,
+  in bf16 and in int8 (:func:`variants.seq2seq.int8_copy`);
 * leaderboard path: :func:`benchmarks.leaderboard.evaluate_system` (loads the model from disk,
-  evaluates, writes the cached report), under the default settings.
+  evaluates with the right and with shuffled controls, writes the cached report), under the default
+  settings: it generates two summaries per example, so its rate counts summaries.
 
-bf16 is checked against fp32 on the same batches: identical tokens for greedy decoding, and the
-share of token positions that agree for beam search.
+bf16 and int8 are checked against fp32 on the same batches: identical tokens for greedy decoding, the
+share of token positions that agree for beam search, and the evaluation's own scores (ROUGE-1, STAS)
+side by side.
 """
 from __future__ import annotations
 
@@ -133,7 +135,7 @@ def generated_ids(summarizer, records: list[dict], settings) -> list[list[int]]:
     for rows in by_length([len(x) for x in ids], settings.batch_size):
         batch = pad(tokenizer, [ids[i] for i in rows], [prepared[i] for i in rows])
         with torch.inference_mode(), settings.autocast("cpu"):
-            output = model.generate(**batch, **settings.generate_kwargs())
+            output = settings.model(model).generate(**batch, **settings.generate_kwargs())
         for i, row in zip(rows, output.tolist()):
             out[i] = [t for t in row if t != tokenizer.pad_token_id]
     return out
@@ -154,6 +156,7 @@ def run() -> str:
         summarizer = load_summarizer(folder)
         default = summarizer.settings
         fp32, bf16 = default.but(dtype="float32"), default.but(dtype="bfloat16" if cpu_has_bf16() else "float32")
+        int8 = default.but(dtype="int8")
         data_file = Path(tmp) / "test.jsonl"
         data_file.write_text("".join(json.dumps(r) + "\n" for r in records))
         entry = build_catalog(folder.parent, None).get("topic", f"local/{folder.name}")
@@ -172,23 +175,33 @@ def run() -> str:
         naive_s, naive_ids = best_time(naive, summarizer, records, repeats=1)
         fp32_s, fp32_report = best_time(evaluate_with, fp32, repeats=1)
         bf16_s, bf16_report = best_time(evaluate_with, bf16, repeats=1)
+        evaluate_with(int8.but(max_new_tokens=4))  # builds the int8 copy once, as the Space's first request does
+        int8_s, int8_report = best_time(evaluate_with, int8, repeats=1)
         board_s, board_report = best_time(leaderboard, repeats=1)
         summarizer.settings = default
 
         greedy = fp32.but(num_beams=1, max_new_tokens=16)
-        greedy_same = sum(a == b for a, b in zip(generated_ids(summarizer, records, greedy),
-                                                 generated_ids(summarizer, records, greedy.but(dtype=bf16.dtype))))
-        beams_agree = token_agreement(generated_ids(summarizer, records, fp32), generated_ids(summarizer, records, bf16))
+        greedy_fp32, beams_fp32 = generated_ids(summarizer, records, greedy), generated_ids(summarizer, records, fp32)
+        greedy_same, beams_agree = {}, {}
+        for low in (bf16, int8):
+            greedy_same[low.dtype] = sum(a == b for a, b in zip(greedy_fp32, generated_ids(summarizer, records,
+                                                                                           greedy.but(dtype=low.dtype))))
+            beams_agree[low.dtype] = token_agreement(beams_fp32, generated_ids(summarizer, records, low))
 
     n = len(records)
     mean_tokens = sum(map(len, naive_ids)) / n
     same_fp32 = sum(a["summary"] == b["summary"] for a, b in zip(fp32_report["examples"], board_report["examples"]))
+    scores = lambda report: ", ".join(f"{m} {report['metrics'][m]:.3f}" for m in ("rouge1", "stas")
+                                      if report["metrics"].get(m) is not None)
     rows = [("naive: one `model.generate` per example, fp32, no scoring", naive_s, "—"),
             (f"evaluation path, fp32 (`evaluate`, batches of {default.batch_size} sorted by length, early stopping, "
-             "scores included)", fp32_s, "reference"),
-            ("evaluation path, bf16 autocast", bf16_s, f"{beams_agree:.3f} of tokens agree with fp32"),
-            (f"leaderboard path (`evaluate_system`: loads the model, evaluates, caches; default dtype "
-             f"`{default.dtype}`)", board_s, f"{same_fp32}/{n} summaries equal fp32's")]
+             "scores included)", fp32_s, f"reference: {scores(fp32_report)}"),
+            ("evaluation path, bf16 autocast", bf16_s,
+             f"{beams_agree[bf16.dtype]:.3f} of tokens agree with fp32; {scores(bf16_report)}"),
+            ("evaluation path, int8 copy of the Linear layers (dynamic quantization)", int8_s,
+             f"{beams_agree['int8']:.3f} of tokens agree with fp32; {scores(int8_report)}"),
+            (f"leaderboard path (`evaluate_system`: loads the model, evaluates with right and shuffled controls, "
+             f"caches; default dtype `{default.dtype}`)", board_s / 2, f"{same_fp32}/{n} summaries equal fp32's")]
     lines = [f"## Generation: evaluation and leaderboard paths vs naive per-example generate",
              "",
              f"{described}; vocabulary {len(summarizer.tokenizer):,}; {n} BBC test articles cut to "
@@ -197,13 +210,15 @@ def run() -> str:
              f"{cpu_has_bf16()}. One run each, in one process, one after another; mean summary length "
              f"{mean_tokens:.0f} tokens.",
              "",
-             "| way | time | examples/s | ratio vs naive | outputs |", "|---|---|---|---|---|"]
+             f"| way | time per {n} summaries | summaries/s | ratio vs naive | outputs |", "|---|---|---|---|---|"]
     lines += [f"| {way} | {s:.2f} s | {n / s:.2f} | {naive_s / s:.2f}× | {check} |" for way, s, check in rows]
     lines += ["",
-              f"bf16 vs fp32, greedy ({greedy.max_new_tokens} new tokens): {greedy_same}/{n} examples with identical "
-              f"tokens; {default.num_beams} beams: {beams_agree:.3f} of token positions agree. bf16 autocast ran at "
-              f"{fp32_s / bf16_s:.2f}× fp32's speed; the default `dtype` stays `{default.dtype}` (switch: "
-              "`GenerationSettings.dtype`, `python -m training evaluate --dtype auto`)."]
+              f"Against fp32, greedy ({greedy.max_new_tokens} new tokens): bf16 {greedy_same[bf16.dtype]}/{n} and int8 "
+              f"{greedy_same['int8']}/{n} examples with identical tokens; {default.num_beams} beams: "
+              f"{beams_agree[bf16.dtype]:.3f} (bf16) and {beams_agree['int8']:.3f} (int8) of token positions agree. "
+              f"Speed against fp32's evaluation path: bf16 autocast {fp32_s / bf16_s:.2f}×, int8 {fp32_s / int8_s:.2f}×. "
+              f"The default `dtype` stays `{default.dtype}` (switch: `GenerationSettings.dtype`, "
+              "`python -m training evaluate --dtype int8`)."]
     return "\n".join(lines)
 
 

@@ -15,6 +15,10 @@ the checkpoint's :class:`variants.seq2seq.GenerationSettings`, ``torch.set_num_t
   request; generation dominates);
 * metrics: ``Variant.score`` + ``evidence`` time as a share of the server-side request time;
 * a 400-word article alone: the server-side time of one ``Service.summarize`` call, median of 5.
+
+The first three are measured with the checkpoint's own settings (fp32) and with ``dtype="int8"``
+(what ``python -m space --dtype int8`` serves); the load test with the model's own settings, or
+``STEERSUM_BENCH_LOAD_DTYPE``.
 """
 from __future__ import annotations
 
@@ -33,6 +37,7 @@ from benchmarks import best_time
 from variants.sources import load_source
 
 CLIENTS, REQUESTS_PER_CLIENT, NEW_TOKENS = 16, 10, 32
+LOAD_DTYPE = os.environ.get("STEERSUM_BENCH_LOAD_DTYPE")  # the HTTP load test's dtype (default: the model's own)
 
 
 def four_hundred_words() -> str:
@@ -90,22 +95,29 @@ def run() -> str:
         summarizer = service.summarizer("topic", model)
         batch_sizes = service.cache.get(service.catalog.get("topic", model)).batch_sizes
         inputs = requests()
-        service.summarize(inputs[0][0], "topic", model, inputs[0][1])  # warm-up: first-call costs out
         article = four_hundred_words()
-        alone = [service.summarize(article, "topic", model, {"topic": "business"})["seconds"] for _ in range(5)]
-        alone_s = float(np.median([s["generate"] + s["metrics"] for s in alone]))
+        own = summarizer.settings
 
         def serve_all() -> list[dict]:
             with ThreadPoolExecutor(len(inputs)) as pool:
                 return list(pool.map(lambda item: service.summarize(item[0], "topic", model, item[1]), inputs))
 
-        naive_times, served_times, served_batches = [], [], []
-        for _ in range(2):  # interleaved, so that what else runs on the machine weighs on both alike
-            naive_s, naive = best_time(lambda: [summarizer.summarize([d], [c])[0].text for d, c in inputs], repeats=1)
-            mark = len(batch_sizes)
-            served_s, served = best_time(serve_all, repeats=1)
-            naive_times.append(naive_s), served_times.append(served_s), served_batches.extend(batch_sizes[mark:])
-        naive_time, served_time, mark = min(naive_times), min(served_times), len(batch_sizes)
+        measured = {}
+        for settings in (own, own.but(dtype="int8")):
+            summarizer.settings = settings
+            service.summarize(inputs[0][0], "topic", model, inputs[0][1])  # warm-up: first-call costs out
+            alone = [service.summarize(article, "topic", model, {"topic": "business"})["seconds"] for _ in range(5)]
+            naive_times, served_times, served_batches = [], [], []
+            for _ in range(2):  # interleaved, so that what else runs on the machine weighs on both alike
+                naive_s, naive = best_time(lambda: [summarizer.summarize([d], [c])[0].text for d, c in inputs], repeats=1)
+                mark = len(batch_sizes)
+                served_s, served = best_time(serve_all, repeats=1)
+                naive_times.append(naive_s), served_times.append(served_s), served_batches.extend(batch_sizes[mark:])
+            measured[settings.dtype] = dict(naive_s=min(naive_times), served_s=min(served_times), batches=served_batches,
+                                            naive=naive, served=served,
+                                            alone_s=float(np.median([s["generate"] + s["metrics"] for s in alone])))
+        summarizer.settings = own.but(dtype=LOAD_DTYPE or own.dtype)
+        mark = len(batch_sizes)
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -120,30 +132,36 @@ def run() -> str:
         load_batches = batch_sizes[mark:]
 
     assert not failures, failures[:3]
-    agree = sum(a == b["summary"] for a, b in zip(naive, served))
-    assert agree == len(naive), f"batched outputs differ from one-at-a-time outputs for {len(naive) - agree} requests"
+    n, rows = len(inputs), []
+    for dtype, m in measured.items():
+        agree = sum(a == b["summary"] for a, b in zip(m["naive"], m["served"]))
+        # fp32 must match exactly; int8 quantizes activations per batch, so a summary may depend on its batch-mates
+        assert agree == n or dtype == "int8", f"batched outputs differ from one at a time for {n - agree} requests"
+        rows += [f"| {dtype}: naive, `summarize([doc])` one request at a time | {m['naive_s']:.2f} s | "
+                 f"{n / m['naive_s']:.2f} | 1.0× | — | {m['alone_s']:.2f} s |",
+                 f"| {dtype}: SteerSum, {n} concurrent `Service.summarize` calls, batched "
+                 f"({'+'.join(map(str, m['batches']))} in 2 runs) | {m['served_s']:.2f} s | {n / m['served_s']:.2f} | "
+                 f"{m['naive_s'] / m['served_s']:.2f}× | {agree}/{n} | |"]
+    served = measured[own.dtype]["served"]
     metric_share = [r["seconds"]["metrics"] / (r["seconds"]["generate"] + r["seconds"]["metrics"]) for r in served]
     p50, p95 = np.percentile(latencies, [50, 95])
-    n = len(inputs)
     return "\n".join([
         "## Space serving: batched generation vs one request at a time",
         "",
-        f"{described}, generation settings "
-        f"{summarizer.settings.to_json()}, `torch.set_num_threads({THREADS})`; {n} BBC test articles (cut to 512 "
-        "tokens), each with its own topic. Best of two interleaved runs each; ratios in the same run.",
+        f"{described}, generation settings {own.to_json()}, and the same with `dtype` int8 (`python -m space "
+        f"--dtype int8`); `torch.set_num_threads({THREADS})`; {n} BBC test articles (cut to 512 tokens), each with "
+        "its own topic. Best of two interleaved runs each; ratios in the same run, within a dtype.",
         "",
-        f"| way | time for {n} requests | requests/s | ratio | outputs identical |",
-        "|---|---|---|---|---|",
-        f"| naive: `summarize([doc])`, one request at a time | {naive_time:.2f} s | {n / naive_time:.2f} | 1.0× | — |",
-        f"| SteerSum: {n} concurrent `Service.summarize` calls, batched ({'+'.join(map(str, served_batches))} in 2 runs) | "
-        f"{served_time:.2f} s | {n / served_time:.2f} | {naive_time / served_time:.2f}× | {agree}/{n} |",
+        f"| way | time for {n} requests | requests/s | ratio | outputs identical | a 400-word article alone |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        "A 400-word article alone: the server-side time of one `Service.summarize` call, median of 5.",
         "",
         f"Under load over HTTP ({CLIENTS} `gradio_client` clients × {REQUESTS_PER_CLIENT} requests, loopback, same "
-        f"process): {len(latencies)} requests in {load_time:.1f} s ({len(latencies) / load_time:.1f} requests/s), "
-        f"latency p50 {p50:.2f} s, p95 {p95:.2f} s, {len(failures)} failures; generate calls took batches of "
-        f"{np.mean(load_batches):.1f} requests on average.",
-        "",
-        f"A 400-word article alone (server-side time of one `Service.summarize`, median of 5): {alone_s:.2f} s.",
+        f"process, dtype {summarizer.settings.dtype}): {len(latencies)} requests in {load_time:.1f} s "
+        f"({len(latencies) / load_time:.1f} requests/s), latency p50 {p50:.2f} s, p95 {p95:.2f} s, {len(failures)} "
+        f"failures; generate calls took batches of {np.mean(load_batches):.1f} requests on average.",
         "",
         f"Live metrics (STAS + evidence terms) cost {100 * np.mean(metric_share):.2f}% of the server-side request "
         f"time on average (max {100 * max(metric_share):.2f}%; target < 5%).",

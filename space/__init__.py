@@ -1,7 +1,8 @@
 """The SteerSum Space: pick a variant, a model and controls, generate, and see live metric scores.
 
     python -m space [--models-dir checkpoints] [--catalog space/catalog.json] [--port 7860] [--host 127.0.0.1]
-    (or GRADIO_SERVER_NAME / GRADIO_SERVER_PORT; flags win)
+                    [--dtype int8]
+    (or GRADIO_SERVER_NAME / GRADIO_SERVER_PORT / STEERSUM_DTYPE; flags win)
 
 * :mod:`space.catalog`  which models are offered (baselines, local checkpoints, pinned Hub ids)
 * :mod:`space.service`  plain inference functions, a bounded model cache and request batching

@@ -1,11 +1,14 @@
 """``python -m space``: launch the Space. With no checkpoints, no catalog and no GPU it serves every
 variant's model-free baseline (the embedded default). The address is ``--host``/``--port``, else
-Gradio's own ``GRADIO_SERVER_NAME``/``GRADIO_SERVER_PORT``, else 127.0.0.1:7860."""
+Gradio's own ``GRADIO_SERVER_NAME``/``GRADIO_SERVER_PORT``, else 127.0.0.1:7860; ``--dtype`` is else
+``STEERSUM_DTYPE`` (a Space variable: ``int8`` on CPU hardware)."""
 from __future__ import annotations
 
 import argparse
 import logging
 import os
+
+from variants.seq2seq import DTYPES
 
 from .catalog import DEFAULT_CATALOG
 
@@ -20,7 +23,14 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=os.environ.get("GRADIO_SERVER_PORT") or 7860,  # a string default goes through type=int too
                         help="port to listen on (default: $GRADIO_SERVER_PORT or 7860)")
     parser.add_argument("--max-models", type=int, default=4, help="models kept loaded at once")
-    return parser.parse_args(argv)
+    parser.add_argument("--dtype", choices=DTYPES, default=os.environ.get("STEERSUM_DTYPE") or None,
+                        help="CPU generation for every model: int8 (an int8 copy of its Linear layers: faster, "
+                             "slightly different tokens), bf16 autocast, auto or float32 (default: $STEERSUM_DTYPE, "
+                             "else each model's own settings, float32)")
+    args = parser.parse_args(argv)
+    if args.dtype not in (None, *DTYPES):  # argparse checks the flag's choices, not a default from the environment
+        parser.error(f"STEERSUM_DTYPE={args.dtype!r}: choose from {', '.join(DTYPES)}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -32,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     from .catalog import build_catalog
     from .service import Service
 
-    service = Service(build_catalog(args.models_dir, args.catalog), max_models=args.max_models)
+    service = Service(build_catalog(args.models_dir, args.catalog), max_models=args.max_models, dtype=args.dtype)
     build_app(service).launch(server_name=args.host, server_port=args.port, css=CSS)
 
 

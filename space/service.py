@@ -115,8 +115,8 @@ class Batcher:
 class ModelCache:
     """Summarizers with their batchers, by (variant, model); least recently used dropped first."""
 
-    def __init__(self, max_models: int = 4, max_bytes: int = 8 << 30, **batching: Any):
-        self.max_models, self.max_bytes, self.batching = max_models, max_bytes, batching
+    def __init__(self, max_models: int = 4, max_bytes: int = 8 << 30, dtype: str | None = None, **batching: Any):
+        self.max_models, self.max_bytes, self.dtype, self.batching = max_models, max_bytes, dtype, batching
         self._cache: OrderedDict[tuple[str, str], tuple[Batcher, int]] = OrderedDict()
         self._lock = threading.Lock()
         self._loading: dict[tuple[str, str], threading.Lock] = {}
@@ -132,7 +132,10 @@ class ModelCache:
             with self._lock:
                 if key in self._cache:
                     return self._cache[key][0]
-            batcher = Batcher(entry.load(), **self.batching)
+            summarizer = entry.load()
+            if self.dtype and hasattr(summarizer, "settings"):  # the Space's --dtype over the model's own
+                summarizer.settings = summarizer.settings.but(dtype=self.dtype)
+            batcher = Batcher(summarizer, **self.batching)
             with self._lock:
                 self._cache[key] = (batcher, weight_bytes(batcher.summarizer))
                 while len(self._cache) > 1 and (len(self._cache) > self.max_models or
@@ -263,9 +266,9 @@ class Service:
     ``variants``. Results are plain dicts (JSON as the API returns them)."""
 
     def __init__(self, catalog: Catalog, max_models: int = 4, max_bytes: int = 8 << 30,
-                 max_wait: float = 0.005, max_batch: int = 16):
+                 max_wait: float = 0.005, max_batch: int = 16, dtype: str | None = None):
         self.catalog = catalog
-        self.cache = ModelCache(max_models, max_bytes, max_wait=max_wait, max_batch=max_batch)
+        self.cache = ModelCache(max_models, max_bytes, dtype, max_wait=max_wait, max_batch=max_batch)
 
     def summarizer(self, variant: str, model: str) -> Summarizer:
         return self.cache.get(self.catalog.get(variant, model)).summarizer

@@ -22,7 +22,7 @@ def test_settings_come_from_the_checkpoint_record_and_check_their_values():
     assert settings.generate_kwargs() == {"max_new_tokens": 32, "num_beams": 2, "early_stopping": True}
     assert "early_stopping" not in settings.but(num_beams=1).generate_kwargs()  # greedy: nothing to stop early
     assert settings.but(batch_size=None) == settings  # None leaves a field as it is
-    with pytest.raises(ValueError, match="dtype must be one of auto, bfloat16, float32, got 'fp16'"):
+    with pytest.raises(ValueError, match="dtype must be one of auto, bfloat16, float32, int8, got 'fp16'"):
         GenerationSettings(dtype="fp16")
     with pytest.raises(ValueError, match="batch_size must be a positive integer, got 0"):
         GenerationSettings(batch_size=0)
@@ -110,6 +110,24 @@ def test_bf16_autocast_gives_fp32s_greedy_tokens(tiny, documents):
     fp32 = [s.text for s in tiny.summarize(docs, controls, settings=greedy.but(dtype="float32"))]
     bf16 = [s.text for s in tiny.summarize(docs, controls, settings=greedy.but(dtype="bfloat16"))]
     assert bf16 == fp32
+
+
+def test_int8_generates_from_a_quantized_copy_built_once_and_leaves_the_model_as_it_was(tiny, documents):
+    import torch
+    from torch.ao.nn.quantized.dynamic import Linear as Int8Linear
+
+    docs, controls = documents
+    int8 = tiny.settings.but(max_new_tokens=8, num_beams=2, dtype="int8")
+    copy = int8.model(tiny.model)
+    assert copy is int8.model(tiny.model) and tiny.settings.model(tiny.model) is tiny.model  # fp32 default: itself
+    assert isinstance(copy.lm_head, Int8Linear) and isinstance(tiny.model.lm_head, torch.nn.Linear)
+    assert not any(isinstance(m, Int8Linear) for m in tiny.model.modules())
+    batch = tiny.tokenizer(docs[:2], return_tensors="pt", padding=True, truncation=True, max_length=tiny.max_source_length)
+    with torch.inference_mode():
+        exact, approx = (m(**batch, decoder_input_ids=batch["input_ids"][:, :4]).logits.flatten() for m in (tiny.model, copy))
+    assert torch.nn.functional.cosine_similarity(exact, approx, dim=0) > 0.99  # int8 rounding, not other weights
+    summaries = tiny.summarize(docs, controls, settings=int8)
+    assert len(summaries) == len(docs) and all(isinstance(s, Summary) for s in summaries)
 
 
 def test_bf16_is_refused_clearly_on_a_cpu_without_it():

@@ -332,6 +332,26 @@ def test_launch_address_flags_then_gradio_variables_then_defaults(monkeypatch):
     assert (arguments(["--host", "127.0.0.2", "--port", "9000"]).host, arguments(["--port", "9000"]).port) == ("127.0.0.2", 9000)
 
 
+def test_space_dtype_flag_sets_every_loaded_models_generation_dtype(models_dir, monkeypatch, capsys):
+    from space.__main__ import arguments
+    from space.catalog import build_catalog
+    from space.service import Service
+
+    assert arguments([]).dtype is None and arguments(["--dtype", "int8"]).dtype == "int8"
+    with pytest.raises(SystemExit):
+        arguments(["--dtype", "fp16"])  # argparse names the allowed choices
+    monkeypatch.setenv("STEERSUM_DTYPE", "int8")
+    assert arguments([]).dtype == "int8" and arguments(["--dtype", "float32"]).dtype == "float32"
+    monkeypatch.setenv("STEERSUM_DTYPE", "fp16")
+    with pytest.raises(SystemExit):
+        arguments([])
+    assert "STEERSUM_DTYPE='fp16': choose from auto, bfloat16, float32, int8" in capsys.readouterr().err
+    int8 = Service(build_catalog(models_dir, None), dtype="int8")
+    own = Service(build_catalog(models_dir, None)).summarizer("topic", "local/topic-tiny").settings
+    assert own.dtype == "float32" and int8.summarizer("topic", "local/topic-tiny").settings == own.but(dtype="int8")
+    assert isinstance(int8.summarize(SPORT, "topic", "local/topic-tiny", {"topic": "sport"})["summary"], str)
+
+
 def test_exported_app_reads_gradio_variables_then_port(monkeypatch, tmp_path):
     import runpy
     import sys

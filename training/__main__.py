@@ -94,6 +94,7 @@ def bare_resume_means_auto(argv: list[str]) -> list[str]:
 
 def evaluate_main(argv: list[str]) -> None:
     from variants import RECORD_FILE, get_variant, load_summarizer
+    from variants.seq2seq import DTYPES
 
     from .data import load_examples
     from .evaluate import REPORT_FILE, evaluate, write_report
@@ -110,9 +111,9 @@ def evaluate_main(argv: list[str]) -> None:
     parser.add_argument("--batch-size", type=int, default=None,
                         help="sources per generate call (default: the model's generation settings, 8)")
     parser.add_argument("--max-samples", type=int, default=None)
-    parser.add_argument("--dtype", choices=("auto", "bfloat16", "float32"), default=None,
-                        help="CPU generation: bf16 autocast (auto: where the CPU has bf16 instructions) or fp32 "
-                             "(default: the model's generation settings)")
+    parser.add_argument("--dtype", choices=DTYPES, default=None,
+                        help="CPU generation: bf16 autocast (auto: where the CPU has bf16 instructions), an int8 "
+                             "copy of the Linear layers, or fp32 (default: the model's generation settings)")
     parser.add_argument("--ignore-controls", action="store_true",
                         help="summarize every example with no controls (ablation: what the controls add)")
     parser.add_argument("--no-control-sensitivity", dest="control_sensitivity", action="store_false",

@@ -8,12 +8,14 @@ How a model generates is one :class:`GenerationSettings` per summarizer (beams, 
 stopping, batch size, dtype), read from the checkpoint's record: evaluation, the leaderboard and the
 Space all go through :meth:`Seq2SeqSummarizer.summarize` with it, so a score and a demo come from the
 same decoding. Batches are formed from sources sorted by length (little padding; outputs come back in
-the caller's order) and, on a CPU with bf16 instructions, run under bf16 autocast when the settings
-say so (``benchmarks/generation.py`` measures speed and agreement with fp32).
+the caller's order) and, on a CPU, run under bf16 autocast or through an int8 copy of the model when
+the settings say so (``benchmarks/generation.py`` measures speed and agreement with fp32).
 """
 from __future__ import annotations
 
 import contextlib
+import copy
+import weakref
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -28,7 +30,7 @@ import models  # noqa: F401  (registers SteerSum's architectures with the Auto c
 from .base import Prepared, Summarizer, Summary, Variant, by_length, check_document
 
 
-DTYPES = ("auto", "bfloat16", "float32")
+DTYPES = ("auto", "bfloat16", "float32", "int8")
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,9 @@ class GenerationSettings:
     ``early_stopping``: a beam search ends as soon as every beam has finished (no waiting for a
     better hypothesis that cannot come). ``batch_size``: sources per ``generate`` call, sorted by
     length. ``dtype``: ``float32``; ``bfloat16`` (bf16 autocast on CPU; refused on a CPU without
-    bf16 instructions); ``auto``: bf16 autocast where the CPU has AVX512-BF16 or AMX, else fp32.
-    On a GPU the weights' own dtype rules (:func:`load_seq2seq` loads bf16 there).
+    bf16 instructions); ``auto``: bf16 autocast where the CPU has AVX512-BF16 or AMX, else fp32;
+    ``int8``: an int8 copy of the model's Linear layers (:func:`int8_copy`), the CPU lever that pays
+    without AMX. On a GPU the weights' own dtype rules (:func:`load_seq2seq` loads bf16 there).
     """
 
     num_beams: int = 4
@@ -73,9 +76,13 @@ class GenerationSettings:
             kwargs["early_stopping"] = self.early_stopping
         return kwargs
 
+    def model(self, model):
+        """The model that generates: ``model`` itself, or on CPU with dtype ``int8`` its int8 copy."""
+        return int8_copy(model) if self.dtype == "int8" and model.device.type == "cpu" else model
+
     def autocast(self, device: torch.device | str):
         """The context generation runs in: bf16 autocast on a CPU when the settings ask for it."""
-        if str(device).startswith("cpu") and self.dtype != "float32":
+        if str(device).startswith("cpu") and self.dtype in ("auto", "bfloat16"):
             if cpu_has_bf16():
                 return torch.autocast("cpu", dtype=torch.bfloat16)
             if self.dtype == "bfloat16":
@@ -98,6 +105,22 @@ def cpu_has_bf16() -> bool:
     except OSError:
         return False
     return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+_INT8_COPIES: "weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module]" = weakref.WeakKeyDictionary()
+
+
+def int8_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """A copy of ``model`` whose Linear layers (the LM head included) compute in int8: weights quantized
+    once, activations per call with one scale per tensor (PyTorch's dynamic quantization, VNNI kernels
+    on x86), so a summary can change slightly with its batch-mates. Built on first use and kept as long
+    as ``model`` lives; ``model`` itself is untouched. ``benchmarks/generation.py`` reports the token
+    agreement with fp32 and the scores of both. (``torch.ao.quantization`` is deprecated in favour of
+    torchao but present in the pinned torch.)"""
+    if model not in _INT8_COPIES:
+        _INT8_COPIES[model] = torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear},
+                                                                      dtype=torch.qint8).eval()
+    return _INT8_COPIES[model]
 
 
 def pick_device(device: str | None = None) -> str:
@@ -172,7 +195,7 @@ class Seq2SeqSummarizer(Summarizer):
             batch = pad(self.tokenizer, [ids[i] for i in rows], [prepared[i] for i in rows])
             batch = {k: v.to(self.model.device) for k, v in batch.items()}
             with settings.autocast(self.model.device):
-                output = self.model.generate(**batch, **{**settings.generate_kwargs(), **generation})
+                output = settings.model(self.model).generate(**batch, **{**settings.generate_kwargs(), **generation})
             for i, text in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True)):
                 summaries[i] = decoded(text, prepared[i], truncated[i], self.max_source_length)
         return summaries

@@ -182,11 +182,12 @@ class PersonaSummarizer(Summarizer):
             batch = {k: v.to(self.model.device) for k, v in batch.items()}
             which = torch.tensor([articles.index(prepared[i].text) for i in rows], device=self.model.device)
             history = torch.tensor([prepared[i].extra["history_ids"] for i in rows], device=self.model.device)
+            model = settings.model(self.model)
             with settings.autocast(self.model.device):
-                states = self.model.get_encoder()(**batch).last_hidden_state  # (articles, S, d): once per article
-                output = self.model.generate(encoder_outputs=BaseModelOutput(last_hidden_state=states[which]),
-                                             attention_mask=batch["attention_mask"][which], history_ids=history,
-                                             **{**settings.generate_kwargs(), **generation})
+                states = model.get_encoder()(**batch).last_hidden_state  # (articles, S, d): once per article
+                output = model.generate(encoder_outputs=BaseModelOutput(last_hidden_state=states[which]),
+                                        attention_mask=batch["attention_mask"][which], history_ids=history,
+                                        **{**settings.generate_kwargs(), **generation})
             for i, text, at in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True), which.tolist()):
                 out[i] = decoded(text, prepared[i], truncated[at], self.base.max_source_length)
         return out
