@@ -4,7 +4,8 @@ family, ``templates/<variant id>.md``, which extends ``templates/base.md`` (a va
 template of its own gets ``base.md``).
 
 Every fact comes from the checkpoint: the variant object (paper, description, controls, metrics,
-``prepare``), ``steersum.json`` (base model, data and its licences, hyperparameters) and
+``prepare``), ``steersum.json`` (base model, data and its licences, the base model's data when it is a
+SteerSum model, hyperparameters) and
 ``eval_report.json`` (scores; without it the card says "not evaluated" and gives no numbers). A
 variant may add or override template facts with :meth:`variants.base.Variant.card_facts`.
 
@@ -13,7 +14,9 @@ Template facts: ``model_name``, ``repo_id``, ``variant``, ``paper``, ``method``,
 ``example_prepared`` (:class:`~variants.base.Prepared`: what the model is given for the example),
 ``base_model`` (a Hub id or None), ``base_model_text`` (never a local path), ``tiny``, ``adapter``,
 ``custom_code``, ``record``, ``hyperparameters`` (with the steps and epochs actually trained),
-``training_data`` (dataset, licence), ``license_note`` (data and base model), ``report`` (or None),
+``datasets`` (its own training data), ``upstream_datasets`` (only its base model's, for a model
+fine-tuned from SteerSum's general summarizer), ``training_data`` (dataset, licence, the base
+model's included), ``license_note`` (all that data and the base model), ``report`` (or None),
 ``results`` (label, name, value), ``eval_data`` (type, name, split as the Hub names it, file, hub),
 ``max_source_length``, ``max_new_tokens``, ``num_beams``, ``license_base``.
 """
@@ -80,10 +83,10 @@ def build_card(folder: str | Path, summarizer: Summarizer, repo_id: str | None =
         language="en", library_name="peft" if adapter else "transformers", pipeline_tag="summarization",
         tags=tags + (["custom_code"] if custom_code else []) + (["peft", "lora"] if adapter else []),
         base_model=facts["base_model"],
-        datasets=sorted({HUB_DATASETS[d] for d in facts["datasets"] if d in HUB_DATASETS}) or None,
+        datasets=sorted({HUB_DATASETS[d] for d in all_data_licenses(record) if d in HUB_DATASETS}) or None,
         metrics=list(variant.metric_names) or None, model_name=facts["model_name"],
         eval_results=eval_results(report, record) or None,
-        **license_fields(record.get("data_licenses", {}), facts["license_base"]),
+        **license_fields(all_data_licenses(record), facts["license_base"]),
     )
     name = f"{variant.id}.md" if (TEMPLATES / f"{variant.id}.md").is_file() else "base.md"
     # ModelCard.from_template renders with a loader-less jinja2.Template, so {% extends %} would not
@@ -112,7 +115,7 @@ def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo
     document = extra.get("example_document", EXAMPLE_DOCUMENT)
     example = extra.get("example_controls") or example_controls(variant.id, controls)
     base = base_model_of(record, adapter)
-    licences = record.get("data_licenses", {})
+    licences, upstream = record.get("data_licenses", {}), record.get("upstream_data_licenses", {})
     facts = dict(
         model_name=repo_id.split("/")[-1], repo_id=repo_id, variant=variant, paper=variant.paper,
         method=summarizer.method, controls=controls, example_document=document, example_controls=example,
@@ -120,8 +123,11 @@ def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo
         **base,
         adapter=bool(adapter), custom_code=custom_code, record=record,
         hyperparameters=hyperparameters(record),
-        datasets=sorted(licences), training_data=sorted(licences.items()),
-        license_note=license_note(licences, base["license_base"], base["tiny"]),
+        datasets=sorted(licences), upstream_datasets=sorted(set(upstream) - set(licences)),
+        training_data=sorted(licences.items()) + [(f"{name} (the base model's training data)", terms)
+                                                  for name, terms in sorted(upstream.items()) if name not in licences],
+        license_note=license_note(all_data_licenses(record), base["license_base"], base["tiny"],
+                                  (record.get("base_weights") or {}).get("license")),
         report=report, results=[], eval_data=None,
         max_source_length=int(record.get("max_source_length", 1024)),
         max_new_tokens=int(record.get("max_target_length", 128)), num_beams=int(record.get("num_beams", 4)),
@@ -223,6 +229,12 @@ def eval_dataset(report: dict, record: dict) -> dict[str, str]:
     return {"type": hub or "+".join(names), "name": name, "split": split, "file": file.name, "hub": hub}
 
 
+def all_data_licenses(record: dict) -> dict[str, str]:
+    """The terms of every dataset the weights derive from: the model's own training data and, for a
+    model fine-tuned from a SteerSum model (the general summarizer), its base's."""
+    return {**record.get("upstream_data_licenses", {}), **record.get("data_licenses", {})}
+
+
 def license_fields(data_licenses: dict[str, str], base_model: str | None = None) -> dict[str, str]:
     """A Hub licence id when all training data and the base model (a Hub id; None for a random test
     model) share one open licence; otherwise ``other``, pointing to ``LICENSE.md``, which lists each
@@ -237,8 +249,10 @@ def license_fields(data_licenses: dict[str, str], base_model: str | None = None)
             "license_link": LICENSE_FILE}
 
 
-def license_note(data_licenses: dict[str, str], base_model: str | None = None, tiny: bool = False) -> str:
-    """The data's terms, then the base model's: the weights derive from both."""
+def license_note(data_licenses: dict[str, str], base_model: str | None = None, tiny: bool = False,
+                 weights_license: str | None = None) -> str:
+    """The data's terms, then the base model's: the weights derive from both. ``weights_license``: the
+    licence of the pretrained weights a local base (SteerSum's own) was warm-started from."""
     restricted = sorted(set(data_licenses) & NON_COMMERCIAL)
     if restricted:
         note = (f"The training data ({', '.join(restricted)}) may be used for non-commercial research only. The "
@@ -255,6 +269,9 @@ def license_note(data_licenses: dict[str, str], base_model: str | None = None, t
     if not base_model:
         return note
     known = BASE_MODEL_LICENSES.get(base_model)
+    if not known and weights_license:
+        return note + (f" The base model, `{base_model}`, was trained by SteerSum from pretrained weights under "
+                       f"{weights_license}, on the data listed here; both terms apply to the weights as well.")
     return note + (f" The base model, `{base_model}`, is under {known}; its terms apply to the weights as well."
                    if known else f" The base model, `{base_model}`, comes with its own terms, which SteerSum does not "
                    "record: check them, as they apply to the weights as well.")
@@ -263,7 +280,7 @@ def license_note(data_licenses: dict[str, str], base_model: str | None = None, t
 def write_license_file(out: Path, record: dict) -> None:
     """``LICENSE.md`` for a card whose licence is ``other``: each training dataset and its terms, and
     the base model's."""
-    licences = record.get("data_licenses", {})
+    licences = all_data_licenses(record)
     base = base_model_of(record, read_json(out / ADAPTER_CONFIG))
     base_model = base["license_base"]
     if license_fields(licences, base_model)["license"] != "other":
@@ -271,7 +288,7 @@ def write_license_file(out: Path, record: dict) -> None:
     rows = "\n".join(f"| {name} | {text} |" for name, text in sorted(licences.items())) or "| unknown | unknown |"
     if base_model:
         rows += f"\n| base model `{base_model}` | {BASE_MODEL_LICENSES.get(base_model, 'see its Hub page')} |"
-    note = license_note(licences, base_model, base["tiny"])
+    note = license_note(licences, base_model, base["tiny"], (record.get("base_weights") or {}).get("license"))
     out.joinpath(LICENSE_FILE).write_text(
         f"# Terms of use\n\n{note}\n\n| training data | terms |\n|---|---|\n{rows}\n\n"
         "The SteerSum code that trained and runs the model is separate from these terms.\n", encoding="utf-8")

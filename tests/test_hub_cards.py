@@ -17,7 +17,7 @@ from huggingface_hub import constants as hub_constants
 from huggingface_hub.repocard import RepoCard
 
 from hub_cards.__main__ import export_and_push, main as hub_main
-from hub_cards.card import EXAMPLE_DOCUMENT, LICENSE_FILE, MISSING, license_fields
+from hub_cards.card import EXAMPLE_DOCUMENT, LICENSE_FILE, MISSING, license_fields, license_note
 from hub_cards.export import ExportError, export_checkpoint, load_checkpoint
 from hub_cards.push import PushError, push_folder
 from hub_cards.space import package_space
@@ -239,6 +239,15 @@ def test_usage_snippets_run_as_written(exported, tmp_path):
 ])
 def test_licence_follows_the_training_data(licences, expected):
     assert license_fields(licences) == expected
+
+
+def test_licence_note_names_the_data_and_weights_behind_a_steersum_base():
+    data = {"bbc_summary": "research / non-commercial", "xsum": "research only"}
+    note = license_note(data, "general (a local model folder)", weights_license="apache-2.0")
+    assert note.startswith("The training data (bbc_summary, xsum) may be used for non-commercial research only.")
+    assert note.endswith("The base model, `general (a local model folder)`, was trained by SteerSum from pretrained "
+                         "weights under apache-2.0, on the data listed here; both terms apply to the weights as well.")
+    assert "does not record" in license_note(data, "someone/else")  # a base SteerSum knows nothing of
 
 
 # --- export: bad input ------------------------------------------------------------------------

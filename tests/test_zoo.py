@@ -13,11 +13,14 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
     assert (root / "minilm-bart" / "base_model.json").is_file()
     general = json.loads((root / "general" / "general_report.json").read_text())
     assert set(general["sets"]) == {"bbc_summary test", "xsum test part"}
+    general_data = json.loads((root / "general" / "steersum.json").read_text())["data_licenses"]
+    assert "bbc_summary" in general_data
     for model in MODELS:
         folder = root / model.name
         record = json.loads((folder / "steersum.json").read_text())
         assert (record["variant"], record["method"]) == (model.variant, model.method)
         assert record["base_weights"]["license"] == "apache-2.0"  # carried from the converted base via general/
+        assert record["upstream_data_licenses"] == general_data  # the weights derive from general/'s data too
         assert record["hyperparameters"]["max_steps"] == 1
         assert (folder / "eval_report.json").is_file() and not list(folder.glob("checkpoint-*"))
         effect = json.loads((folder / "eval_report.json").read_text())["control_sensitivity"]["effect"]
@@ -28,6 +31,10 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
 
     card = build_card(root / "topic-prefix-tag", load_summarizer(root / "topic-prefix-tag")).content
     assert "all-MiniLM-L6-v2" in card and "for 1 steps" in card and "bart-large quality" in card  # says what it is
+    topic_data = json.loads((root / "topic-prefix-tag" / "steersum.json").read_text())["data_licenses"]
+    assert all(f"| {name} (the base model's training data) | {general_data[name]} |" in card
+               for name in set(general_data) - set(topic_data))
+    assert "trained by SteerSum from pretrained weights under apache-2.0" in card
     capsys.readouterr()
     training_main(["zoo", "--quick", "--out", str(root)])  # rerun: everything is finished, nothing retrains
     out = capsys.readouterr().out

@@ -166,6 +166,17 @@ def base_weights(model: str | Path) -> dict | None:
     return provenance
 
 
+def upstream_data_licenses(model: str | Path) -> dict[str, str]:
+    """The training data terms a checkpoint inherits from its base when the base is itself a SteerSum
+    model (the general summarizer): the base's own data and what it inherited in turn. Its weights
+    derive from that data too, so its card and licence must name it ({} for any other base)."""
+    record = Path(model) / "steersum.json"
+    if not record.is_file():
+        return {}
+    base = json.loads(record.read_text())
+    return {**base.get("upstream_data_licenses", {}), **base.get("data_licenses", {})}
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m training base", description=__doc__.split("\n\n")[0])
     parser.add_argument("name", choices=BASES, help="which pretrained weights to convert")

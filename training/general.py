@@ -87,7 +87,9 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
 
     from variants.base import write_record
 
-    from .base import base_weights
+    from variants.sources import data_licenses
+
+    from .base import base_weights, upstream_data_licenses
     from .seq2seq import collate, cpu_bf16_supported, latest_checkpoint
 
     set_seed(seed)
@@ -120,6 +122,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         "variant": "general", "method": "plain", "base_model": base_model, "base_weights": base_weights(base_model),
         "max_source_length": max_source_length, "max_target_length": max_target_length, "num_beams": RECIPE["num_beams"],
         "train_examples": counts, "steps": trainer.state.global_step, "phases": phases,
+        "data_licenses": data_licenses(examples), "upstream_data_licenses": upstream_data_licenses(base_model),
         "hyperparameters": {"learning_rate": learning_rate, "per_device_train_batch_size": batch_size,
                             "max_steps": max_steps, "seed": seed, "bf16": bf16},
         "train_loss": result.training_loss,

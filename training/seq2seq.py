@@ -19,7 +19,7 @@ from models import register_custom_code
 from variants.base import Variant, write_record
 from variants.sources import data_licenses
 
-from .base import base_weights
+from .base import base_weights, upstream_data_licenses
 from .data import load_examples
 
 logger = logging.getLogger(__name__)
@@ -159,6 +159,7 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
             "num_beams": args.generation_num_beams or DEFAULT_NUM_BEAMS,
             "train_file": str(data.train_file), "eval_file": data.eval_file, "train_examples": len(train_records),
             "data_licenses": data_licenses(train_records),
+            "upstream_data_licenses": {} if data.preset else upstream_data_licenses(data.base_model),
             "hyperparameters": {"learning_rate": args.learning_rate, "per_device_train_batch_size": args.per_device_train_batch_size,
                                 "gradient_accumulation_steps": args.gradient_accumulation_steps, "num_train_epochs": args.num_train_epochs,
                                 "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16},
