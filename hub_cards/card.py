@@ -286,9 +286,12 @@ def write_license_file(out: Path, record: dict) -> None:
     if license_fields(licences, base_model)["license"] != "other":
         return
     rows = "\n".join(f"| {name} | {text} |" for name, text in sorted(licences.items())) or "| unknown | unknown |"
+    weights_license = (record.get("base_weights") or {}).get("license")
     if base_model:
-        rows += f"\n| base model `{base_model}` | {BASE_MODEL_LICENSES.get(base_model, 'see its Hub page')} |"
-    note = license_note(licences, base_model, base["tiny"], (record.get("base_weights") or {}).get("license"))
+        terms = BASE_MODEL_LICENSES.get(base_model) or (f"pretrained weights under {weights_license}; its training data "
+                                                        "is listed above" if weights_license else "see its Hub page")
+        rows += f"\n| base model `{base_model}` | {terms} |"
+    note = license_note(licences, base_model, base["tiny"], weights_license)
     out.joinpath(LICENSE_FILE).write_text(
         f"# Terms of use\n\n{note}\n\n| training data | terms |\n|---|---|\n{rows}\n\n"
         "The SteerSum code that trained and runs the model is separate from these terms.\n", encoding="utf-8")
