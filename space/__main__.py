@@ -1,7 +1,7 @@
 """``python -m space``: launch the Space. With no checkpoints, no catalog and no GPU it serves every
 variant's model-free baseline (the embedded default). The address is ``--host``/``--port``, else
 Gradio's own ``GRADIO_SERVER_NAME``/``GRADIO_SERVER_PORT``, else 127.0.0.1:7860; ``--dtype`` is else
-``STEERSUM_DTYPE`` (a Space variable: ``int8`` on CPU hardware)."""
+``STEERSUM_DTYPE`` (a Space variable)."""
 from __future__ import annotations
 
 import argparse
@@ -25,8 +25,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-models", type=int, default=4, help="models kept loaded at once")
     parser.add_argument("--dtype", choices=DTYPES, default=os.environ.get("STEERSUM_DTYPE") or None,
                         help="CPU generation for every model: int8 (an int8 copy of its Linear layers: faster, "
-                             "slightly different tokens), bf16 autocast, auto or float32 (default: $STEERSUM_DTYPE, "
-                             "else each model's own settings, float32)")
+                             "other and worse summaries, see benchmarks/RESULTS.md), bf16 autocast, auto or float32 "
+                             "(default: $STEERSUM_DTYPE, else each model's own settings, float32)")
     args = parser.parse_args(argv)
     if args.dtype not in (None, *DTYPES):  # argparse checks the flag's choices, not a default from the environment
         parser.error(f"STEERSUM_DTYPE={args.dtype!r}: choose from {', '.join(DTYPES)}")

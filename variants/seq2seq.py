@@ -41,8 +41,9 @@ class GenerationSettings:
     better hypothesis that cannot come). ``batch_size``: sources per ``generate`` call, sorted by
     length. ``dtype``: ``float32``; ``bfloat16`` (bf16 autocast on CPU; refused on a CPU without
     bf16 instructions); ``auto``: bf16 autocast where the CPU has AVX512-BF16 or AMX, else fp32;
-    ``int8``: an int8 copy of the model's Linear layers (:func:`int8_copy`), the CPU lever that pays
-    without AMX. On a GPU the weights' own dtype rules (:func:`load_seq2seq` loads bf16 there).
+    ``int8``: an int8 copy of the model's Linear layers (:func:`int8_copy`): faster on a CPU without
+    AMX, at a measured cost in quality (``benchmarks/RESULTS.md``), so never the default. On a GPU
+    the weights' own dtype rules (:func:`load_seq2seq` loads bf16 there).
     """
 
     num_beams: int = 4
@@ -113,7 +114,7 @@ _INT8_COPIES: "weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module]" = we
 def int8_copy(model: torch.nn.Module) -> torch.nn.Module:
     """A copy of ``model`` whose Linear layers (the LM head included) compute in int8: weights quantized
     once, activations per call with one scale per tensor (PyTorch's dynamic quantization, VNNI kernels
-    on x86), so a summary can change slightly with its batch-mates. Built on first use and kept as long
+    on x86), so a summary can change with its batch-mates. Built on first use and kept as long
     as ``model`` lives; ``model`` itself is untouched. ``benchmarks/generation.py`` reports the token
     agreement with fp32 and the scores of both. (``torch.ao.quantization`` is deprecated in favour of
     torchao but present in the pinned torch.)"""
