@@ -18,7 +18,7 @@ Template facts: ``model_name``, ``repo_id``, ``variant``, ``paper``, ``method``,
 fine-tuned from SteerSum's general summarizer), ``training_data`` (dataset, licence, the base
 model's included), ``license_note`` (all that data and the base model), ``report`` (or None),
 ``results`` (label, name, value), ``eval_data`` (type, name, split as the Hub names it, file, hub),
-``max_source_length``, ``max_new_tokens``, ``num_beams``, ``license_base``.
+``max_source_length``, ``max_new_tokens``, ``num_beams``, ``license_base``, ``weights_license``.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from metrics.io import DataError, read_jsonl
-from variants.sources import NON_COMMERCIAL
+from variants.sources import NON_COMMERCIAL, all_data_licenses
 from variants.base import Control, Summarizer, read_record
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -115,7 +115,8 @@ def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo
     document = extra.get("example_document", EXAMPLE_DOCUMENT)
     example = extra.get("example_controls") or example_controls(variant.id, controls)
     base = base_model_of(record, adapter)
-    licences, upstream = record.get("data_licenses", {}), record.get("upstream_data_licenses", {})
+    licences = record.get("data_licenses", {})
+    inherited = {name: terms for name, terms in record.get("upstream_data_licenses", {}).items() if name not in licences}
     facts = dict(
         model_name=repo_id.split("/")[-1], repo_id=repo_id, variant=variant, paper=variant.paper,
         method=summarizer.method, controls=controls, example_document=document, example_controls=example,
@@ -123,11 +124,11 @@ def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo
         **base,
         adapter=bool(adapter), custom_code=custom_code, record=record,
         hyperparameters=hyperparameters(record),
-        datasets=sorted(licences), upstream_datasets=sorted(set(upstream) - set(licences)),
+        datasets=sorted(licences), upstream_datasets=sorted(inherited),
         training_data=sorted(licences.items()) + [(f"{name} (the base model's training data)", terms)
-                                                  for name, terms in sorted(upstream.items()) if name not in licences],
+                                                  for name, terms in sorted(inherited.items())],
         license_note=license_note(all_data_licenses(record), base["license_base"], base["tiny"],
-                                  (record.get("base_weights") or {}).get("license")),
+                                  base["weights_license"]),
         report=report, results=[], eval_data=None,
         max_source_length=int(record.get("max_source_length", 1024)),
         max_new_tokens=int(record.get("max_target_length", 128)), num_beams=int(record.get("num_beams", 4)),
@@ -142,15 +143,17 @@ def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo
 
 def base_model_of(record: dict, adapter: dict | None) -> dict[str, Any]:
     """The base model facts: ``base_model`` (its Hub id, or None), ``base_model_text`` (never a local
-    path), ``tiny`` (a random test model) and ``license_base`` (whose terms the weights inherit
-    besides the data's: None for a test model)."""
+    path), ``tiny`` (a random test model), ``license_base`` (whose terms the weights inherit
+    besides the data's: None for a test model) and ``weights_license`` (the licence of the pretrained
+    weights a SteerSum base was warm-started from, or None)."""
     base = (adapter or {}).get("base_model_name_or_path") or record.get("base_model")
     tiny = is_test_model(record) or "preset" in str(base or "")
     hub_base = base if base and not tiny and is_hub_id(base) else None
     if base and not tiny and not hub_base:
         base = local_base_text(base)
     return {"base_model": hub_base, "base_model_text": base or "not recorded", "tiny": tiny,
-            "license_base": None if tiny else hub_base or base}
+            "license_base": None if tiny else hub_base or base,
+            "weights_license": (record.get("base_weights") or {}).get("license")}
 
 
 def local_base_text(base: str) -> str:
@@ -229,12 +232,6 @@ def eval_dataset(report: dict, record: dict) -> dict[str, str]:
     return {"type": hub or "+".join(names), "name": name, "split": split, "file": file.name, "hub": hub}
 
 
-def all_data_licenses(record: dict) -> dict[str, str]:
-    """The terms of every dataset the weights derive from: the model's own training data and, for a
-    model fine-tuned from a SteerSum model (the general summarizer), its base's."""
-    return {**record.get("upstream_data_licenses", {}), **record.get("data_licenses", {})}
-
-
 def license_fields(data_licenses: dict[str, str], base_model: str | None = None) -> dict[str, str]:
     """A Hub licence id when all training data and the base model (a Hub id; None for a random test
     model) share one open licence; otherwise ``other``, pointing to ``LICENSE.md``, which lists each
@@ -286,7 +283,7 @@ def write_license_file(out: Path, record: dict) -> None:
     if license_fields(licences, base_model)["license"] != "other":
         return
     rows = "\n".join(f"| {name} | {text} |" for name, text in sorted(licences.items())) or "| unknown | unknown |"
-    weights_license = (record.get("base_weights") or {}).get("license")
+    weights_license = base["weights_license"]
     if base_model:
         terms = BASE_MODEL_LICENSES.get(base_model) or (f"pretrained weights under {weights_license}; its training data "
                                                         "is listed above" if weights_license else "see its Hub page")

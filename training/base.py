@@ -170,11 +170,10 @@ def upstream_data_licenses(model: str | Path) -> dict[str, str]:
     """The training data terms a checkpoint inherits from its base when the base is itself a SteerSum
     model (the general summarizer): the base's own data and what it inherited in turn. Its weights
     derive from that data too, so its card and licence must name it ({} for any other base)."""
+    from variants.sources import all_data_licenses
+
     record = Path(model) / "steersum.json"
-    if not record.is_file():
-        return {}
-    base = json.loads(record.read_text())
-    return {**base.get("upstream_data_licenses", {}), **base.get("data_licenses", {})}
+    return all_data_licenses(json.loads(record.read_text())) if record.is_file() else {}
 
 
 def main(argv: list[str]) -> None:

@@ -32,6 +32,13 @@ def data_licenses(records: list[dict]) -> dict[str, str]:
     return {name: DATASET_LICENSES.get(name, "unknown: check the data's source") for name in names}
 
 
+def all_data_licenses(record: dict) -> dict[str, str]:
+    """The terms of every dataset a checkpoint's weights derive from (its ``steersum.json``): its own
+    training data and, for a model fine-tuned from a SteerSum model (the general summarizer), the
+    data that model was trained on in turn (``upstream_data_licenses``)."""
+    return {**record.get("upstream_data_licenses", {}), **record.get("data_licenses", {})}
+
+
 # ---------------------------------------------------------------------------------------------------
 # Where each source's rows come from. Every builder reads its data through ``load_source``, which
 # returns rows in the local mirror's schema (../shared/data/README.md) whichever way they were loaded:
