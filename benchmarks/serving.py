@@ -17,8 +17,7 @@ the checkpoint's :class:`variants.seq2seq.GenerationSettings`, ``torch.set_num_t
 * a 400-word article alone: the server-side time of one ``Service.summarize`` call, median of 5.
 
 The first three are measured with the checkpoint's own settings (fp32) and with ``dtype="int8"``
-(what ``python -m space --dtype int8`` serves); the load test with the model's own settings, or
-``STEERSUM_BENCH_LOAD_DTYPE``.
+(what ``python -m space --dtype int8`` serves); the load test with the model's own settings.
 """
 from __future__ import annotations
 
@@ -37,7 +36,6 @@ from benchmarks import best_time
 from variants.sources import load_source
 
 CLIENTS, REQUESTS_PER_CLIENT, NEW_TOKENS = 16, 10, 32
-LOAD_DTYPE = os.environ.get("STEERSUM_BENCH_LOAD_DTYPE")  # the HTTP load test's dtype (default: the model's own)
 
 
 def four_hundred_words() -> str:
@@ -116,7 +114,7 @@ def run() -> str:
             measured[settings.dtype] = dict(naive_s=min(naive_times), served_s=min(served_times), batches=served_batches,
                                             naive=naive, served=served,
                                             alone_s=float(np.median([s["generate"] + s["metrics"] for s in alone])))
-        summarizer.settings = own.but(dtype=LOAD_DTYPE or own.dtype)
+        summarizer.settings = own
         mark = len(batch_sizes)
 
         with socket.socket() as s:
