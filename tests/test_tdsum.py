@@ -148,13 +148,57 @@ def bart_twin(model):
     return bart
 
 
-def test_zeroed_tfidf_encoder_output_makes_the_added_attention_contribute_nothing():
+def test_zero_scores_make_the_added_attention_contribute_nothing():
     model, batch = tiny_model(), inputs()
     bart_logits = bart_twin(model)(**{k: v for k, v in batch.items() if k != "tfidf"}).logits
     with torch.no_grad():
         assert (model(**batch).logits - bart_logits).abs().max() > 1e-3  # the added attention is at work
-        model.model.encoder.tfidf_encoder.fc2.weight.zero_()  # the TF-IDF encoder now outputs zeros
-        torch.testing.assert_close(model(**batch).logits, bart_logits)
+        torch.testing.assert_close(model(**{**batch, "tfidf": batch["tfidf"] * 0}).logits, bart_logits)
+
+
+def test_tfidf_features_are_the_scored_unit_embeddings_whatever_the_embeddings_scale():
+    encoder = tiny_model().model.encoder.tfidf_encoder
+    torch.manual_seed(2)
+    embeds, tfidf = torch.randn(2, 5, 16) * 0.064, torch.tensor([[0.0, 0.1, 0.5, 1.0, 0.3]] * 2)  # MiniLM's RMS
+    with torch.no_grad():
+        torch.testing.assert_close(encoder(embeds * 100, tfidf), encoder(embeds, tfidf), rtol=1e-4, atol=1e-5)
+        encoder.fc2.weight.zero_()  # the residual alone: each feature's RMS is its token's score
+        rms = encoder(embeds, tfidf).pow(2).mean(-1).sqrt()
+    torch.testing.assert_close(rms, tfidf, rtol=1e-4, atol=1e-6)
+
+
+def test_training_from_plain_bart_starts_the_added_attention_as_the_source_attention(tmp_path):
+    # With the output projections made equal too and the source encoder's output as the TF-IDF
+    # features, the added attention computes exactly what the source attention does.
+    from types import SimpleNamespace
+
+    from variants.tdsum.train import Arguments, build
+
+    torch.manual_seed(0)
+    bart = BartForConditionalGeneration(BartConfig(**TINY))
+    with torch.no_grad():  # BART starts its biases at zero: random ones show whether they are copied
+        for name, parameter in bart.named_parameters():
+            if "encoder_attn." in name and name.endswith("bias"):
+                parameter.normal_()
+    bart.save_pretrained(tmp_path / "bart")
+    tiny_tokenizer().save_pretrained(tmp_path / "bart")
+    train = tmp_path / "train.jsonl"
+    train.write_text("".join(json.dumps({"document": d, "controls": {}, "target": d}) + "\n" for d in DOCS))
+    data = SimpleNamespace(train_file=str(train), max_train_samples=None, preset=None,
+                           base_model=str(tmp_path / "bart"), max_source_length=16)
+    model = build(Arguments(tfidf_min_df=1), data)[0].eval()
+    layer = model.model.decoder.layers[1]
+    assert torch.equal(layer.tfidf_attn.out_proj.weight, torch.zeros(16, 16))  # still starts as its BART
+    with torch.no_grad():
+        layer.tfidf_attn.out_proj.weight.copy_(layer.encoder_attn.out_proj.weight)
+        states, source = torch.randn(2, 3, 16), torch.randn(2, 7, 16)
+        # minus what the source attention's biases add to every output: the added attention has none on
+        # its value and output projections (zero scores contribute nothing)
+        source_attn = layer.encoder_attn
+        expected = (source_attn(states, key_value_states=source)[0] - source_attn.out_proj.bias
+                    - source_attn.out_proj.weight @ source_attn.v_proj.bias)
+        added = layer.tfidf_attn(states, layer.tfidf_attn.key_values(source))
+    torch.testing.assert_close(added, expected)
 
 
 def test_a_bart_checkpoint_loads_with_only_the_tfidf_parts_new_and_starts_as_bart(tmp_path):
@@ -378,6 +422,13 @@ def test_build_data_writes_the_common_example_format(checkpoint):
     example = splits["train"][0]
     assert set(example) == {"id", "document", "controls", "target", "dataset", "references"}
     assert example["dataset"] == "xsum" and example["references"] == [example["target"]]
+    # Half the training examples were drawn for boosts (--train-boost-share 0.5); those with words of
+    # their reference outside the document's top terms carry them, the rest train without controls.
+    boosted = [e for e in splits["train"] if e["controls"]]
+    assert 0.25 * len(splits["train"]) < len(boosted) <= 0.5 * len(splits["train"])
+    assert all(1 <= len(e["controls"]["boost"]) <= 2 and all(w in e["target"].lower() for w in e["controls"]["boost"])
+               for e in boosted)
+    assert not any(e["controls"] for e in splits["val"])
 
 
 def test_export_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, tmp_path, fresh_process_logits):

@@ -41,11 +41,9 @@ class Arguments:
     tfidf_min_df: int = field(default=2, metadata={"help": "keep words seen in at least this many training documents"})
     tfidf_attention_init_std: float = field(default=0.0, metadata={
         "help": "tdsum: std of the added attention's output projection at the start. 0 (default) starts from "
-                "exactly the base model's outputs, but its query/key/value get no gradient until that projection "
-                "has grown, which a short run never sees (measured: a 174-step run from the MiniLM general summarizer "
-                "ignored the boosts entirely); 0.02 opens the gradient path from the first step (174 steps with it "
-                "still ignored the boosts: the added path's output starts ~4,500x below the source attention's; "
-                "see the README's measured zoo)"})
+                "exactly the base model's outputs; the projection then grows along its gradient, the added "
+                "attention's output over the scored embeddings (its query/key/value start as the source "
+                "attention's when the base is a plain BART)"})
 
     def __post_init__(self):
         TDSumVariant().check_method(self.method)
@@ -97,8 +95,11 @@ def build(own: Arguments, data):
         model = TDSumForConditionalGeneration(tiny_bart_config(tokenizer, TDSumConfig, **settings))
     else:
         tokenizer = AutoTokenizer.from_pretrained(data.base_model)
-        settings = method_settings(own, AutoConfig.from_pretrained(data.base_model).encoder_layers)
+        base_config = AutoConfig.from_pretrained(data.base_model)
+        settings = method_settings(own, base_config.encoder_layers)
         model = TDSumForConditionalGeneration.from_pretrained(data.base_model, **settings)
+        if settings["tfidf_attention"] and base_config.model_type != "tdsum":
+            model.copy_source_attention_into_tfidf_attention()
     return model, tokenizer, TDSumAssets(vectorizer, tokenizer, data.max_source_length, own.method)
 
 
