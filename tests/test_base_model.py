@@ -108,6 +108,7 @@ def test_every_bart_variant_trains_from_the_converted_base(variant, method, mini
     assert (record["variant"], record["method"]) == (variant, method)
     assert record["base_weights"]["license"] == "apache-2.0"  # the card can name where the weights came from
     assert record["hyperparameters"]["bf16"] == cpu_bf16_supported()  # bf16 autocast by default where native
+    assert record["hyperparameters"]["optim"] == "adamw_torch_fused"  # the CPU default (not given here)
 
     summary = load_summarizer(out).summarize([read_jsonl(train_file)[0]["document"]],
                                              [read_jsonl(train_file)[0]["controls"]], max_new_tokens=4)

@@ -101,7 +101,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         output_dir=str(output_dir), max_steps=max_steps, learning_rate=learning_rate, lr_scheduler_type="linear",
         warmup_steps=min(RECIPE["warmup_steps"], max_steps // 10), weight_decay=RECIPE["weight_decay"],
         per_device_train_batch_size=batch_size, save_steps=save_steps, save_total_limit=2, logging_steps=10,
-        use_cpu=not torch.cuda.is_available(), bf16=bf16, seed=seed, report_to=[], dataloader_num_workers=0,
+        use_cpu=not torch.cuda.is_available(), bf16=bf16, optim="adamw_torch_fused", seed=seed, report_to=[], dataloader_num_workers=0,
         remove_unused_columns=False, disable_tqdm=True)
     trainer = Seq2SeqTrainer(model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
                              train_dataset=tokenize(tokenizer, examples, max_source_length, max_target_length))
