@@ -13,6 +13,12 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
     assert (root / "minilm-bart" / "base_model.json").is_file()
     general = json.loads((root / "general" / "general_report.json").read_text())
     assert set(general["sets"]) == {"bbc_summary test", "xsum test part"}
+    from training.general import evaluate_general
+
+    capped = evaluate_general(root / "general", max_examples=2, no_repeat_ngram_size=2, max_new_tokens=3)
+    assert (capped["max_new_tokens"], capped["no_repeat_ngram_size"]) == (3, 2)
+    for scores in capped["sets"].values():  # 3 new tokens (the start token aside) make at most 3 words
+        assert scores["summary_words"] <= 3 and 0 <= scores["lead_at_summary_length_rouge1"] <= 1
     general_data = json.loads((root / "general" / "steersum.json").read_text())["data_licenses"]
     assert "bbc_summary" in general_data
     for model in MODELS:

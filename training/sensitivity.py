@@ -47,14 +47,20 @@ class LeadK(Baseline):
         self.name = f"Lead-k (control-blind, first sentences up to {words} words)"
 
     def extract(self, document: str, controls: dict) -> Summary:
-        lead, total = [], 0
-        for sentence in sentences(document):
-            size = len(sentence.split())
-            if lead and abs(total + size - self.words) >= abs(total - self.words):
-                break
-            lead.append(sentence)
-            total += size
-        return Summary(" ".join(lead))
+        return Summary(lead_words(document, self.words))
+
+
+def lead_words(document: str, words: int) -> str:
+    """The document's first sentences, as many as bring the text closest to ``words`` words (at least
+    one; a tie goes to the shorter)."""
+    lead, total = [], 0
+    for sentence in sentences(document):
+        size = len(sentence.split())
+        if lead and abs(total + size - words) >= abs(total - words):
+            break
+        lead.append(sentence)
+        total += size
+    return " ".join(lead)
 
 
 def length_budget(report: dict, records: list[dict], budget: str = "outputs") -> int:
