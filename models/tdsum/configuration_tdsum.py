@@ -11,8 +11,9 @@ class TDSumConfig(BartConfig):
 
     Args:
         tfidf_attention (`bool`, *optional*, defaults to `True`):
-            TDSum: a TF-IDF encoder (two linear layers over each source token's embedding scaled by
-            its TF-IDF score) and an added cross-attention over its output in every decoder layer.
+            TDSum: a TF-IDF encoder (two linear layers, residual, over each source token's embedding
+            at unit RMS times its TF-IDF score) and an added cross-attention over its output in every
+            decoder layer.
         tfidf_attention_init_std (`float`, *optional*, defaults to 0.0):
             Standard deviation of the added attention's output projection at initialization. 0 (the
             default) makes a model warm-started from BART compute exactly what BART does until
