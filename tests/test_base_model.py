@@ -161,3 +161,19 @@ def test_preset_minilm_converts_once_into_the_cache(tmp_path, monkeypatch, data_
     assert (tmp_path / "cache" / "minilm-bart" / PROVENANCE_FILE).stat().st_mtime_ns == stamp
     with pytest.raises(ValueError, match="allowed: tiny, minilm"):
         DataArguments(train_file=str(train_file), preset="large")
+
+
+def test_a_cut_training_target_keeps_its_end_of_sequence_token(minilm_bart, data_dir):
+    """A variant trained with --max-target-length shorter than its references still learns to stop."""
+    from transformers import AutoTokenizer
+
+    from training.seq2seq import DataArguments, features
+    from variants import get_variant
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_bart)
+    record = variant_examples("topic", data_dir)[0]
+    full = tokenizer(text_target=record["target"])["input_ids"]
+    data = DataArguments(train_file=__file__, max_source_length=64, max_target_length=6)
+    [item] = features(get_variant("topic"), [record], "prefix", None, tokenizer, data)
+    assert len(full) > 6 and item["labels"] == full[:5] + [tokenizer.eos_token_id]
+    assert full[-1] == tokenizer.eos_token_id  # [SEP], the converted base's end of sequence

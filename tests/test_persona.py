@@ -183,6 +183,23 @@ def test_simulated_benchmark_is_deterministic_and_follows_its_rule(simulated, fu
     assert sum(len(targets) > 1 for targets in by_article.values()) >= len(by_article) // 2
 
 
+@pytest.mark.full_data
+def test_more_train_readers_add_readers_and_leave_val_and_test_as_they_were(simulated, full_data_dir):
+    caps = {"pool": 150, "train": 6, "val": 2, "test": 10}
+    more, readers = build_simulated(seed=0, n_readers=10, train_readers=5, max_articles=caps)
+    examples, _ = simulated
+    assert (more["val"], more["test"]) == (examples["val"], examples["test"]) and readers == simulated[1]
+    by_article = {}
+    for e in more["train"]:
+        by_article.setdefault(e["article_id"], []).append(e["user"])
+    assert len(by_article) == 6 and all(len(set(users)) == 5 for users in by_article.values())
+    # The first two readers of each article are the default build's.
+    default = {}
+    for e in examples["train"]:
+        default.setdefault(e["article_id"], []).append(e["user"])
+    assert all(by_article[a][:2] == users for a, users in default.items())
+
+
 def test_real_pens_layout_round_trips(simulated, tmp_path):
     examples, readers = simulated
     pool = examples["pool"]

@@ -85,6 +85,12 @@ def cpu_training_flags(argv: list[str]) -> list[str]:
     return flags
 
 
+def cut_target(labels: list[int], max_length: int) -> list[int]:
+    """A target cut to ``max_length`` tokens that keeps its last (end-of-sequence) token, so a model
+    trained on long targets still learns to stop, instead of running to ``max_new_tokens``."""
+    return labels if len(labels) <= max_length else labels[: max_length - 1] + labels[-1:]
+
+
 def features(variant: Variant, records: list[dict], method: str, assets: Any, tokenizer, data: DataArguments) -> list[dict]:
     """Tokenized training features; the inputs come from ``variant.prepare``, as at inference."""
     out = []
@@ -92,7 +98,7 @@ def features(variant: Variant, records: list[dict], method: str, assets: Any, to
         prepared = variant.prepare(record["document"], record["controls"], method, assets)
         item = tokenizer(prepared.text, text_target=record["target"], truncation=True,
                          max_length=data.max_source_length)
-        item["labels"] = item["labels"][: data.max_target_length]
+        item["labels"] = cut_target(item["labels"], data.max_target_length)
         out.append({"input_ids": item["input_ids"], "labels": item["labels"], **prepared.extra})
     return out
 

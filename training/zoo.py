@@ -10,14 +10,17 @@ it was interrupted (rerun the same command):
 3. one model per variant, each with its paper's best method, fine-tuned from ``general/`` on the
    variant's own training data (``data/<v>/``, built by ``build-data``): topic ``prefix-tag`` on
    BBC super-articles, ``tdsum`` on SciTLDR, entity GSum with ``sentences`` guidance, persona
-   ``history-prefix``, and for ccs a LoRA adapter with the CCSBench prompt — on the BART general
-   summarizer (the paper's base is Flan-T5; no T5 weights install offline), on ``q_proj``/``v_proj``.
+   ``history-prefix`` (five readers per training article), and for ccs a LoRA adapter (rank 16 on
+   every attention projection) with the CCSBench prompt — on the BART general summarizer (the
+   paper's base is Flan-T5; no T5 weights install offline).
 
-Every model trains for ``--minutes-per-model`` (default 35): its ``max_steps`` is that time over a
-training step measured on this machine at the zoo's shape (batch 8, 256 source / 96 target tokens),
-so the zoo takes about (1 + 5) x N minutes plus evaluation. Each model is then evaluated on its
-variant's test split with its control sensitivity, as ``python -m training evaluate`` reports it
-(shuffled controls scored against the right ones, the control effect with intervals, Lead-k). Reports:
+The general summarizer trains for its recipe's 1,700 steps (:data:`training.general.RECIPE`; about an
+hour here with AMX). Every variant model trains for ``--minutes-per-model`` (default 35): its
+``max_steps`` is that time over a training step measured on this machine at the zoo's shape (batch 8,
+256 source / 96 target tokens), so the zoo takes about 60 + 5 x N minutes plus evaluation. Each
+model is then evaluated on its variant's test split with its control sensitivity, as ``python -m
+training evaluate`` reports it (shuffled controls scored against the right ones, the control effect
+with intervals, Lead-k). Reports:
 ``<model>/eval_report.json``, ``general/general_report.json``, and a summary in ``zoo.json``.
 
 ``--quick`` runs the same plumbing on a tiny budget (one step per model, short inputs, a handful of
@@ -31,6 +34,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .general import RECIPE
 
 logger = logging.getLogger(__name__)
 BATCH, SOURCE_TOKENS, TARGET_TOKENS = 8, 256, 96
@@ -55,9 +60,12 @@ MODELS = [
     ZooModel("tdsum", "tdsum", ("--source", "scitldr")),
     ZooModel("entity", "sentences", ("--sources", "cnndm_sample", "bbc_summary"), quick_build=("--limit", "6")),
     # The reader's 24-30 titles take ~176 tokens of the source: at 256 only ~80 were left for the article.
-    ZooModel("persona", "history-prefix", (), ("--max-source-length", "512"),
+    # Five readers per training article: their references differ, and only the history says which is asked.
+    ZooModel("persona", "history-prefix", ("--train-readers-per-article", "5"), ("--max-source-length", "512"),
              quick_build=("--max-train-articles", "6", "--max-eval-articles", "4")),
-    ZooModel("ccs", "lora", (), ("--lora-target-modules", "q_proj,v_proj"), quick_build=("--limit", "6"),
+    # Targets up to 192 tokens: at 96 no summary could reach length bins 2-4 (101-250 words, 9% of the test set).
+    ZooModel("ccs", "lora", (), ("--lora-target-modules", "q_proj,k_proj,v_proj,out_proj", "--lora-r", "16",
+                                 "--max-target-length", "192"), quick_build=("--limit", "6"),
              learning_rate=1e-3),  # LoRA's usual higher rate: only the adapter trains
 ]
 
@@ -68,14 +76,16 @@ class Budget:
     quick: bool = False
     max_steps: int | None = None  # per model; None: from the measured step time
     step_seconds: float | None = None
-    lengths: tuple[int, int] = (SOURCE_TOKENS, TARGET_TOKENS)
+    general_steps: int = RECIPE["max_steps"]  # the general summarizer's own recipe, whatever the per-model time
+    lengths: tuple[int, int] | None = None  # (source, target) tokens for every model; None: each one's own
     max_train_samples: int | None = None
     max_eval_samples: int | None = 100
     extra: dict = field(default_factory=dict)
 
     @classmethod
     def for_quick(cls) -> "Budget":
-        return cls(0, quick=True, max_steps=1, lengths=(32, 8), max_train_samples=4, max_eval_samples=2)
+        return cls(0, quick=True, max_steps=1, general_steps=1, lengths=(32, 8), max_train_samples=4,
+                   max_eval_samples=2)
 
     def steps(self) -> int:
         return self.max_steps or max(1, int(self.minutes_per_model * 60 / self.step_seconds))
@@ -128,7 +138,7 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
     from .seq2seq import latest_checkpoint
 
     steps = budget.steps()
-    source, target = budget.lengths
+    source, target = budget.lengths or (SOURCE_TOKENS, TARGET_TOKENS)
     args = [model.variant, "--method", model.method, "--base-model", str(general),
             "--train-file", str(data / "train.jsonl"), "--output-dir", str(out), "--max-steps", str(steps),
             "--per-device-train-batch-size", str(BATCH if not budget.quick else 2), "--gradient-accumulation-steps", "1",
@@ -136,8 +146,8 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
             "--max-source-length", str(source), "--max-target-length", str(target),
             "--save-steps", "100", "--save-total-limit", "2", "--logging-steps", "10", "--report-to", "none",
             "--generation-num-beams", "2", "--dataloader-pin-memory", "false", *model.train]
-    if budget.quick:  # the variant's own max-source-length flag is overridden by the tiny budget's
-        args += ["--max-source-length", str(source)]
+    if budget.quick:  # the variant's own length flags are overridden by the tiny budget's
+        args += ["--max-source-length", str(source), "--max-target-length", str(target)]
     if budget.max_train_samples:
         args += ["--max-train-samples", str(budget.max_train_samples)]
     if model.variant == "persona":
@@ -167,7 +177,7 @@ def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
 
 def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
     from .base import ensure_base
-    from .general import RECIPE, evaluate_general, train_general
+    from .general import evaluate_general, train_general
     from .seq2seq import latest_checkpoint
 
     root.mkdir(parents=True, exist_ok=True)
@@ -187,10 +197,12 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
     general = root / "general"
     todo = [m.name for m in models if not (root / m.name / "eval_report.json").is_file()]
     general_todo = not (general / "general_report.json").is_file()
-    n = len(todo) + general_todo
+    general_steps = budget.general_steps if not (general / "steersum.json").is_file() else 0
+    steps = len(todo) * budget.steps() + general_steps
     per = f"{budget.steps()} steps each" + (f" at {budget.step_seconds:.1f} s/step" if budget.step_seconds else "")
-    print(f"zoo: {n} model(s) to train in {root} ({per}): about {n * budget.steps() * (budget.step_seconds or 0) / 60:.0f} "
-          f"min of training, plus evaluation on up to {budget.max_eval_samples} test examples per model", flush=True)
+    print(f"zoo: {len(todo)} variant model(s) ({per})" + (f" and the general summarizer ({general_steps} steps)" if general_steps else "")
+          + f" to train in {root}: about {steps * (budget.step_seconds or 0) / 60:.0f} min of training, plus evaluation "
+          f"on up to {budget.max_eval_samples} test examples per model", flush=True)
 
     stages = [("general", None)] + [(m.name, m) for m in models]
     for index, (name, model) in enumerate(stages, start=1):
@@ -199,10 +211,10 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
         if model is None:
             if general_todo:
                 if not (general / "steersum.json").is_file():
-                    print(f"training {budget.steps()} steps", flush=True)
-                    train_general(str(base), general, budget.steps(), budget.max_train_samples,
-                                  max_source_length=budget.lengths[0], max_target_length=budget.lengths[1],
-                                  batch_size=BATCH if not budget.quick else 2)
+                    print(f"training {budget.general_steps} steps", flush=True)
+                    lengths = dict(zip(("max_source_length", "max_target_length"), budget.lengths or ()))
+                    train_general(str(base), general, budget.general_steps, budget.max_train_samples,
+                                  batch_size=BATCH if not budget.quick else 2, **lengths)
                     remove_checkpoints(general)
                 report = evaluate_general(general, budget.max_eval_samples, num_beams=RECIPE["num_beams"])
                 (general / "general_report.json").write_text(json.dumps(report, indent=2) + "\n")
