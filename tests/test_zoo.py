@@ -1,6 +1,8 @@
 """``python -m training zoo --quick``: the whole zoo's plumbing on a tiny budget (one step per model)."""
 import json
 
+from metrics.io import read_jsonl
+
 
 def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
     from training.__main__ import main as training_main
@@ -31,7 +33,12 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
         assert (folder / "eval_report.json").is_file() and not list(folder.glob("checkpoint-*"))
         effect = json.loads((folder / "eval_report.json").read_text())["control_sensitivity"]["effect"]
         assert all(v["difference"] == v["given"] - v["shuffled"] for v in effect.values())
-    assert json.loads((root / "ccs-lora" / "adapter_config.json").read_text())["target_modules"] is not None
+    adapter = json.loads((root / "ccs-lora" / "adapter_config.json").read_text())
+    assert (sorted(adapter["target_modules"]), adapter["r"]) == (["k_proj", "out_proj", "q_proj", "v_proj"], 16)
+    readers = {}
+    for row in read_jsonl(root / "data" / "persona" / "train.jsonl"):
+        readers.setdefault(row["article_id"], set()).add(row["user"])
+    assert {len(users) for users in readers.values()} == {5}  # the zoo's five readers per training article
     from hub_cards.card import build_card
     from variants import load_summarizer
 

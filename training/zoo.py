@@ -201,7 +201,7 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
     steps = len(todo) * budget.steps() + general_steps
     per = f"{budget.steps()} steps each" + (f" at {budget.step_seconds:.1f} s/step" if budget.step_seconds else "")
     print(f"zoo: {len(todo)} variant model(s) ({per})" + (f" and the general summarizer ({general_steps} steps)" if general_steps else "")
-          + f" to train in {root}: about {steps * (budget.step_seconds or 0) / 60:.0f} min of training, plus evaluation "
+          + f" to train in {root}, about {steps * (budget.step_seconds or 0) / 60:.0f} min of training, plus evaluation "
           f"on up to {budget.max_eval_samples} test examples per model", flush=True)
 
     stages = [("general", None)] + [(m.name, m) for m in models]
