@@ -200,6 +200,15 @@ def test_more_train_readers_add_readers_and_leave_val_and_test_as_they_were(simu
     assert all(by_article[a][:2] == users for a, users in default.items())
 
 
+def test_train_readers_per_article_out_of_range_is_refused_naming_the_bounds(tmp_path, capsys):
+    from variants.persona.data import main as build
+
+    with pytest.raises(SystemExit):
+        build(["--out", str(tmp_path), "--readers", "6", "--train-readers-per-article", "7"])
+    assert "--train-readers-per-article must be between 1 and --readers (6), got 7" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # refused before anything is written
+
+
 def test_real_pens_layout_round_trips(simulated, tmp_path):
     examples, readers = simulated
     pool = examples["pool"]

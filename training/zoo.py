@@ -212,7 +212,8 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
             if general_todo:
                 if not (general / "steersum.json").is_file():
                     print(f"training {budget.general_steps} steps", flush=True)
-                    lengths = dict(zip(("max_source_length", "max_target_length"), budget.lengths or ()))
+                    lengths = {} if budget.lengths is None else {"max_source_length": budget.lengths[0],
+                                                                 "max_target_length": budget.lengths[1]}
                     train_general(str(base), general, budget.general_steps, budget.max_train_samples,
                                   batch_size=BATCH if not budget.quick else 2, **lengths)
                     remove_checkpoints(general)

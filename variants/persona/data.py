@@ -213,8 +213,9 @@ def build_simulated(seed: int = 0, n_readers: int = 24, readers_per_article: int
                 chosen = rng.sample(readers, readers_per_article)
             else:  # always two from ``rng`` and any more aside, so val and test stay the same
                 chosen = rng.sample(readers, TRAIN_READERS_DRAWN)[:train_readers]
-                others = [r for r in readers if r not in chosen]
-                chosen += random.Random(f"{seed}:readers:{article['id']}").sample(others, max(0, train_readers - len(chosen)))
+                if train_readers > len(chosen):
+                    others = [r for r in readers if r not in chosen]
+                    chosen += random.Random(f"{seed}:readers:{article['id']}").sample(others, train_readers - len(chosen))
             for reader in chosen:
                 target = expected_summary(article_sentences, reader["preferences"], space, summary_sentences)
                 rows.append({"id": f"{article['id']}-{reader['id']}", "document": article["source"],
@@ -272,6 +273,9 @@ def main(argv: list[str] | None = None) -> None:
         write_jsonl(out / "test.jsonl", examples)
         print(f"PENS: {json.dumps(counts)} -> {out / 'test.jsonl'}")
         return
+    if not 1 <= a.train_readers_per_article <= a.readers:
+        parser.error(f"--train-readers-per-article must be between 1 and --readers ({a.readers}), "
+                     f"got {a.train_readers_per_article}")
     caps = {"train": a.max_train_articles, "val": a.max_eval_articles, "test": a.max_eval_articles}
     examples, readers = build_simulated(a.seed, a.readers, a.readers_per_article, a.train_readers_per_article,
                                          a.summary_sentences, caps)
