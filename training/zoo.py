@@ -16,8 +16,9 @@ it was interrupted (rerun the same command):
 
 The general summarizer trains for its recipe's 1,700 steps (:data:`training.general.RECIPE`; about an
 hour here with AMX). Every variant model trains for ``--minutes-per-model`` (default 35): its
-``max_steps`` is that time over a training step measured on this machine at the zoo's shape (batch 8,
-256 source / 96 target tokens), so the zoo takes about 60 + 5 x N minutes plus evaluation. Each
+``max_steps`` is that time over a training step measured on this machine at the model's own shape
+(batch 8, its source / target tokens; kept in ``zoo.json``), so the zoo takes about 60 + 5 x N minutes
+plus evaluation. Each
 model is then evaluated on its variant's test split with its control sensitivity, as ``python -m
 training evaluate`` reports it (shuffled controls scored against the right ones, the control effect
 with intervals, Lead-k). Reports:
@@ -38,7 +39,7 @@ from pathlib import Path
 from .general import RECIPE
 
 logger = logging.getLogger(__name__)
-BATCH, SOURCE_TOKENS, TARGET_TOKENS = 8, 256, 96
+BATCH = 8
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class ZooModel:
     train: tuple[str, ...] = ()  # trainer flags besides the shared ones
     quick_build: tuple[str, ...] = ()  # build-data flags that keep --quick runs small
     learning_rate: float = 2e-4  # below the general run's 3e-4: it starts from a trained summarizer
+    source_tokens: int = 256
+    target_tokens: int = 96
 
     @property
     def name(self) -> str:
@@ -56,16 +59,16 @@ class ZooModel:
 
 
 MODELS = [
-    ZooModel("topic", "prefix-tag", ("--source", "bbc_summary"), ("--max-source-length", "384")),
+    ZooModel("topic", "prefix-tag", ("--source", "bbc_summary"), source_tokens=384),
     ZooModel("tdsum", "tdsum", ("--source", "scitldr")),
     ZooModel("entity", "sentences", ("--sources", "cnndm_sample", "bbc_summary"), quick_build=("--limit", "6")),
     # The reader's 24-30 titles take ~176 tokens of the source: at 256 only ~80 were left for the article.
     # Five readers per training article: their references differ, and only the history says which is asked.
-    ZooModel("persona", "history-prefix", ("--train-readers-per-article", "5"), ("--max-source-length", "512"),
+    ZooModel("persona", "history-prefix", ("--train-readers-per-article", "5"), source_tokens=512,
              quick_build=("--max-train-articles", "6", "--max-eval-articles", "4")),
     # Targets up to 192 tokens: at 96 no summary could reach length bins 2-4 (101-250 words, 9% of the test set).
-    ZooModel("ccs", "lora", (), ("--lora-target-modules", "q_proj,k_proj,v_proj,out_proj", "--lora-r", "16",
-                                 "--max-target-length", "192"), quick_build=("--limit", "6"),
+    ZooModel("ccs", "lora", (), ("--lora-target-modules", "q_proj,k_proj,v_proj,out_proj", "--lora-r", "16"),
+             quick_build=("--limit", "6"), target_tokens=192,
              learning_rate=1e-3),  # LoRA's usual higher rate: only the adapter trains
 ]
 
@@ -74,8 +77,8 @@ MODELS = [
 class Budget:
     minutes_per_model: float
     quick: bool = False
-    max_steps: int | None = None  # per model; None: from the measured step time
-    step_seconds: float | None = None
+    max_steps: int | None = None  # per model; None: the minutes over the model's measured step time
+    step_seconds: dict[str, float] = field(default_factory=dict)  # shape_key(source, target) -> s, measured here
     general_steps: int = RECIPE["max_steps"]  # the general summarizer's own recipe, whatever the per-model time
     lengths: tuple[int, int] | None = None  # (source, target) tokens for every model; None: each one's own
     max_train_samples: int | None = None
@@ -87,13 +90,25 @@ class Budget:
         return cls(0, quick=True, max_steps=1, general_steps=1, lengths=(32, 8), max_train_samples=4,
                    max_eval_samples=2)
 
-    def steps(self) -> int:
-        return self.max_steps or max(1, int(self.minutes_per_model * 60 / self.step_seconds))
+    def shape(self, model: ZooModel) -> tuple[int, int]:
+        return self.lengths or (model.source_tokens, model.target_tokens)
+
+    def seconds_per_step(self, model: ZooModel) -> float | None:
+        return self.step_seconds.get(shape_key(*self.shape(model)))
+
+    def steps(self, model: ZooModel) -> int:
+        return self.max_steps or max(1, int(self.minutes_per_model * 60 / self.seconds_per_step(model)))
 
 
-def measure_step_seconds(base: Path, repeats: int = 2) -> float:
-    """Seconds per training step at the zoo's shape (batch 8, 256/96 tokens, AdamW), with the same
-    precision training uses here (bf16 autocast only where it is faster)."""
+def shape_key(source_tokens: int, target_tokens: int) -> str:
+    return f"{source_tokens}x{target_tokens}"
+
+
+def measure_step_seconds(base: Path, source_tokens: int, target_tokens: int, repeats: int = 2) -> float:
+    """Seconds per training step of the full model at one shape (batch 8, these token lengths, AdamW),
+    with the same precision training uses here (bf16 autocast only where it is faster). Persona's
+    512-token sources take about twice the 256-token step: timing each model at its own shape is what
+    makes ``--minutes-per-model`` minutes (a LoRA step, with fewer weights to update, is a little faster)."""
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
@@ -101,8 +116,8 @@ def measure_step_seconds(base: Path, repeats: int = 2) -> float:
 
     model = AutoModelForSeq2SeqLM.from_pretrained(base).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)  # as the Trainer runs here
-    batch = {"input_ids": torch.randint(1000, 20000, (BATCH, SOURCE_TOKENS)),
-             "labels": torch.randint(1000, 20000, (BATCH, TARGET_TOKENS))}
+    batch = {"input_ids": torch.randint(1000, 20000, (BATCH, source_tokens)),
+             "labels": torch.randint(1000, 20000, (BATCH, target_tokens))}
     times = []
     for _ in range(repeats + 1):  # the first step allocates AdamW's state: not timed
         start = time.perf_counter()
@@ -137,8 +152,8 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
     from .__main__ import main as training_main
     from .seq2seq import latest_checkpoint
 
-    steps = budget.steps()
-    source, target = budget.lengths or (SOURCE_TOKENS, TARGET_TOKENS)
+    steps = budget.steps(model)
+    source, target = budget.shape(model)
     args = [model.variant, "--method", model.method, "--base-model", str(general),
             "--train-file", str(data / "train.jsonl"), "--output-dir", str(out), "--max-steps", str(steps),
             "--per-device-train-batch-size", str(BATCH if not budget.quick else 2), "--gradient-accumulation-steps", "1",
@@ -146,8 +161,6 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
             "--max-source-length", str(source), "--max-target-length", str(target),
             "--save-steps", "100", "--save-total-limit", "2", "--logging-steps", "10", "--report-to", "none",
             "--generation-num-beams", "2", "--dataloader-pin-memory", "false", *model.train]
-    if budget.quick:  # the variant's own length flags are overridden by the tiny budget's
-        args += ["--max-source-length", str(source), "--max-target-length", str(target)]
     if budget.max_train_samples:
         args += ["--max-train-samples", str(budget.max_train_samples)]
     if model.variant == "persona":
@@ -191,17 +204,25 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
         models = []
 
     base = ensure_base("minilm", root / "minilm-bart")
-    if budget.max_steps is None:
-        budget.step_seconds = state.get("step_seconds") or measure_step_seconds(base)
-        state["step_seconds"] = budget.step_seconds
     general = root / "general"
-    todo = [m.name for m in models if not (root / m.name / "eval_report.json").is_file()]
+    todo = [m for m in models if not (root / m.name / "eval_report.json").is_file()]
     general_todo = not (general / "general_report.json").is_file()
     general_steps = budget.general_steps if not (general / "steersum.json").is_file() else 0
-    steps = len(todo) * budget.steps() + general_steps
-    per = f"{budget.steps()} steps each" + (f" at {budget.step_seconds:.1f} s/step" if budget.step_seconds else "")
-    print(f"zoo: {len(todo)} variant model(s) ({per})" + (f" and the general summarizer ({general_steps} steps)" if general_steps else "")
-          + f" to train in {root}, about {steps * (budget.step_seconds or 0) / 60:.0f} min of training, plus evaluation "
+    general_shape = budget.lengths or (RECIPE["max_source_length"], RECIPE["max_target_length"])
+    if budget.max_steps is None:  # time a step at every shape still to train (an older zoo.json kept one number)
+        measured = state.get("step_seconds")
+        budget.step_seconds = dict(measured) if isinstance(measured, dict) else {}
+        for shape in {budget.shape(m) for m in todo} | ({general_shape} if general_steps else set()):
+            if shape_key(*shape) not in budget.step_seconds:
+                budget.step_seconds[shape_key(*shape)] = measure_step_seconds(base, *shape)
+        state["step_seconds"] = budget.step_seconds
+    seconds = general_steps * budget.step_seconds.get(shape_key(*general_shape), 0)
+    seconds += sum(budget.steps(m) * (budget.seconds_per_step(m) or 0) for m in todo)
+    per = ", ".join(f"{m.name} {budget.steps(m)} steps" + (f" at {budget.seconds_per_step(m):.1f} s" if budget.step_seconds else "")
+                    for m in todo)
+    print(f"zoo: {len(todo)} variant model(s)" + (f" ({per})" if todo else "")
+          + (f" and the general summarizer ({general_steps} steps)" if general_steps else "")
+          + f" to train in {root}, about {seconds / 60:.0f} min of training, plus evaluation "
           f"on up to {budget.max_eval_samples} test examples per model", flush=True)
 
     stages = [("general", None)] + [(m.name, m) for m in models]
@@ -212,10 +233,9 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
             if general_todo:
                 if not (general / "steersum.json").is_file():
                     print(f"training {budget.general_steps} steps", flush=True)
-                    lengths = {} if budget.lengths is None else {"max_source_length": budget.lengths[0],
-                                                                 "max_target_length": budget.lengths[1]}
                     train_general(str(base), general, budget.general_steps, budget.max_train_samples,
-                                  batch_size=BATCH if not budget.quick else 2, **lengths)
+                                  batch_size=BATCH if not budget.quick else 2, max_source_length=general_shape[0],
+                                  max_target_length=general_shape[1])
                     remove_checkpoints(general)
                 report = evaluate_general(general, budget.max_eval_samples, num_beams=RECIPE["num_beams"])
                 (general / "general_report.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -231,7 +251,7 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
                 continue
             data = build_data(model, root, budget)
             if not (out / "steersum.json").is_file():
-                print(f"training {budget.steps()} steps" + (" (resuming)" if latest_checkpoint(out) else ""), flush=True)
+                print(f"training {budget.steps(model)} steps" + (" (resuming)" if latest_checkpoint(out) else ""), flush=True)
                 train_variant_model(model, general, data, out, budget)
                 remove_checkpoints(out)
             state["models"][model.name] = evaluate_model(out, data / "test.jsonl", budget)
