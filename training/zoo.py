@@ -14,10 +14,10 @@ it was interrupted (rerun the same command):
    every attention projection) with the CCSBench prompt — on the BART general summarizer (the
    paper's base is Flan-T5; no T5 weights install offline).
 
-The general summarizer trains for its recipe's 1,700 steps (:data:`training.general.RECIPE`; about an
-hour here with AMX). Every variant model trains for ``--minutes-per-model`` (default 35): its
+The general summarizer trains for its recipe's 2,700 steps (:data:`training.general.RECIPE`; about 80
+minutes here with AMX). Every variant model trains for ``--minutes-per-model`` (default 35): its
 ``max_steps`` is that time over a training step measured on this machine at the model's own shape
-(batch 8, its source / target tokens; kept in ``zoo.json``), so the zoo takes about 60 + 5 x N minutes
+(batch 8, its source / target tokens; kept in ``zoo.json``), so the zoo takes about 80 + 5 x N minutes
 plus evaluation. Each
 model is then evaluated on its variant's test split with its control sensitivity, as ``python -m
 training evaluate`` reports it (shuffled controls scored against the right ones, the control effect
