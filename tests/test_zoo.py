@@ -21,6 +21,12 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
     assert (capped["max_new_tokens"], capped["no_repeat_ngram_size"]) == (3, 2)
     for scores in capped["sets"].values():  # 3 new tokens (the start token aside) make at most 3 words
         assert scores["summary_words"] <= 3 and 0 <= scores["lead_at_summary_length_rouge1"] <= 1
+    from training.general import RECIPE
+
+    saved = json.loads((root / "general" / "generation_config.json").read_text())
+    assert saved["no_repeat_ngram_size"] == RECIPE["no_repeat_ngram_size"] == 5  # the base converter's is 3
+    val = evaluate_general(root / "general", max_examples=1, max_new_tokens=2, split="val")  # where settings are chosen
+    assert set(val["sets"]) == {"bbc_summary val", "xsum val part"} and val["no_repeat_ngram_size"] == 5
     general_data = json.loads((root / "general" / "steersum.json").read_text())["data_licenses"]
     assert "bbc_summary" in general_data
     for model in MODELS:
