@@ -18,10 +18,9 @@ The general summarizer trains for its recipe's 2,700 steps (:data:`training.gene
 minutes here with AMX). Every variant model trains for ``--minutes-per-model`` (default 35): its
 ``max_steps`` is that time over a training step measured on this machine at the model's own shape
 (batch 8, its source / target tokens; kept in ``zoo.json``), so the zoo takes about 80 + 5 x N minutes
-plus evaluation. Each
-model is then evaluated on its variant's test split with its control sensitivity, as ``python -m
-training evaluate`` reports it (shuffled controls scored against the right ones, the control effect
-with intervals, Lead-k). Reports:
+plus evaluation. Each model is then evaluated on its variant's test split with its control
+sensitivity, as ``python -m training evaluate`` reports it (shuffled controls scored against the
+right ones, the control effect with intervals, Lead-k). Reports:
 ``<model>/eval_report.json``, ``general/general_report.json``, and a summary in ``zoo.json``.
 
 ``--quick`` runs the same plumbing on a tiny budget (one step per model, short inputs, a handful of
@@ -90,8 +89,11 @@ class Budget:
         return cls(0, quick=True, max_steps=1, general_steps=1, lengths=(32, 8), max_train_samples=4,
                    max_eval_samples=2)
 
-    def shape(self, model: ZooModel) -> tuple[int, int]:
-        return self.lengths or (model.source_tokens, model.target_tokens)
+    def shape(self, model: ZooModel | None) -> tuple[int, int]:
+        """(source, target) tokens of a variant model, or of the general summarizer (``None``)."""
+        own = (RECIPE["max_source_length"], RECIPE["max_target_length"]) if model is None else (
+            model.source_tokens, model.target_tokens)
+        return self.lengths or own
 
     def seconds_per_step(self, model: ZooModel) -> float | None:
         return self.step_seconds.get(shape_key(*self.shape(model)))
@@ -208,7 +210,7 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
     todo = [m for m in models if not (root / m.name / "eval_report.json").is_file()]
     general_todo = not (general / "general_report.json").is_file()
     general_steps = budget.general_steps if not (general / "steersum.json").is_file() else 0
-    general_shape = budget.lengths or (RECIPE["max_source_length"], RECIPE["max_target_length"])
+    general_shape = budget.shape(None)
     if budget.max_steps is None:  # time a step at every shape still to train (an older zoo.json kept one number)
         measured = state.get("step_seconds")
         budget.step_seconds = dict(measured) if isinstance(measured, dict) else {}
