@@ -7,6 +7,7 @@
   ``max_wait``, 5 ms; all within ``max_delay``, 50 ms; at most ``max_batch``), and generates them
   together. A batched ``generate`` costs far less than its requests one by one, so throughput
   grows with the load (``benchmarks/serving.py`` measures it).
+* Every model load and ``generate`` runs on one thread, :data:`TORCH_THREAD` (see :func:`on_torch_thread`).
 * Loading puts weights on the GPU in bf16 when there is one (:func:`variants.seq2seq.load_seq2seq`);
   on ZeroGPU hardware (the ``spaces`` package is importable) generation runs under ``spaces.GPU``.
 
@@ -21,7 +22,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Any
 
@@ -45,9 +46,26 @@ except ImportError:
         return function
 
 
+# libgomp gives each thread that runs a parallel torch op a pool of its own OpenMP workers, and once
+# the pools hold more threads than the machine has cores it stops spin-waiting them between ops. A
+# model loaded on one thread and run on another (the batcher's) took 2.2 s for a 400-word tdsum summary
+# on 2 cores, against 0.95 s on the thread that loaded it. So all torch work in the Space goes to one
+# long-lived thread; on 2 cores two generate calls at once would only compete for them anyway.
+TORCH_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="steersum-torch")
+
+
+def on_torch_thread(function, *args):
+    """``function(*args)`` run on :data:`TORCH_THREAD`; its result or its exception."""
+    return TORCH_THREAD.submit(function, *args).result()
+
+
 @on_gpu
-def generate(summarizer: Summarizer, documents: list[str], controls: list[dict]) -> list[Summary]:
+def _generate(summarizer: Summarizer, documents: list[str], controls: list[dict]) -> list[Summary]:
     return summarizer.summarize(documents, controls)
+
+
+def generate(summarizer: Summarizer, documents: list[str], controls: list[dict]) -> list[Summary]:
+    return on_torch_thread(_generate, summarizer, documents, controls)
 
 
 class Batcher:
@@ -132,7 +150,7 @@ class ModelCache:
             with self._lock:
                 if key in self._cache:
                     return self._cache[key][0]
-            summarizer = entry.load()
+            summarizer = on_torch_thread(entry.load)
             if self.dtype and hasattr(summarizer, "settings"):  # the Space's --dtype over the model's own
                 summarizer.settings = summarizer.settings.but(dtype=self.dtype)
             batcher = Batcher(summarizer, **self.batching)
