@@ -203,6 +203,17 @@ def test_focus_training_targets_are_the_cue_rule_parts_never_the_judges_labels(m
         assert e["target"] == parts[e["id"].rsplit("-", 1)[0]] and e["id"].rsplit("-", 1)[0].endswith(e["controls"]["focus"])
 
 
+def test_long_repeats_repeat_only_train_examples_asking_past_bin_0():
+    once, thrice = build_source("scitldr", limit=8), build_source("scitldr", limit=8, long_repeats=3)
+    asks_long = [e["id"] for e in once["train"] if e["controls"].get("length", 0) > 0]
+    assert asks_long  # the focus parts of the first 8 abstracts include targets past 50 words
+    counts = {e["id"]: 0 for e in once["train"]}
+    for e in thrice["train"]:
+        counts[e["id"]] += 1
+    assert {i for i, n in counts.items() if n == 3} == set(asks_long) and set(counts.values()) == {1, 3}
+    assert thrice["val"] == once["val"] and thrice["test"] == once["test"]
+
+
 def test_examples_are_single_attributes_and_compositions():
     attributes = {"length": 1, "keywords": ["recall"], "readability": "high", "focus": "empirical"}
     pair = {"id": "p", "document": "d", "reference": "r"}

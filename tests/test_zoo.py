@@ -64,12 +64,12 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
 
 
 def test_each_model_gets_the_steps_its_own_shape_allows():
-    """--minutes-per-model is minutes: persona's 512-token sources and ccs's 192-token targets are timed
+    """--minutes-per-model is minutes: persona's 512-token sources and ccs's 384/192 tokens are timed
     at their own shape, not at the 256/96 one (which gave persona 22 minutes for a 10-minute budget)."""
     from training.zoo import MODELS, Budget, shape_key
 
     models = {m.variant: m for m in MODELS}
-    budget = Budget(10, step_seconds={shape_key(512, 96): 5.0, shape_key(256, 192): 2.0, shape_key(256, 96): 1.5})
+    budget = Budget(10, step_seconds={shape_key(512, 96): 5.0, shape_key(384, 192): 2.0, shape_key(256, 96): 1.5})
     assert budget.steps(models["persona"]) == 10 * 60 // 5
     assert budget.steps(models["ccs"]) == 10 * 60 // 2
     assert budget.steps(models["tdsum"]) == 10 * 60 // 1.5
