@@ -7,11 +7,13 @@ machine's CPU-slot rule). Ways, each timed on the same batch after one untimed w
 
 * **fp32** — what a CPU without AMX trains with; **fp32 + fused AdamW** the same with ``AdamW(fused=True)``.
 * **autocast** — ``torch.autocast("cpu", torch.bfloat16)`` with fp32 weights: what the Trainer's
-  ``--bf16 --use_cpu`` does and what ``python -m training`` defaults to on CPUs with AMX (``training.seq2seq.cpu_bf16_supported``).
+  ``--bf16 --use_cpu`` does.
 * **autocast + fused AdamW** — the same with ``AdamW(fused=True)`` (one kernel per step on CPU).
 * **bf16 copy + fp32 master** — forward and backward run on a bf16 copy of the model (no per-op
   casts), the gradients are copied into the fp32 master weights, AdamW (fused) updates those, and
-  the bf16 copy is refreshed: mixed precision as on GPUs before autocast.
+  the bf16 copy is refreshed: mixed precision as on GPUs before autocast. The same
+  :class:`training.bf16.Bf16Copy` that ``python -m training`` trains with (``--bf16-weights``, the
+  default on CPUs with AMX: ``training.seq2seq.cpu_bf16_supported``).
 * **fp32 + oneDNN bf16 matmul** — no autocast: fp32 tensors throughout, but oneDNN computes fp32
   matrix products in bf16 (``torch.backends.mkldnn.matmul.fp32_precision = "bf16"``, AMX only),
   with fused AdamW.
@@ -30,6 +32,8 @@ import time
 from pathlib import Path
 
 import torch
+
+from training.bf16 import Bf16Copy
 
 BATCH, SOURCE_TOKENS, TARGET_TOKENS, ROUNDS, STEPS = 8, 256, 96, 2, 2
 WAYS = ("fp32", "fp32 + fused AdamW", "autocast", "autocast + fused AdamW", "bf16 copy + fp32 master",
@@ -56,24 +60,16 @@ class Way:
         self.model = copy.deepcopy(model).train()
         fused = "fused" in name or "master" in name
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=3e-4, fused=fused)
-        self.compute = None
-        if name == "bf16 copy + fp32 master":
-            self.compute = copy.deepcopy(self.model).to(torch.bfloat16).train()
-            self.pairs = list(zip(self.model.parameters(), self.compute.parameters()))
+        self.compute = Bf16Copy(self.model) if name == "bf16 copy + fp32 master" else None  # what training runs
 
     def step(self, batch) -> float:
         if self.compute is not None:
-            loss = self.compute(**batch).loss
+            loss = self.compute.model(**batch).loss
             loss.backward()
-            with torch.no_grad():
-                for master, low in self.pairs:
-                    master.grad = low.grad.float() if low.grad is not None else None
-                    low.grad = None
+            self.compute.hand_gradients()
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
-            with torch.no_grad():
-                for master, low in self.pairs:
-                    low.copy_(master)
+            self.compute.refresh()
             return loss.item()
         torch.backends.mkldnn.matmul.fp32_precision = "bf16" if "oneDNN bf16" in self.name else "none"
         try:

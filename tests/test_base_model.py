@@ -107,12 +107,31 @@ def test_every_bart_variant_trains_from_the_converted_base(variant, method, mini
     record = json.loads((out / "steersum.json").read_text())
     assert (record["variant"], record["method"]) == (variant, method)
     assert record["base_weights"]["license"] == "apache-2.0"  # the card can name where the weights came from
-    assert record["hyperparameters"]["bf16"] == cpu_bf16_supported()  # bf16 autocast by default where native
+    # where bf16 is native, a bf16 copy computes by default (training/bf16.py), not the Trainer's autocast
+    assert record["hyperparameters"]["bf16_weights"] == cpu_bf16_supported() and not record["hyperparameters"]["bf16"]
     assert record["hyperparameters"]["optim"] == "adamw_torch_fused"  # the CPU default (not given here)
 
     summary = load_summarizer(out).summarize([read_jsonl(train_file)[0]["document"]],
                                              [read_jsonl(train_file)[0]["controls"]], max_new_tokens=4)
     assert isinstance(summary[0].text, str)
+
+
+def test_bf16_weights_train_tdsum_whose_inputs_include_floats(minilm_bart, tmp_path, data_dir):
+    """Asked for on any CPU: tdsum's TF-IDF weights (floats) reach the bf16 copy in bf16, and the saved
+    weights are the fp32 master's."""
+    from safetensors.torch import load_file
+
+    from training.__main__ import main as train
+
+    train_file = tmp_path / "train.jsonl"
+    write_jsonl(train_file, variant_examples("tdsum", data_dir))
+    out = tmp_path / "ck"
+    train(["tdsum", "--method", "tdsum", "--base-model", str(minilm_bart), "--train-file", str(train_file),
+           "--max-steps", "2", "--per-device-train-batch-size", "2", "--gradient-accumulation-steps", "2",
+           "--max-source-length", "64", "--max-target-length", "12", "--report-to", "none", "--save-strategy", "no",
+           "--bf16-weights", "True", "--output-dir", str(out)])
+    assert json.loads((out / "steersum.json").read_text())["hyperparameters"]["bf16_weights"] is True
+    assert {t.dtype for t in load_file(out / "model.safetensors").values()} == {torch.float32}
 
 
 def test_bf16_and_fp32_pick_the_same_greedy_tokens(minilm_bart, texts):

@@ -10,8 +10,8 @@ train (capped), with bbc_summary repeated ``--bbc-repeat`` times (default 3) so 
 three quarters of what the model sees: its goal is ROUGE on bbc_summary test against Lead-3, and copying
 names and numbers right is learned from extractive targets. No controls: variant models are fine-tuned
 from it with their own methods (``python -m training zoo``). Defaults are the recipe measured on this machine in
-issue 22: 256 source / 128 target tokens, batch 8, learning rate 3e-4 decaying linearly, bf16 autocast
-on CPUs that support it. Training is resumable: it saves every ``--save-steps`` (keeping 2) and a
+issue 22: 256 source / 128 target tokens, batch 8, learning rate 3e-4 decaying linearly, bf16 on CPUs
+with AMX (a bf16 copy computes, AdamW steps the fp32 weights: :mod:`training.bf16`). Training is resumable: it saves every ``--save-steps`` (keeping 2) and a
 rerun continues from the newest ``checkpoint-*``.
 
 ``--evaluate`` scores a checkpoint against the extractive leads on the same articles: ROUGE-1 on the
@@ -99,6 +99,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
     from variants.sources import data_licenses
 
     from .base import base_weights, upstream_data_licenses
+    from .bf16 import Bf16WeightsTrainer
     from .seq2seq import collate, cpu_bf16_supported, latest_checkpoint
 
     set_seed(seed)
@@ -111,10 +112,11 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         output_dir=str(output_dir), max_steps=max_steps, learning_rate=learning_rate, lr_scheduler_type="linear",
         warmup_steps=min(RECIPE["warmup_steps"], max_steps // 10), weight_decay=RECIPE["weight_decay"],
         per_device_train_batch_size=batch_size, save_steps=save_steps, save_total_limit=2, logging_steps=10,
-        use_cpu=not torch.cuda.is_available(), bf16=bf16, optim="adamw_torch_fused", seed=seed, report_to=[], dataloader_num_workers=0,
+        use_cpu=not torch.cuda.is_available(), optim="adamw_torch_fused", seed=seed, report_to=[], dataloader_num_workers=0,
         remove_unused_columns=False, disable_tqdm=True)
-    trainer = Seq2SeqTrainer(model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
-                             train_dataset=tokenize(tokenizer, examples, max_source_length, max_target_length))
+    trainer = (Bf16WeightsTrainer if bf16 else Seq2SeqTrainer)(
+        model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
+        train_dataset=tokenize(tokenizer, examples, max_source_length, max_target_length))
     trainer.model_accepts_loss_kwargs = False  # see training.seq2seq.train
     resume = latest_checkpoint(output_dir)
     if resume:
@@ -134,7 +136,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         "no_repeat_ngram_size": RECIPE["no_repeat_ngram_size"], "train_examples": counts, "steps": trainer.state.global_step, "phases": phases,
         "data_licenses": data_licenses(examples), "upstream_data_licenses": upstream_data_licenses(base_model),
         "hyperparameters": {"learning_rate": learning_rate, "per_device_train_batch_size": batch_size,
-                            "max_steps": max_steps, "seed": seed, "bf16": bf16},
+                            "max_steps": max_steps, "seed": seed, "bf16_weights": bf16},
         "train_loss": result.training_loss,
         "loss_history": [h for h in trainer.state.log_history if "loss" in h],
     })

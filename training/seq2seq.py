@@ -20,6 +20,7 @@ from variants.base import Variant, write_record
 from variants.sources import data_licenses
 
 from .base import base_weights, upstream_data_licenses
+from .bf16 import Bf16WeightsTrainer
 from .data import load_examples
 
 logger = logging.getLogger(__name__)
@@ -43,6 +44,9 @@ class DataArguments:
         "help": "use only the first N evaluation examples, 0 for all (default 64: the end-of-training generation is "
                 "slow on CPU; evaluate a whole test set with python -m training evaluate)"})
     eval_batch_size: int = field(default=8, metadata={"help": "batch size of the final generation-based evaluation"})
+    bf16_weights: bool = field(default=False, metadata={
+        "help": "forward and backward on a bf16 copy of the model, AdamW on the fp32 weights (training/bf16.py); "
+                "the default on CPUs with AMX, where it is faster than --bf16 (autocast)"})
     overwrite_output_dir: bool = field(default=False, metadata={
         "help": "train from step 0 even if OUTPUT_DIR holds checkpoint-N folders (by default training resumes "
                 "from the latest)"})
@@ -72,16 +76,16 @@ def cpu_bf16_supported() -> bool:
 
 def cpu_training_flags(argv: list[str]) -> list[str]:
     """Trainer flags for training on a CPU, unless given: fused AdamW (one kernel per step; measured
-    1.05-1.2x per step here, the same loss: ``python -m benchmarks bf16``) and bf16 where it is faster
-    (an explicit ``--bf16`` or ``--fp16`` wins; ``--bf16 False`` keeps fp32). The Trainer's ``--bf16``
-    with ``--use_cpu`` is ``torch.autocast("cpu", torch.bfloat16)`` via accelerate: weights, gradients
-    and AdamW state stay fp32."""
+    1.05-1.2x per step here, the same loss: ``python -m benchmarks bf16``) and bf16 where it is faster:
+    ``--bf16-weights`` (:mod:`training.bf16`: a bf16 copy computes, the fp32 weights are saved and
+    stepped). An explicit ``--bf16``, ``--fp16`` or ``--bf16-weights`` wins; ``--bf16 False`` keeps
+    fp32, ``--bf16 True`` is the Trainer's autocast."""
     if torch.cuda.is_available():
         return []
     given = {a.split("=")[0] for a in argv}
     flags = [] if "--optim" in given else ["--optim", "adamw_torch_fused"]
-    if not given & {"--bf16", "--fp16"} and cpu_bf16_supported():
-        flags += ["--bf16", "True", "--use_cpu", "True"]
+    if not given & {"--bf16", "--fp16", "--bf16-weights", "--bf16_weights"} and cpu_bf16_supported():
+        flags += ["--bf16-weights", "True", "--use_cpu", "True"]
     return flags
 
 
@@ -146,7 +150,7 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
     eval_records = load_examples(data.eval_file, variant, assets, data.max_eval_samples) if data.eval_file else []
     logger.info("%d training and %d evaluation examples", len(train_records), len(eval_records))
     args.remove_unused_columns = False
-    trainer = Seq2SeqTrainer(
+    trainer = (Bf16WeightsTrainer if data.bf16_weights else Seq2SeqTrainer)(
         model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
         train_dataset=features(variant, train_records, method, assets, tokenizer, data),
         eval_dataset=features(variant, eval_records, method, assets, tokenizer, data) or None,
@@ -175,6 +179,7 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
             "hyperparameters": {"learning_rate": args.learning_rate, "per_device_train_batch_size": args.per_device_train_batch_size,
                                 "gradient_accumulation_steps": args.gradient_accumulation_steps, "num_train_epochs": args.num_train_epochs,
                                 "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16,
+                                "bf16_weights": data.bf16_weights,
                                 "optim": str(args.optim.value if hasattr(args.optim, "value") else args.optim)},
             "train_loss": result.training_loss, "loss_history": history, "base_weights": base_weights(data.base_model),
             **(record_extra or {}),
