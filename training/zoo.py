@@ -200,7 +200,7 @@ def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
 def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
     from .base import ensure_base
     from .general import evaluate_general, train_general
-    from .seq2seq import latest_checkpoint
+    from .seq2seq import cpu_bf16_supported, latest_checkpoint
 
     root.mkdir(parents=True, exist_ok=True)
     state_file = root / "zoo.json"
@@ -219,8 +219,10 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
     general_steps = budget.general_steps if not (general / "steersum.json").is_file() else 0
     general_shape = budget.shape(None)
     if budget.max_steps is None:  # time a step at every shape still to train (an older zoo.json kept one number)
-        measured = state.get("step_seconds")
+        precision = "bf16 copy" if cpu_bf16_supported() else "fp32"  # as measure_step_seconds and training run
+        measured = state.get("step_seconds") if state.get("step_precision") == precision else None
         budget.step_seconds = dict(measured) if isinstance(measured, dict) else {}
+        state["step_precision"] = precision
         for shape in {budget.shape(m) for m in todo} | ({general_shape} if general_steps else set()):
             if shape_key(*shape) not in budget.step_seconds:
                 budget.step_seconds[shape_key(*shape)] = measure_step_seconds(base, *shape)
