@@ -65,7 +65,7 @@ class DataArguments:
 
 
 def cpu_bf16_supported() -> bool:
-    """Whether bf16 autocast trains faster than fp32 on this CPU: it needs AMX tiles (Sapphire Rapids and
+    """Whether bf16 trains faster than fp32 on this CPU: it needs AMX tiles (Sapphire Rapids and
     later). With AVX512-BF16 alone oneDNN's bf16 matmul ran at 60 GFLOPS against MKL's 92 in fp32 on one
     thread here, and a training step was 1.5x *slower* under autocast (benchmarks/bf16_training.py)."""
     try:
