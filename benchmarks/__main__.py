@@ -25,6 +25,7 @@ GROUPS = {
     "persona": ["benchmarks.persona"],
     "tdsum": ["benchmarks.tdsum"],
     "bf16": ["benchmarks.bf16_training"],
+    "dropout": ["benchmarks.attention_dropout"],
 }
 RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADER = "# SteerSum benchmarks\n\nRatios are measured in the same run, on the same inputs, same outputs checked.\n"

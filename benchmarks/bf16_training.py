@@ -40,13 +40,13 @@ WAYS = ("fp32", "fp32 + fused AdamW", "autocast", "autocast + fused AdamW", "bf1
         "fp32 + oneDNN bf16 matmul + fused AdamW")
 
 
-def batch_of_text(tokenizer) -> dict[str, torch.Tensor]:
+def batch_of_text(tokenizer, source_tokens: int = SOURCE_TOKENS, target_tokens: int = TARGET_TOKENS) -> dict[str, torch.Tensor]:
     from variants.sources import load_source
 
     rows = load_source("bbc_summary", "train")[:BATCH]
-    enc = tokenizer([r["source"] for r in rows], truncation=True, max_length=SOURCE_TOKENS, padding="max_length",
+    enc = tokenizer([r["source"] for r in rows], truncation=True, max_length=source_tokens, padding="max_length",
                     return_tensors="pt")
-    labels = tokenizer([r["target"] for r in rows], truncation=True, max_length=TARGET_TOKENS, padding="max_length",
+    labels = tokenizer([r["target"] for r in rows], truncation=True, max_length=target_tokens, padding="max_length",
                        return_tensors="pt")["input_ids"]
     labels[labels == tokenizer.pad_token_id] = -100
     return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "labels": labels}

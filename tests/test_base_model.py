@@ -58,6 +58,9 @@ def test_checkpoint_is_a_standard_bart_with_bart_token_roles(minilm_bart, texts)
     assert [c.pad_token_id, c.bos_token_id, c.eos_token_id, c.decoder_start_token_id] == [ids[0], ids[1], ids[2], ids[2]]
     assert batch["input_ids"][0, 0] == c.bos_token_id and batch["input_ids"][0, -1] == c.eos_token_id
     assert model.get_input_embeddings().weight.data_ptr() == model.lm_head.weight.data_ptr()  # tied
+    # hidden dropout as BERT's; none on attention probabilities, whose per-element masks cost a third of
+    # a CPU training step (training/base.py)
+    assert (c.dropout, c.attention_dropout, c.activation_dropout) == (0.1, 0.0, 0.0)
     # the decoder is warm-started from the same layers: its cross-attention starts as the self-attention
     layer = model.model.decoder.layers[3]
     assert torch.equal(layer.encoder_attn.q_proj.weight, model.model.encoder.layers[3].self_attn.q_proj.weight)

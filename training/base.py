@@ -26,6 +26,13 @@ pretrained. Special tokens follow BART's roles: ``[CLS]`` is bos, ``[SEP]`` is e
 start token (as ``</s>`` in BART), ``[PAD]`` pads. The tokenizer is MiniLM's own (WordPiece,
 uncased, so summaries come out lower-cased) without ``token_type_ids``, which BART's ``generate``
 refuses. Where the weights came from and their licence go in ``base_model.json`` and README.md.
+
+Dropout: 0.1 on hidden states (BERT's ``hidden_dropout_prob``), none on the attention probabilities
+(BartConfig's default ``attention_dropout=0.0``, in place of BERT's 0.1). A CPU draws dropout masks
+one element at a time on one thread, and the attention probabilities are the largest tensors of a
+step (batch x heads x query x key): at 256 source / 128 target tokens, batch 8, their masks took 0.84
+of a 5.5 s fp32 training step on 2 cores, and the step took 3.5 s without them (README, "Attention
+dropout"). Inference never drops anything, so the converted model computes the same either way.
 """
 from __future__ import annotations
 
@@ -77,7 +84,7 @@ def convert_minilm(out: str | Path, source: str | Path | None = None) -> Path:
         encoder_layers=c.num_hidden_layers, decoder_layers=c.num_hidden_layers,
         encoder_attention_heads=c.num_attention_heads, decoder_attention_heads=c.num_attention_heads,
         encoder_ffn_dim=c.intermediate_size, decoder_ffn_dim=c.intermediate_size, activation_function=c.hidden_act,
-        dropout=c.hidden_dropout_prob, attention_dropout=c.attention_probs_dropout_prob, activation_dropout=0.0,
+        dropout=c.hidden_dropout_prob, attention_dropout=0.0, activation_dropout=0.0,  # BartConfig's defaults (docstring)
         scale_embedding=False, tie_word_embeddings=True, init_std=c.initializer_range,
         pad_token_id=pad, bos_token_id=bos, eos_token_id=eos, decoder_start_token_id=eos, forced_eos_token_id=eos,
     )
