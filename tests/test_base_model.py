@@ -181,6 +181,13 @@ def test_preset_minilm_converts_once_into_the_cache(tmp_path, monkeypatch, data_
     stamp = (tmp_path / "cache" / "minilm-bart" / PROVENANCE_FILE).stat().st_mtime_ns
     DataArguments(train_file=str(train_file), preset="minilm")  # the second use finds it converted
     assert (tmp_path / "cache" / "minilm-bart" / PROVENANCE_FILE).stat().st_mtime_ns == stamp
+    # a cache written by an older converter (BERT's attention dropout 0.1) is converted again
+    provenance = tmp_path / "cache" / "minilm-bart" / PROVENANCE_FILE
+    provenance.write_text(json.dumps({**json.loads(provenance.read_text()), "conversion": "older"}))
+    config = tmp_path / "cache" / "minilm-bart" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "attention_dropout": 0.1}))
+    DataArguments(train_file=str(train_file), preset="minilm")
+    assert json.loads(config.read_text())["attention_dropout"] == 0.0
     with pytest.raises(ValueError, match="allowed: tiny, minilm"):
         DataArguments(train_file=str(train_file), preset="large")
 

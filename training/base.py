@@ -50,7 +50,8 @@ PROVENANCE = {
     "license": "apache-2.0",
     "package_license": "MIT (packaging only)",
     "conversion": "BERT encoder mapped onto BART's encoder; decoder warm-started from the same layers with "
-                  "cross-attention initialised from self-attention (Rothe et al. 2020)",
+                  "cross-attention initialised from self-attention (Rothe et al. 2020); dropout 0.1 on hidden "
+                  "states, none on attention probabilities",
     "parameters": None,
 }
 
@@ -152,7 +153,8 @@ def ensure_base(name: str, cache: Path | None = None) -> Path:
     if name not in BASES:
         raise ValueError(f"unknown base {name!r}; allowed: {', '.join(BASES)}")
     cache = Path(cache) if cache else default_cache()
-    if not (cache / PROVENANCE_FILE).is_file():  # written last: a half-written folder is converted again
+    cached = read_provenance(cache)  # written last: a half-written folder has none and is converted again
+    if cached is None or cached.get("conversion") != PROVENANCE["conversion"]:  # or an older converter's
         convert_minilm(cache)
     return cache
 
