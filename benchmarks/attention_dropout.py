@@ -17,12 +17,11 @@ change touches training noise only, never what a converted or fine-tuned model c
 from __future__ import annotations
 
 import tempfile
-import time
 from pathlib import Path
 
 import torch
 
-from benchmarks.bf16_training import batch_of_text
+from benchmarks.bf16_training import batch_of_text, best_step_seconds
 from training.bf16 import Bf16Copy
 
 SOURCE_TOKENS, TARGET_TOKENS, THREADS, ROUNDS, STEPS = 256, 128, 2, 2, 2
@@ -72,13 +71,7 @@ def run() -> str:
     eval_loss = {w.name: w.eval_loss(batch) for w in ways}  # before any step: the same weights
     for w in ways:
         w.step(batch)  # warm-up: AdamW state, allocator
-    best = {w.name: float("inf") for w in ways}
-    for _ in range(ROUNDS):
-        for w in ways:
-            start = time.perf_counter()
-            for _ in range(STEPS):
-                w.step(batch)
-            best[w.name] = min(best[w.name], (time.perf_counter() - start) / STEPS)
+    best = best_step_seconds(ways, batch, ROUNDS, STEPS)
     reference = ways[0].name
     rows = [f"| {w.name} | {best[w.name]:.2f} | {best[reference] / best[w.name]:.2f}x | {eval_loss[w.name]:.6f} |"
             for w in ways]

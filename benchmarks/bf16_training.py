@@ -52,6 +52,19 @@ def batch_of_text(tokenizer, source_tokens: int = SOURCE_TOKENS, target_tokens: 
     return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "labels": labels}
 
 
+def best_step_seconds(ways, batch, rounds: int, steps: int) -> dict[str, float]:
+    """Each way's seconds per ``step(batch)``: rounds of ``steps`` steps, interleaved across the ways
+    (so a slow spell of the machine hits all of them), the best round kept."""
+    best = {w.name: float("inf") for w in ways}
+    for _ in range(rounds):
+        for w in ways:
+            start = time.perf_counter()
+            for _ in range(steps):
+                w.step(batch)
+            best[w.name] = min(best[w.name], (time.perf_counter() - start) / steps)
+    return best
+
+
 class Way:
     """One way of training: ``step(batch) -> loss``."""
 
@@ -99,13 +112,7 @@ def run() -> str:
     batch = batch_of_text(tokenizer)
     ways = [Way(name, model) for name in WAYS]
     first_loss = {w.name: w.step(batch) for w in ways}  # warm-up: AdamW state, allocator
-    best = {w.name: float("inf") for w in ways}
-    for _ in range(ROUNDS):
-        for w in ways:
-            start = time.perf_counter()
-            for _ in range(STEPS):
-                w.step(batch)
-            best[w.name] = min(best[w.name], (time.perf_counter() - start) / STEPS)
+    best = best_step_seconds(ways, batch, ROUNDS, STEPS)
     base_time = best["fp32"]
     rows = [f"| {name} | {best[name]:.2f} | {base_time / best[name]:.2f}x | {first_loss[name]:.4f} |" for name in WAYS]
     return "\n".join([
