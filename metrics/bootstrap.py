@@ -14,6 +14,13 @@ difference either way. The test is one-sided (A better than B); to test B over A
 A pair whose score is missing on either side (``None`` or NaN, e.g. ROUGE-K of a document without
 keywords) is left out and counted as ``excluded``. Resampling is vectorized with numpy and seeded,
 so the same inputs and seed give the same ``p``.
+
+Where a test set asks several questions of one document (CCS: four control sets per abstract;
+persona: four readers per article), its examples are not independent evidence: a model that writes
+the same summary for an abstract's two readability levels scores the same twice. Resampling examples
+then gives an interval narrower than the test set supports. With ``groups`` (one label per example,
+e.g. its document) whole groups are resampled together, a cluster bootstrap (Field & Welsh 2007),
+and the statistic stays the mean over examples.
 """
 from __future__ import annotations
 
@@ -37,33 +44,44 @@ FIELDS = """
 
 
 def paired_bootstrap(scores_a: list[float | None], scores_b: list[float | None], n_resamples: int = N_RESAMPLES,
-                     seed: int = 0) -> dict:
+                     seed: int = 0, groups: list | None = None) -> dict:
     """One-sided paired bootstrap of mean(A) - mean(B) over the examples both systems scored.
 
-    Returns ``{"n", "excluded", "mean_a", "mean_b", "difference", "p_value", "ci_low", "ci_high"}``:
-    ``difference`` is the observed mean difference, ``ci_low``/``ci_high`` the 2.5th/97.5th
-    percentiles of the resampled differences, ``p_value`` the share of resamples in which A is not
-    better (see the module docstring). Fewer than one scored pair raises :class:`DataError`.
+    Returns ``{"n", "excluded", "units", "mean_a", "mean_b", "difference", "p_value", "ci_low",
+    "ci_high"}``: ``difference`` is the observed mean difference, ``ci_low``/``ci_high`` the
+    2.5th/97.5th percentiles of the resampled differences, ``p_value`` the share of resamples in which
+    A is not better (see the module docstring), ``units`` how many things were resampled: the examples,
+    or the distinct ``groups`` labels (one per example) when given. Fewer than one scored pair raises
+    :class:`DataError`.
     """
     if len(scores_a) != len(scores_b):
         raise DataError(f"scores_a and scores_b differ in length: {len(scores_a)} vs {len(scores_b)}")
+    if groups is not None and len(groups) != len(scores_a):
+        raise DataError(f"groups has {len(groups)} labels for {len(scores_a)} pairs of scores: give one per pair")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
-    pairs = [(a, b) for a, b in zip(scores_a, scores_b) if _present(a) and _present(b)]
-    if not pairs:
+    kept = [i for i, (a, b) in enumerate(zip(scores_a, scores_b)) if _present(a) and _present(b)]
+    if not kept:
         raise DataError(f"no example has a score for both systems ({len(scores_a)} given)")
-    a, b = np.array(pairs, dtype=float).T  # (n,), (n,)
+    a, b = np.array([(scores_a[i], scores_b[i]) for i in kept], dtype=float).T  # (n,), (n,)
     differences = a - b
     n = len(differences)
+    # The resampling unit of each example: itself, or its group. Per unit, the sum of its differences and
+    # its number of examples; a resample's mean difference is then sum(sums) / sum(counts) of its units.
+    labels = range(n) if groups is None else [groups[i] for i in kept]
+    number = {}
+    unit = np.array([number.setdefault(label, len(number)) for label in labels])
+    sums, counts = np.bincount(unit, weights=differences), np.bincount(unit)
+    units = len(sums)
     rng = np.random.default_rng(seed)
     resampled = np.empty(n_resamples)
-    step = max(1, CHUNK // n)
+    step = max(1, CHUNK // units)
     for start in range(0, n_resamples, step):
         size = min(step, n_resamples - start)
-        indices = rng.integers(0, n, size=(size, n))  # (size, n): one resample of the test set per row
-        resampled[start:start + size] = differences[indices].mean(axis=1)
+        indices = rng.integers(0, units, size=(size, units))  # (size, units): one resample of the test set per row
+        resampled[start:start + size] = sums[indices].sum(axis=1) / counts[indices].sum(axis=1)
     low, high = np.percentile(resampled, [2.5, 97.5])
-    return {"n": n, "excluded": len(scores_a) - n, "mean_a": float(a.mean()), "mean_b": float(b.mean()),
+    return {"n": n, "excluded": len(scores_a) - n, "units": units, "mean_a": float(a.mean()), "mean_b": float(b.mean()),
             "difference": float(differences.mean()), "p_value": float(np.mean(resampled <= 0)),
             "ci_low": float(low), "ci_high": float(high)}
 
@@ -73,16 +91,17 @@ def _present(score) -> bool:
 
 
 def compare(examples_a: list[dict], examples_b: list[dict], names: list[str], n_resamples: int = N_RESAMPLES,
-            seed: int = 0) -> dict[str, dict]:
+            seed: int = 0, groups: list | None = None) -> dict[str, dict]:
     """:func:`paired_bootstrap` for each score name in per-example rows (e.g. an evaluation report's
-    ``examples``); a name neither side scored anywhere is left out."""
+    ``examples``; ``groups``: one label per row, resampled together); a name neither side scored
+    anywhere is left out."""
     if len(examples_a) != len(examples_b):
         raise DataError(f"the systems scored different numbers of examples: {len(examples_a)} vs {len(examples_b)}")
     results = {}
     for name in names:
         a, b = [row.get(name) for row in examples_a], [row.get(name) for row in examples_b]
         if any(map(_present, a)) and any(map(_present, b)):
-            results[name] = paired_bootstrap(a, b, n_resamples, seed)
+            results[name] = paired_bootstrap(a, b, n_resamples, seed, groups)
     return results
 
 

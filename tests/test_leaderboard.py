@@ -323,6 +323,30 @@ def test_bootstrap_is_seeded_and_agrees_with_scipys_interval():
     assert first["ci_high"] == pytest.approx(theirs.confidence_interval.high, abs=0.02)
 
 
+def test_bootstrap_over_groups_resamples_a_documents_examples_together():
+    """A test set that asks the same question twice of each document (CCS's two readability levels of
+    one target, answered alike) is no more evidence than asking it once: resampling examples one by
+    one narrows the interval by about sqrt(2); resampling the documents gives the interval of the set
+    with no duplicates, exactly (each document's sum and count both double, and the draws are the same)."""
+    from metrics.bootstrap import paired_bootstrap
+
+    rng = np.random.default_rng(2)
+    a, b = list(rng.uniform(0, 1, 40)), list(rng.uniform(0, 1, 40))
+    once = paired_bootstrap(a, b, 2000, seed=4)
+    twice = [x for x in a for _ in range(2)], [x for x in b for _ in range(2)]
+    documents = [f"doc{i}" for i in range(40) for _ in range(2)]
+    grouped = paired_bootstrap(*twice, 2000, seed=4, groups=documents)
+    assert (grouped["ci_low"], grouped["ci_high"], grouped["p_value"]) == pytest.approx(
+        (once["ci_low"], once["ci_high"], once["p_value"]))
+    assert grouped["units"] == 40 and grouped["n"] == 80 and grouped["difference"] == pytest.approx(once["difference"])
+    naive = paired_bootstrap(*twice, 2000, seed=4)
+    assert naive["ci_high"] - naive["ci_low"] < 0.8 * (once["ci_high"] - once["ci_low"])  # about 1/sqrt(2)
+    # a document whose scores are missing on one side leaves with them
+    assert paired_bootstrap([0.5, None, 0.7], [0.1, 0.2, 0.3], groups=["x", "y", "x"])["units"] == 1
+    with pytest.raises(DataError, match="groups has 1 labels for 2 pairs"):
+        paired_bootstrap([0.1, 0.2], [0.1, 0.3], groups=["x"])
+
+
 def test_bootstrap_leaves_out_missing_scores_and_rejects_bad_input():
     from metrics.bootstrap import compare, paired_bootstrap
 

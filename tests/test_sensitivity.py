@@ -105,6 +105,9 @@ def test_corpus_metrics_get_the_difference_without_an_interval():
                                  "ci_high": None, "p_value": None, "n": 2}
     with pytest.raises(ValueError, match="scored different examples"):
         control_effect(given, {**shuffled, "examples": shuffled["examples"][::-1]}, ["rouge1"])
+    # both examples ask about one document: one unit to resample, so every resample is the whole set
+    one = control_effect(given, shuffled, ["rouge1"], documents=["same article", "same article"])["rouge1"]
+    assert one["documents"] == 1 and one["ci_low"] == one["ci_high"] == pytest.approx(0.2)
 
 
 @pytest.mark.parametrize("variant_id", sorted(REGISTRY))

@@ -10,7 +10,10 @@ Beside a system's report (controls given) come two rows:
   words, whatever the controls say.
 
 The **control effect** of a metric is its mean with the right controls minus its mean with shuffled
-ones, with a 95 % paired-bootstrap interval over the examples (:func:`metrics.bootstrap.compare`).
+ones, with a 95 % paired-bootstrap interval (:func:`metrics.bootstrap.compare`) that resamples
+documents, not examples: the examples of one document (CCS's four control sets of an abstract,
+persona's four readers of an article) are resampled together, since they are not independent
+evidence (resampled one by one, a CCS model that ignored readability counted each summary twice).
 A system that ignores its controls writes the same summaries in both passes, so its effect is exactly
 0; a positive effect whose interval excludes 0 says the controls steer the summaries in the
 direction the metric rewards (for a lower-is-better metric such as ``length_error`` or ``egises``,
@@ -81,23 +84,25 @@ def control_names(variant: Variant, report: dict) -> list[str]:
 
 
 def control_effect(given: dict, shuffled: dict, names: list[str], n_resamples: int = N_RESAMPLES,
-                   seed: int = 0) -> dict[str, dict]:
+                   seed: int = 0, documents: list[str] | None = None) -> dict[str, dict]:
     """Per metric: the given-controls mean, the shuffled-controls mean, their ``difference`` and, for
-    per-example metrics, the paired bootstrap's ``ci_low``/``ci_high``, ``p_value`` and ``n``."""
+    per-example metrics, the paired bootstrap's ``ci_low``/``ci_high``, ``p_value``, ``n`` and
+    ``documents`` (the units resampled: each example's document when ``documents`` is given)."""
     ids = [e["id"] for e in given["examples"]], [e["id"] for e in shuffled["examples"]]
     if ids[0] != ids[1]:
         raise ValueError("the given- and shuffled-controls reports scored different examples")
     pairs = list(zip(given["examples"], shuffled["examples"]))
     # The bootstrap needs examples scored in both passes (a barely trained model may write nothing).
     per_example = [n for n in names if any(a.get(n) is not None and b.get(n) is not None for a, b in pairs)]
-    tests = compare(given["examples"], shuffled["examples"], per_example, n_resamples, seed)
+    tests = compare(given["examples"], shuffled["examples"], per_example, n_resamples, seed, documents)
     effects = {}
     for name in names:
         a, b = given["metrics"].get(name), shuffled["metrics"].get(name)
         if name in tests:
             t = tests[name]
             effects[name] = {"given": t["mean_a"], "shuffled": t["mean_b"], "difference": t["difference"],
-                             "ci_low": t["ci_low"], "ci_high": t["ci_high"], "p_value": t["p_value"], "n": t["n"]}
+                             "ci_low": t["ci_low"], "ci_high": t["ci_high"], "p_value": t["p_value"], "n": t["n"],
+                             "documents": t["units"]}
         elif a is not None and b is not None:
             effects[name] = {"given": a, "shuffled": b, "difference": a - b, "ci_low": None, "ci_high": None,
                              "p_value": None, "n": given["n_examples"]}
@@ -130,12 +135,13 @@ def control_sensitivity(summarizer, records: list[dict], data_file: str, report:
                      "truncated_inputs": shuffled["truncated_inputs"], "metrics": shuffled["metrics"],
                      "examples": [{"id": r["id"], "given_controls": r["given_controls"], "summary": r["summary"]}
                                   for r in shuffled["examples"]]},
-        "effect": control_effect(report, shuffled, names, seed=seed),
+        "effect": control_effect(report, shuffled, names, seed=seed, documents=[r["document"] for r in records]),
         "lead_k": {"model": lead["model"], "budget_words": lead["budget_words"], "budget_from": budget,
                    "n_examples": lead["n_examples"], "metrics": lead["metrics"]},
         "note": (f"effect = mean with the right controls - mean with shuffled controls (each example given another "
                  f"example's controls, seed {seed}; scored against its own), 95% paired-bootstrap interval "
-                 f"({N_RESAMPLES} resamples); Lead-k ignores the controls, budget = mean words of the "
+                 f"({N_RESAMPLES} resamples of the documents, each with all its examples); Lead-k ignores the "
+                 f"controls, budget = mean words of the "
                  f"{source}"),
     }
 
@@ -156,7 +162,8 @@ def effect_summary(sensitivity: dict) -> str:
     lines = [f"control effect (right - shuffled controls; {sensitivity['shuffled']['controls_changed']} of "
              f"{sensitivity['shuffled']['n_examples']} examples given other controls):"]
     for name, e in sensitivity["effect"].items():
-        interval = f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}]" if e["ci_low"] is not None else " (corpus metric)"
+        interval = (f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over {e.get('documents', e['n'])} documents"
+                    if e["ci_low"] is not None else " (corpus metric)")
         lines.append(f"  {name}: {e['given']:.4f} - {e['shuffled']:.4f} = {e['difference']:+.4f}{interval}")
     lead = sensitivity["lead_k"]
     lines.append(f"Lead-k at {lead['budget_words']} words: "
