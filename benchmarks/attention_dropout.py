@@ -39,13 +39,12 @@ class Way:
         self.compute = Bf16Copy(self.model) if bf16 else None
 
     def step(self, batch) -> None:
-        (self.compute.model if self.compute else self.model)(**batch).loss.backward()
         if self.compute:
-            self.compute.hand_gradients()
+            self.compute.step(batch, self.optimizer)
+            return
+        self.model(**batch).loss.backward()
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        if self.compute:
-            self.compute.refresh()
 
     @torch.no_grad()
     def eval_loss(self, batch) -> float:

@@ -77,13 +77,7 @@ class Way:
 
     def step(self, batch) -> float:
         if self.compute is not None:
-            loss = self.compute.model(**batch).loss
-            loss.backward()
-            self.compute.hand_gradients()
-            self.optimizer.step()
-            self.optimizer.zero_grad(set_to_none=True)
-            self.compute.refresh()
-            return loss.item()
+            return self.compute.step(batch, self.optimizer).item()
         torch.backends.mkldnn.matmul.fp32_precision = "bf16" if "oneDNN bf16" in self.name else "none"
         try:
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.name.startswith("autocast")):

@@ -48,6 +48,17 @@ class Bf16Copy:
                 weight.grad.add_(low.grad)
             low.grad = None
 
+    def step(self, batch: dict[str, Any], optimizer: torch.optim.Optimizer) -> torch.Tensor:
+        """One optimizer step of the master weights on ``batch``, forward and backward on the copy (the
+        step the benchmarks and the zoo's step timing measure; the Trainer's is :class:`Bf16WeightsTrainer`)."""
+        loss = self.model(**batch).loss
+        loss.backward()
+        self.hand_gradients()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        self.refresh()
+        return loss
+
 
 def low_precision(inputs: dict[str, Any]) -> dict[str, Any]:
     """Floating inputs (tdsum's TF-IDF weights) in bf16, as the copy's weights; token ids unchanged."""

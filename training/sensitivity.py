@@ -162,7 +162,7 @@ def effect_summary(sensitivity: dict) -> str:
     lines = [f"control effect (right - shuffled controls; {sensitivity['shuffled']['controls_changed']} of "
              f"{sensitivity['shuffled']['n_examples']} examples given other controls):"]
     for name, e in sensitivity["effect"].items():
-        interval = (f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over {e.get('documents', e['n'])} documents"
+        interval = (f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over {e['documents']} documents"
                     if e["ci_low"] is not None else " (corpus metric)")
         lines.append(f"  {name}: {e['given']:.4f} - {e['shuffled']:.4f} = {e['difference']:+.4f}{interval}")
     lead = sensitivity["lead_k"]

@@ -128,13 +128,12 @@ def measure_step_seconds(base: Path, source_tokens: int, target_tokens: int, rep
     times = []
     for _ in range(repeats + 1):  # the first step allocates AdamW's state: not timed
         start = time.perf_counter()
-        (low.model if low else model)(**batch).loss.backward()
         if low:
-            low.hand_gradients()
-        optimizer.step()
-        optimizer.zero_grad()
-        if low:
-            low.refresh()
+            low.step(batch, optimizer)
+        else:
+            model(**batch).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
         times.append(time.perf_counter() - start)
     return min(times[1:])
 
