@@ -74,3 +74,17 @@ def test_each_model_gets_the_steps_its_own_shape_allows():
     assert budget.steps(models["ccs"]) == 10 * 60 // 2
     assert budget.steps(models["tdsum"]) == 10 * 60 // 1.5
     assert Budget.for_quick().shape(models["persona"]) == (32, 8)  # the tiny budget overrides every model's lengths
+
+
+def test_max_steps_replaces_the_time_budget(tmp_path):
+    """``--max-steps`` (a GPU user's knob: minutes measured on a CPU say nothing there) gives every variant
+    model that many steps, whatever its shape, and times nothing; a count below 1 is refused by name."""
+    import pytest
+
+    from training.__main__ import main as training_main
+    from training.zoo import MODELS, Budget
+
+    budget = Budget(35, max_steps=2000)
+    assert {budget.steps(m) for m in MODELS} == {2000}
+    with pytest.raises(SystemExit, match="--max-steps 0: must be 1 or more"):
+        training_main(["zoo", "--max-steps", "0", "--out", str(tmp_path)])

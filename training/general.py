@@ -196,16 +196,15 @@ def evaluate_general(model_dir: str | Path, max_examples: int | None = None, bat
     ``no_repeat_ngram_size`` overrides the model's generation config (0: allow repeats);
     ``max_new_tokens`` the target length it was trained with."""
     import torch
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     from metrics.rouge import rouge
+    from variants.seq2seq import load_seq2seq
 
     from .sensitivity import lead_words
 
     record_file = Path(model_dir) / "steersum.json"  # absent in a checkpoint-N folder: the recipe's lengths
     record = json.loads(record_file.read_text()) if record_file.is_file() else dict(RECIPE)
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForSeq2SeqLM.from_pretrained(model_dir).eval()
+    model, tokenizer = load_seq2seq(model_dir)  # on the GPU when there is one, as the Space and evaluation
     beams = num_beams or record.get("num_beams", RECIPE["num_beams"])
     if no_repeat_ngram_size is not None:
         model.generation_config.no_repeat_ngram_size = no_repeat_ngram_size
@@ -218,7 +217,7 @@ def evaluate_general(model_dir: str | Path, max_examples: int | None = None, bat
         summaries = []
         for start in range(0, len(documents), batch_size):
             batch = tokenizer(documents[start:start + batch_size], truncation=True, padding=True,
-                              max_length=record["max_source_length"], return_tensors="pt")
+                              max_length=record["max_source_length"], return_tensors="pt").to(model.device)
             with torch.inference_mode():
                 output = model.generate(**batch, num_beams=beams, max_new_tokens=max_new_tokens)
             summaries += [t.strip() for t in tokenizer.batch_decode(output, skip_special_tokens=True)]

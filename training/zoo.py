@@ -120,11 +120,12 @@ def measure_step_seconds(base: Path, source_tokens: int, target_tokens: int, rep
     from .bf16 import Bf16Copy
     from .seq2seq import cpu_bf16_supported
 
-    model = AutoModelForSeq2SeqLM.from_pretrained(base).train()
+    device = "cuda" if torch.cuda.is_available() else "cpu"  # where the Trainer will put it
+    model = AutoModelForSeq2SeqLM.from_pretrained(base).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)  # as the Trainer runs here
-    low = Bf16Copy(model) if cpu_bf16_supported() else None
-    batch = {"input_ids": torch.randint(1000, 20000, (BATCH, source_tokens)),
-             "labels": torch.randint(1000, 20000, (BATCH, target_tokens))}
+    low = Bf16Copy(model) if device == "cpu" and cpu_bf16_supported() else None
+    batch = {"input_ids": torch.randint(1000, 20000, (BATCH, source_tokens), device=device),
+             "labels": torch.randint(1000, 20000, (BATCH, target_tokens), device=device)}
     times = []
     for _ in range(repeats + 1):  # the first step allocates AdamW's state: not timed
         start = time.perf_counter()
@@ -134,6 +135,8 @@ def measure_step_seconds(base: Path, source_tokens: int, target_tokens: int, rep
             model(**batch).loss.backward()
             optimizer.step()
             optimizer.zero_grad()
+        if device == "cuda":
+            torch.cuda.synchronize()  # kernels run asynchronously: wait for them before reading the clock
         times.append(time.perf_counter() - start)
     return min(times[1:])
 
@@ -179,6 +182,14 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
     training_main(args)
 
 
+def eval_batch_size() -> int:
+    """Sources per ``generate`` call: 8 on a CPU, as the Space batches; 32 on a GPU, which runs them in
+    parallel (a batch's padding can change a beam's scores slightly, so GPU and CPU reports may differ)."""
+    import torch
+
+    return 32 if torch.cuda.is_available() else 8
+
+
 def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
     """The variant's report on its test split with its control sensitivity (:mod:`training.sensitivity`:
     the same model given shuffled controls, scored against its own, the control effect with paired-bootstrap
@@ -191,7 +202,7 @@ def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
 
     summarizer = load_summarizer(model_dir)
     records = load_examples(test_file, summarizer.variant, summarizer.assets, budget.max_eval_samples)
-    report = evaluate_with_sensitivity(summarizer, records, str(test_file))
+    report = evaluate_with_sensitivity(summarizer, records, str(test_file), eval_batch_size())
     write_report(report, model_dir / REPORT_FILE)
     return {"metrics": report["metrics"], "control_effect": report["control_sensitivity"]["effect"]}
 
@@ -232,7 +243,9 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
                     for m in todo)
     print(f"zoo: {len(todo)} variant model(s)" + (f" ({per})" if todo else "")
           + (f" and the general summarizer ({general_steps} steps)" if general_steps else "")
-          + f" to train in {root}, about {seconds / 60:.0f} min of training, plus evaluation "
+          + f" to train in {root}, "
+          + (f"about {seconds / 60:.0f} min of training" if budget.step_seconds else "steps not timed (--max-steps)")
+          + ", plus evaluation "
           f"on up to {budget.max_eval_samples} test examples per model", flush=True)
 
     stages = [("general", None)] + [(m.name, m) for m in models]
@@ -247,7 +260,7 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
                                   batch_size=BATCH if not budget.quick else 2, max_source_length=general_shape[0],
                                   max_target_length=general_shape[1])
                     remove_checkpoints(general)
-                report = evaluate_general(general, budget.max_eval_samples, num_beams=RECIPE["num_beams"])
+                report = evaluate_general(general, budget.max_eval_samples, eval_batch_size(), RECIPE["num_beams"])
                 (general / "general_report.json").write_text(json.dumps(report, indent=2) + "\n")
                 state["models"]["general"] = {k: {m: v[m] for m in ("rouge1", "ratio_to_lead", "verbatim_fact_share")}
                                               for k, v in report["sets"].items()}
@@ -276,9 +289,14 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--only", nargs="+", help="variants (or model names) to build; 'general' for the general one only")
     parser.add_argument("--minutes-per-model", type=float, default=35.0, help="training time per model (default 35)")
     parser.add_argument("--out", default="checkpoints", help="root folder of the zoo (default: checkpoints)")
+    parser.add_argument("--max-steps", type=int, help="training steps per variant model, instead of "
+                        "--minutes-per-model (the general summarizer keeps its recipe's steps)")
     parser.add_argument("--max-eval-samples", type=int, default=100, help="test examples per model (default 100)")
     parser.add_argument("--quick", action="store_true", help="one step per model, tiny inputs: a plumbing check")
     a = parser.parse_args(argv)
-    budget = Budget.for_quick() if a.quick else Budget(a.minutes_per_model, max_eval_samples=a.max_eval_samples)
+    if a.max_steps is not None and a.max_steps < 1:
+        raise SystemExit(f"--max-steps {a.max_steps}: must be 1 or more")
+    budget = Budget.for_quick() if a.quick else Budget(a.minutes_per_model, max_steps=a.max_steps,
+                                                         max_eval_samples=a.max_eval_samples)
     state = run_zoo(Path(a.out), a.only, budget)
     print(json.dumps(state["models"], indent=2))
