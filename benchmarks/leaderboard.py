@@ -15,7 +15,7 @@ so the numbers are that command's numbers.
 Written to ``--out``:
 
 * ``leaderboard.json``: per variant its test set, systems (metrics with ``output_words``, the paired
-  bootstrap of each ROUGE / ROUGE-K score against the baseline, the same system given shuffled controls
+  bootstrap of each ROUGE / ROUGE-K score against the baseline (over documents), the same system given shuffled controls
   and its control effect per control metric with a paired-bootstrap interval, and the control-blind
   Lead-k at the system's mean summary length: :mod:`training.sensitivity`), the paper's reported rows
   and the models that could not be used;
@@ -166,15 +166,19 @@ def variant_board(out: Path, variant: Variant, plan: tuple | None, catalog) -> d
             raise RuntimeError(f"{variant.id} / {entry.model}: no result in {cache} (did a process fail?)")
         reports.append(json.loads(cache.read_text(encoding="utf-8")))
     baseline = next((r for r in reports if r["system"]["source"] == "baseline"), None)
-    rows = [system_row(out, variant, report, cache, baseline) for report, (_, cache) in zip(reports, systems)]
     written = [json.loads(line) for line in data_file.read_text(encoding="utf-8").splitlines()]
+    documents = {r["id"]: r["document"] for r in written}
+    rows = [system_row(out, variant, report, cache, baseline, documents) for report, (_, cache) in zip(reports, systems)]
     test_set = {"file": str(data_file.relative_to(out)), "n": len(written),
                 "datasets": sorted({r.get("dataset", "?") for r in written}), "sha256": data_sha}
     return {**board, "control_metrics": list(variant.control_metrics), "test_set": test_set, "systems": rows}
 
 
-def system_row(out: Path, variant: Variant, report: dict, cache: Path, baseline: dict | None) -> dict:
-    """A system's metrics and, for ROUGE / ROUGE-K scores, the paired bootstrap against the baseline."""
+def system_row(out: Path, variant: Variant, report: dict, cache: Path, baseline: dict | None,
+               documents: dict[str, str]) -> dict:
+    """A system's metrics and, for ROUGE / ROUGE-K scores, the paired bootstrap against the baseline,
+    resampling documents (``documents``: example id -> its document), each with all its examples: CCS
+    and persona ask several control sets of one document, which are not independent evidence."""
     row = {"system": report["system"]["title"], "model": report["system"]["model"],
            "source": report["system"]["source"], "revision": report["system"]["revision"], "method": report["method"],
            "n_examples": report["n_examples"], "truncated_inputs": report["truncated_inputs"],
@@ -184,7 +188,8 @@ def system_row(out: Path, variant: Variant, report: dict, cache: Path, baseline:
         if ids[0] != ids[1]:
             raise RuntimeError(f"{variant.id}: {row['model']} and the baseline were scored on different examples")
         names = [n for n in variant.metric_names if "rouge" in n.lower()]
-        row["vs_baseline"] = compare(report["examples"], baseline["examples"], names)
+        row["vs_baseline"] = compare(report["examples"], baseline["examples"], names,
+                                     groups=[documents[e["id"]] for e in report["examples"]])
     sensitivity = report.get("control_sensitivity")
     if sensitivity:
         shuffled = sensitivity["shuffled"]
@@ -224,8 +229,8 @@ def variant_markdown(variant_id: str, board: dict) -> str:
     for row in board["reported"]:
         lines.append(f"| _{row['system']} — {REPORTED_LABEL}, {row['source']}_ | | | | "
                      + " | ".join(cell(row["metrics"].get(n)) for n in names) + " |")
-    lines += ["", f"† better than the baseline at p < {ALPHA} (one-sided paired bootstrap, {N_RESAMPLES} resamples, "
-                  "seed 0; ROUGE / ROUGE-K scores only). "
+    lines += ["", f"† better than the baseline at p < {ALPHA} (one-sided paired bootstrap over documents, each "
+                  f"resampled with all its examples, {N_RESAMPLES} resamples, seed 0; ROUGE / ROUGE-K scores only). "
                   f"{SHUFFLED_LABEL}: each example summarized with another example's controls (seeded derangement), "
                   "scored against its own. ↳ Lead-k: the control-blind row, the document's first sentences up to the "
                   "system's mean summary length, controls ignored."]

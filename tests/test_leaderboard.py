@@ -168,6 +168,25 @@ def test_checkpoints_are_tested_against_the_baseline_on_rouge(board_dir):
         assert 0.0 <= test["p_value"] <= 1.0
 
 
+def test_the_baseline_comparison_resamples_documents(tmp_path):
+    """Four examples of two documents (as persona asks four readers of one article): the bootstrap
+    draws 2 documents, not 4 examples, and the id -> document map, not the row order, says which."""
+    from benchmarks.leaderboard import system_row
+
+    def report(rouge1):
+        examples = [{"id": f"e{i}", "rouge1": r, "rouge2": r, "rougeLsum": r} for i, r in enumerate(rouge1)]
+        return {"system": {"title": "t", "model": "m", "source": "checkpoint", "revision": None}, "method": "tag",
+                "n_examples": 4, "truncated_inputs": 0, "metrics": {}, "examples": examples}
+
+    documents = {"e0": "A", "e1": "B", "e2": "A", "e3": "B"}
+    row = system_row(tmp_path, REGISTRY["topic"], report([0.5, 0.2, 0.7, 0.2]), tmp_path / "c.json",
+                     report([0.1, 0.2, 0.1, 0.2]), documents)
+    test = row["vs_baseline"]["rouge1"]
+    assert test["n"] == 4 and test["units"] == 2
+    # document A gains 0.5 on average over its two examples, B nothing: a resample of A and A gives 0.5
+    assert test["difference"] == pytest.approx(0.25) and test["ci_high"] == pytest.approx(0.5)
+
+
 def test_resume_after_a_killed_run_reuses_the_finished_systems(board_dir, models_dir, tmp_path, monkeypatch):
     import benchmarks.leaderboard as leaderboard
 

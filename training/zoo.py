@@ -23,6 +23,9 @@ sensitivity, as ``python -m training evaluate`` reports it (shuffled controls sc
 right ones, the control effect with intervals, Lead-k). Reports:
 ``<model>/eval_report.json``, ``general/general_report.json``, and a summary in ``zoo.json``.
 
+On a GPU, minutes measured per step mean little (an H100 ran the general recipe at 19 steps/s): give
+``--max-steps N`` instead, the same N for every variant model; evaluation there generates in batches of 32.
+
 ``--quick`` runs the same plumbing on a tiny budget (one step per model, short inputs, a handful of
 examples): what CI runs.
 """
