@@ -120,10 +120,12 @@ def measure_step_seconds(base: Path, source_tokens: int, target_tokens: int, rep
     import torch
     from transformers import AutoModelForSeq2SeqLM
 
+    from variants.seq2seq import pick_device
+
     from .bf16 import Bf16Copy
     from .seq2seq import cpu_bf16_supported
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"  # where the Trainer will put it
+    device = pick_device()  # where the Trainer will put it
     model = AutoModelForSeq2SeqLM.from_pretrained(base).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)  # as the Trainer runs here
     low = Bf16Copy(model) if device == "cpu" and cpu_bf16_supported() else None
@@ -188,9 +190,9 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
 def eval_batch_size() -> int:
     """Sources per ``generate`` call: 8 on a CPU, as the Space batches; 32 on a GPU, which runs them in
     parallel (a batch's padding can change a beam's scores slightly, so GPU and CPU reports may differ)."""
-    import torch
+    from variants.seq2seq import pick_device
 
-    return 32 if torch.cuda.is_available() else 8
+    return 32 if pick_device() == "cuda" else 8
 
 
 def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
