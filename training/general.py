@@ -100,7 +100,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
 
     from .base import base_weights, upstream_data_licenses
     from .bf16 import Bf16WeightsTrainer
-    from .seq2seq import collate, cpu_bf16_supported, latest_checkpoint
+    from .seq2seq import collate, cpu_bf16_supported, latest_checkpoint, training_hardware
 
     set_seed(seed)
     bf16 = cpu_bf16_supported() if bf16 is None else bf16
@@ -137,7 +137,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         "data_licenses": data_licenses(examples), "upstream_data_licenses": upstream_data_licenses(base_model),
         "hyperparameters": {"learning_rate": learning_rate, "per_device_train_batch_size": batch_size,
                             "max_steps": max_steps, "seed": seed, "bf16_weights": bf16},
-        "train_loss": result.training_loss,
+        "train_loss": result.training_loss, "hardware": training_hardware(),
         "loss_history": [h for h in trainer.state.log_history if "loss" in h],
     })
     return out

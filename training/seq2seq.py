@@ -74,6 +74,11 @@ def cpu_bf16_supported() -> bool:
         return False
 
 
+def training_hardware() -> str:
+    """What a model was trained on, for its record and card: "a CPU", or the GPU by name."""
+    return f"a GPU ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else "a CPU"
+
+
 def cpu_training_flags(argv: list[str]) -> list[str]:
     """Trainer flags for training on a CPU, unless given: fused AdamW (one kernel per step; measured
     1.05-1.2x per step here, the same loss: ``python -m benchmarks bf16``) and bf16 where it is faster:
@@ -182,6 +187,7 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
                                 "bf16_weights": data.bf16_weights,
                                 "optim": str(args.optim.value if hasattr(args.optim, "value") else args.optim)},
             "train_loss": result.training_loss, "loss_history": history, "base_weights": base_weights(data.base_model),
+            "hardware": training_hardware(),
             **(record_extra or {}),
             # what happened, from the trainer state (max_steps overrides num_train_epochs; a resumed run starts late)
             "training": {"global_step": trainer.state.global_step, "epochs": trainer.state.epoch},
