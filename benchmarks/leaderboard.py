@@ -274,8 +274,8 @@ def control_effect_markdown(board: dict) -> list[str]:
         return []
     lines = ["", "Control effect = score with the right controls − score with shuffled controls (95% paired-bootstrap "
              f"interval over documents, each resampled with all its examples, {N_RESAMPLES} resamples, seed 0; "
-             "for lower-is-better metrics such as length_error or egises a negative effect means the controls help). Lead-k ignores the controls: its effect is 0 by "
-             "construction.", "",
+             "for lower-is-better metrics such as length_error or egises a negative effect means the controls "
+             "help). Lead-k ignores the controls: its effect is 0 by construction.", "",
              "| system | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
     for row in systems:
         lines.append(f"| {row['system']} | " + " | ".join(effect_cell(row["control_effect"].get(n)) for n in names) + " |")

@@ -48,17 +48,17 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
     from hub_cards.card import build_card
     from variants import load_summarizer
 
-    card = build_card(root / "topic-prefix-tag", load_summarizer(root / "topic-prefix-tag")).content
+    topic = root / "topic-prefix-tag"
+    card = build_card(topic, load_summarizer(topic)).content
     assert "all-MiniLM-L6-v2" in card and "for 1 steps" in card and "bart-large quality" in card  # says what it is
     from training.seq2seq import training_hardware
 
-    record_file = root / "topic-prefix-tag" / "steersum.json"
+    record_file = topic / "steersum.json"
     record = json.loads(record_file.read_text())
     assert record["hardware"] == json.loads((root / "general" / "steersum.json").read_text())["hardware"] == training_hardware()
     assert f"It was trained on {training_hardware()}" in card
     record_file.write_text(json.dumps({**record, "hardware": "a GPU (NVIDIA H100 80GB HBM3)"}))  # the card reads the record
-    assert "It was trained on a GPU (NVIDIA H100 80GB HBM3)" in build_card(root / "topic-prefix-tag",
-                                                                          load_summarizer(root / "topic-prefix-tag")).content
+    assert "It was trained on a GPU (NVIDIA H100 80GB HBM3)" in build_card(topic, load_summarizer(topic)).content
     tdsum = root / "tdsum-tdsum"  # trained on scitldr only, from a general/ that saw bbc_summary
     tdsum_data = json.loads((tdsum / "steersum.json").read_text())["data_licenses"]
     assert set(general_data) - set(tdsum_data), (general_data, tdsum_data)
