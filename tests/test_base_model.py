@@ -113,6 +113,8 @@ def test_every_bart_variant_trains_from_the_converted_base(variant, method, mini
     # where bf16 is native, a bf16 copy computes by default (training/bf16.py), not the Trainer's autocast
     assert record["hyperparameters"]["bf16_weights"] == cpu_bf16_supported() and not record["hyperparameters"]["bf16"]
     assert record["hyperparameters"]["optim"] == "adamw_torch_fused"  # the CPU default (not given here)
+    # batches of neighbours in length by default: every variant's features carry the input_ids the sampler sorts by
+    assert record["hyperparameters"]["train_sampling_strategy"] == "group_by_length"
 
     summary = load_summarizer(out).summarize([read_jsonl(train_file)[0]["document"]],
                                              [read_jsonl(train_file)[0]["controls"]], max_new_tokens=4)

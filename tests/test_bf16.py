@@ -101,3 +101,21 @@ def test_bf16_weights_and_autocast_exclude_each_other(tiny_bart, tmp_path):
 
     with pytest.raises(ValueError, match="--bf16-weights replaces --bf16"):
         train_steps(tiny_bart, Bf16WeightsTrainer, tmp_path, bf16=True)
+
+
+@pytest.mark.parametrize("cuda,cuda_bf16,amx,expected", [
+    (True, True, True, ["--bf16", "True"]),  # a GPU machine decides by its GPU, whatever its CPU has
+    (True, False, True, []),
+    (False, False, True, ["--optim", "adamw_torch_fused", "--bf16-weights", "True", "--use_cpu", "True"]),
+    (False, False, False, ["--optim", "adamw_torch_fused"]),
+])
+def test_the_training_precision_follows_the_device_that_trains(monkeypatch, cuda, cuda_bf16, amx, expected):
+    from training import seq2seq
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: cuda_bf16)
+    monkeypatch.setattr(seq2seq, "cpu_bf16_supported", lambda: amx)
+    assert seq2seq.default_training_flags([]) == expected
+    # what the user says wins: no precision flag added, and their optimizer kept
+    given = seq2seq.default_training_flags(["--bf16=False", "--optim", "adamw_torch"])
+    assert not {"--bf16", "--bf16-weights"} & set(given) and "--optim" not in given

@@ -27,8 +27,12 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
     assert saved["no_repeat_ngram_size"] == RECIPE["no_repeat_ngram_size"] == 5  # the base converter's is 3
     val = evaluate_general(root / "general", max_examples=1, max_new_tokens=2, split="val")  # where settings are chosen
     assert set(val["sets"]) == {"bbc_summary val", "xsum val part"} and val["no_repeat_ngram_size"] == 5
-    general_data = json.loads((root / "general" / "steersum.json").read_text())["data_licenses"]
+    general_record = json.loads((root / "general" / "steersum.json").read_text())
+    general_data = general_record["data_licenses"]
     assert "bbc_summary" in general_data
+    from training.seq2seq import default_precision  # this machine's: the general model and the variants alike
+
+    assert general_record["hyperparameters"]["bf16_weights"] == (default_precision() == "bf16-weights")
     for model in MODELS:
         folder = root / model.name
         record = json.loads((folder / "steersum.json").read_text())
@@ -36,6 +40,7 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
         assert record["base_weights"]["license"] == "apache-2.0"  # carried from the converted base via general/
         assert record["upstream_data_licenses"] == general_data  # the weights derive from general/'s data too
         assert record["hyperparameters"]["max_steps"] == 1
+        assert record["hyperparameters"]["bf16_weights"] == general_record["hyperparameters"]["bf16_weights"]
         assert (folder / "eval_report.json").is_file() and not list(folder.glob("checkpoint-*"))
         effect = json.loads((folder / "eval_report.json").read_text())["control_sensitivity"]["effect"]
         assert all(v["difference"] == v["given"] - v["shuffled"] for v in effect.values())
@@ -75,13 +80,16 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
 def test_each_model_gets_the_steps_its_own_shape_allows():
     """--minutes-per-model is minutes: persona's 512-token sources and ccs's 384/192 tokens are timed
     at their own shape, not at the 256/96 one (which gave persona 22 minutes for a 10-minute budget)."""
-    from training.zoo import MODELS, Budget, shape_key
+    from training.zoo import MODELS, Budget
 
     models = {m.variant: m for m in MODELS}
-    budget = Budget(10, step_seconds={shape_key(512, 96): 5.0, shape_key(384, 192): 2.0, shape_key(256, 96): 1.5})
+    budget = Budget(10, step_seconds={"8x512x96": 5.0, "8x384x192": 2.0, "8x256x96": 1.5})
     assert budget.steps(models["persona"]) == 10 * 60 // 5
     assert budget.steps(models["ccs"]) == 10 * 60 // 2
     assert budget.steps(models["tdsum"]) == 10 * 60 // 1.5
+    # a step is timed at its batch too: --batch-size 32 needs its own timing; the general one keeps its recipe's 8
+    wide = Budget(10, batch_size=32)
+    assert (wide.key(models["ccs"]), wide.key(None)) == ("32x384x192", "8x256x128")
     assert Budget.for_quick().shape(models["persona"]) == (32, 8)  # the tiny budget overrides every model's lengths
 
 
@@ -97,3 +105,5 @@ def test_max_steps_replaces_the_time_budget(tmp_path):
     assert {budget.steps(m) for m in MODELS} == {2000}
     with pytest.raises(SystemExit, match="--max-steps 0: must be 1 or more"):
         training_main(["zoo", "--max-steps", "0", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="--batch-size 0: must be 1 or more"):
+        training_main(["zoo", "--batch-size", "0", "--out", str(tmp_path)])

@@ -37,13 +37,13 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
     from .data import load_examples
     from .evaluate import REPORT_FILE, write_report
     from .sensitivity import evaluate_with_sensitivity
-    from .seq2seq import DataArguments, checkpoint_to_resume, cpu_training_flags, train
+    from .seq2seq import SAMPLING, DataArguments, checkpoint_to_resume, default_training_flags, train
 
     module = importlib.import_module(f"variants.{variant_id}.train")
     parser = HfArgumentParser((module.Arguments, DataArguments, Seq2SeqTrainingArguments),
                               prog=f"python -m training {variant_id}", description=module.__doc__)
-    parser.set_defaults(**module.PAPER_DEFAULTS)
-    own, data, args = parser.parse_args_into_dataclasses(bare_resume_means_auto(argv) + cpu_training_flags(argv))
+    parser.set_defaults(train_sampling_strategy=SAMPLING, **module.PAPER_DEFAULTS)
+    own, data, args = parser.parse_args_into_dataclasses(bare_resume_means_auto(argv) + default_training_flags(argv))
     push, token = args.push_to_hub, args.hub_token
     # SteerSum exports its own layout and card, then pushes (hub_cards); the token stays out of the
     # pickled training_args.bin the Trainer writes into every checkpoint.

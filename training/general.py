@@ -10,8 +10,10 @@ train (capped), with bbc_summary repeated ``--bbc-repeat`` times (default 3) so 
 three quarters of what the model sees: its goal is ROUGE on bbc_summary test against Lead-3, and copying
 names and numbers right is learned from extractive targets. No controls: variant models are fine-tuned
 from it with their own methods (``python -m training zoo``). Defaults are the recipe measured on this machine in
-issue 22: 256 source / 128 target tokens, batch 8, learning rate 3e-4 decaying linearly, bf16 on CPUs
-with AMX (a bf16 copy computes, AdamW steps the fp32 weights: :mod:`training.bf16`). Training is resumable: it saves every ``--save-steps`` (keeping 2) and a
+issue 22: 256 source / 128 target tokens, batch 8 (random batches: its sources nearly all fill 256
+tokens, so grouping them by length would save ~4% of the padding), learning rate 3e-4 decaying
+linearly, in this machine's precision (:func:`training.seq2seq.default_precision`: a bf16 copy on a CPU
+with AMX, autocast on a GPU with bf16). Training is resumable: it saves every ``--save-steps`` (keeping 2) and a
 rerun continues from the newest ``checkpoint-*``.
 
 ``--evaluate`` scores a checkpoint against the extractive leads on the same articles: ROUGE-1 on the
@@ -84,13 +86,14 @@ def tokenize(tokenizer, examples: list[dict], max_source_length: int, max_target
 def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_examples: int | None = None,
                   learning_rate: float = RECIPE["learning_rate"], batch_size: int = RECIPE["per_device_train_batch_size"],
                   max_source_length: int = RECIPE["max_source_length"], max_target_length: int = RECIPE["max_target_length"],
-                  save_steps: int = RECIPE["save_steps"], bf16: bool | None = None, seed: int = 0,
+                  save_steps: int = RECIPE["save_steps"], precision: str | None = None, seed: int = 0,
                   bbc_repeat: int = BBC_REPEAT) -> Path:
     """Fine-tune ``base_model`` on :func:`training_examples`; resumes from the newest checkpoint-* in
     ``output_dir``. Writes the final model, tokenizer and ``steersum.json`` (what it was trained on).
 
     A rerun with a larger ``max_steps`` continues a finished model (its linear schedule is stretched to the
-    new end); the record keeps one phase per run, with the steps and data mix of each."""
+    new end); the record keeps one phase per run, with the steps and data mix of each. ``precision``:
+    ``fp32``, ``bf16`` (autocast) or ``bf16-weights``; by default this machine's (:func:`default_precision`)."""
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
 
@@ -100,10 +103,10 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
 
     from .base import base_weights, upstream_data_licenses
     from .bf16 import Bf16WeightsTrainer
-    from .seq2seq import collate, cpu_bf16_supported, latest_checkpoint, training_hardware
+    from .seq2seq import collate, default_precision, latest_checkpoint, training_hardware
 
     set_seed(seed)
-    bf16 = cpu_bf16_supported() if bf16 is None else bf16
+    precision = precision or default_precision()
     tokenizer = AutoTokenizer.from_pretrained(base_model)
     model = AutoModelForSeq2SeqLM.from_pretrained(base_model, dtype=torch.float32)
     model.generation_config.no_repeat_ngram_size = RECIPE["no_repeat_ngram_size"]  # saved with it: every use decodes alike
@@ -113,8 +116,8 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         warmup_steps=min(RECIPE["warmup_steps"], max_steps // 10), weight_decay=RECIPE["weight_decay"],
         per_device_train_batch_size=batch_size, save_steps=save_steps, save_total_limit=2, logging_steps=10,
         use_cpu=not torch.cuda.is_available(), optim="adamw_torch_fused", seed=seed, report_to=[], dataloader_num_workers=0,
-        remove_unused_columns=False, disable_tqdm=True)
-    trainer = (Bf16WeightsTrainer if bf16 else Seq2SeqTrainer)(
+        remove_unused_columns=False, disable_tqdm=True, bf16=precision == "bf16")
+    trainer = (Bf16WeightsTrainer if precision == "bf16-weights" else Seq2SeqTrainer)(
         model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
         train_dataset=tokenize(tokenizer, examples, max_source_length, max_target_length))
     trainer.model_accepts_loss_kwargs = False  # see training.seq2seq.train
@@ -136,7 +139,8 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         "no_repeat_ngram_size": RECIPE["no_repeat_ngram_size"], "train_examples": counts, "steps": trainer.state.global_step, "phases": phases,
         "data_licenses": data_licenses(examples), "upstream_data_licenses": upstream_data_licenses(base_model),
         "hyperparameters": {"learning_rate": learning_rate, "per_device_train_batch_size": batch_size,
-                            "max_steps": max_steps, "seed": seed, "bf16_weights": bf16},
+                            "max_steps": max_steps, "seed": seed, "bf16": precision == "bf16",
+                            "bf16_weights": precision == "bf16-weights"},
         "train_loss": result.training_loss, "hardware": training_hardware(),
         "loss_history": [h for h in trainer.state.log_history if "loss" in h],
     })
@@ -251,7 +255,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--max-target-length", type=int, default=RECIPE["max_target_length"])
     parser.add_argument("--save-steps", type=int, default=RECIPE["save_steps"])
     parser.add_argument("--bbc-repeat", type=int, default=BBC_REPEAT, help=f"times bbc_summary train is repeated (default {BBC_REPEAT})")
-    parser.add_argument("--no-bf16", action="store_true", help="train in fp32 even on a CPU with bf16 support")
+    parser.add_argument("--no-bf16", action="store_true", help="train in fp32 even where bf16 is the default (AMX CPUs, GPUs)")
     parser.add_argument("--evaluate", metavar="DIR", help="evaluate this checkpoint instead of training")
     parser.add_argument("--max-eval-examples", type=int, default=None)
     parser.add_argument("--num-beams", type=int, default=None)
@@ -278,5 +282,5 @@ def main(argv: list[str]) -> None:
 
     base = str(ensure_base(a.preset)) if a.preset else a.base_model
     train_general(base, a.output_dir, a.max_steps, a.max_examples, a.learning_rate, a.batch_size,
-                  a.max_source_length, a.max_target_length, a.save_steps, bf16=False if a.no_bf16 else None,
+                  a.max_source_length, a.max_target_length, a.save_steps, precision="fp32" if a.no_bf16 else None,
                   bbc_repeat=a.bbc_repeat)

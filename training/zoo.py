@@ -83,7 +83,8 @@ class Budget:
     minutes_per_model: float
     quick: bool = False
     max_steps: int | None = None  # per model; None: the minutes over the model's measured step time
-    step_seconds: dict[str, float] = field(default_factory=dict)  # shape_key(source, target) -> s, measured here
+    batch_size: int = BATCH  # per variant-model step (the general summarizer keeps its recipe's)
+    step_seconds: dict[str, float] = field(default_factory=dict)  # key(model) -> s, measured here
     general_steps: int = RECIPE["max_steps"]  # the general summarizer's own recipe, whatever the per-model time
     lengths: tuple[int, int] | None = None  # (source, target) tokens for every model; None: each one's own
     max_train_samples: int | None = None
@@ -92,7 +93,7 @@ class Budget:
 
     @classmethod
     def for_quick(cls) -> "Budget":
-        return cls(0, quick=True, max_steps=1, general_steps=1, lengths=(32, 8), max_train_samples=4,
+        return cls(0, quick=True, max_steps=1, batch_size=2, general_steps=1, lengths=(32, 8), max_train_samples=4,
                    max_eval_samples=2)
 
     def shape(self, model: ZooModel | None) -> tuple[int, int]:
@@ -101,20 +102,23 @@ class Budget:
             model.source_tokens, model.target_tokens)
         return self.lengths or own
 
-    def seconds_per_step(self, model: ZooModel) -> float | None:
-        return self.step_seconds.get(shape_key(*self.shape(model)))
+    def batch(self, model: ZooModel | None) -> int:
+        return self.batch_size if model is not None else 2 if self.quick else RECIPE["per_device_train_batch_size"]
+
+    def key(self, model: ZooModel | None) -> str:
+        """``batch x source x target``: the shape a training step of this model is timed at."""
+        return "x".join(map(str, (self.batch(model), *self.shape(model))))
+
+    def seconds_per_step(self, model: ZooModel | None) -> float | None:
+        return self.step_seconds.get(self.key(model))
 
     def steps(self, model: ZooModel) -> int:
         return self.max_steps or max(1, int(self.minutes_per_model * 60 / self.seconds_per_step(model)))
 
 
-def shape_key(source_tokens: int, target_tokens: int) -> str:
-    return f"{source_tokens}x{target_tokens}"
-
-
-def measure_step_seconds(base: Path, source_tokens: int, target_tokens: int, repeats: int = 2) -> float:
-    """Seconds per training step of the full model at one shape (batch 8, these token lengths, AdamW),
-    with the same precision training uses here (a bf16 copy only where it is faster). Persona's
+def measure_step_seconds(base: Path, batch_size: int, source_tokens: int, target_tokens: int, repeats: int = 2) -> float:
+    """Seconds per training step of the full model at one shape (batch, token lengths; AdamW),
+    in the precision training uses here (:func:`training.seq2seq.default_precision`). Persona's
     512-token sources take about twice the 256-token step: timing each model at its own shape is what
     makes ``--minutes-per-model`` minutes (a LoRA step, with fewer weights to update, is a little faster)."""
     import torch
@@ -123,21 +127,23 @@ def measure_step_seconds(base: Path, source_tokens: int, target_tokens: int, rep
     from variants.seq2seq import pick_device
 
     from .bf16 import Bf16Copy
-    from .seq2seq import cpu_bf16_supported
+    from .seq2seq import default_precision
 
-    device = pick_device()  # where the Trainer will put it
+    device, precision = pick_device(), default_precision()  # where and how the Trainer will compute
     model = AutoModelForSeq2SeqLM.from_pretrained(base).to(device).train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)  # as the Trainer runs here
-    low = Bf16Copy(model) if device == "cpu" and cpu_bf16_supported() else None
-    batch = {"input_ids": torch.randint(1000, 20000, (BATCH, source_tokens), device=device),
-             "labels": torch.randint(1000, 20000, (BATCH, target_tokens), device=device)}
+    low = Bf16Copy(model) if precision == "bf16-weights" else None
+    batch = {"input_ids": torch.randint(1000, 20000, (batch_size, source_tokens), device=device),
+             "labels": torch.randint(1000, 20000, (batch_size, target_tokens), device=device)}
     times = []
     for _ in range(repeats + 1):  # the first step allocates AdamW's state: not timed
         start = time.perf_counter()
         if low:
             low.step(batch, optimizer)
         else:
-            model(**batch).loss.backward()
+            with torch.autocast(device, dtype=torch.bfloat16, enabled=precision == "bf16"):  # the Trainer's --bf16
+                loss = model(**batch).loss
+            loss.backward()
             optimizer.step()
             optimizer.zero_grad()
         if device == "cuda":
@@ -172,7 +178,7 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
     source, target = budget.shape(model)
     args = [model.variant, "--method", model.method, "--base-model", str(general),
             "--train-file", str(data / "train.jsonl"), "--output-dir", str(out), "--max-steps", str(steps),
-            "--per-device-train-batch-size", str(BATCH if not budget.quick else 2), "--gradient-accumulation-steps", "1",
+            "--per-device-train-batch-size", str(budget.batch(model)), "--gradient-accumulation-steps", "1",
             "--learning-rate", str(model.learning_rate), "--warmup-steps", str(min(50, steps // 10)),
             "--max-source-length", str(source), "--max-target-length", str(target),
             "--save-steps", "100", "--save-total-limit", "2", "--logging-steps", "10", "--report-to", "none",
@@ -215,7 +221,7 @@ def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
 def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
     from .base import ensure_base
     from .general import evaluate_general, train_general
-    from .seq2seq import cpu_bf16_supported, latest_checkpoint
+    from .seq2seq import default_precision, latest_checkpoint
 
     root.mkdir(parents=True, exist_ok=True)
     state_file = root / "zoo.json"
@@ -234,15 +240,15 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
     general_steps = budget.general_steps if not (general / "steersum.json").is_file() else 0
     general_shape = budget.shape(None)
     if budget.max_steps is None:  # time a step at every shape still to train (an older zoo.json kept one number)
-        precision = "bf16 copy" if cpu_bf16_supported() else "fp32"  # as measure_step_seconds and training run
+        precision = default_precision()  # as measure_step_seconds and training run
         measured = state.get("step_seconds") if state.get("step_precision") == precision else None
         budget.step_seconds = dict(measured) if isinstance(measured, dict) else {}
         state["step_precision"] = precision
-        for shape in {budget.shape(m) for m in todo} | ({general_shape} if general_steps else set()):
-            if shape_key(*shape) not in budget.step_seconds:
-                budget.step_seconds[shape_key(*shape)] = measure_step_seconds(base, *shape)
+        for model in todo + ([None] if general_steps else []):
+            if budget.key(model) not in budget.step_seconds:
+                budget.step_seconds[budget.key(model)] = measure_step_seconds(base, budget.batch(model), *budget.shape(model))
         state["step_seconds"] = budget.step_seconds
-    seconds = general_steps * budget.step_seconds.get(shape_key(*general_shape), 0)
+    seconds = general_steps * (budget.seconds_per_step(None) or 0)
     seconds += sum(budget.steps(m) * (budget.seconds_per_step(m) or 0) for m in todo)
     per = ", ".join(f"{m.name} {budget.steps(m)} steps" + (f" at {budget.seconds_per_step(m):.1f} s" if budget.step_seconds else "")
                     for m in todo)
@@ -262,7 +268,7 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
                 if not (general / "steersum.json").is_file():
                     print(f"training {budget.general_steps} steps", flush=True)
                     train_general(str(base), general, budget.general_steps, budget.max_train_samples,
-                                  batch_size=BATCH if not budget.quick else 2, max_source_length=general_shape[0],
+                                  batch_size=budget.batch(None), max_source_length=general_shape[0],
                                   max_target_length=general_shape[1])
                     remove_checkpoints(general)
                 report = evaluate_general(general, budget.max_eval_samples, eval_batch_size(), RECIPE["num_beams"])
@@ -296,12 +302,15 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--out", default="checkpoints", help="root folder of the zoo (default: checkpoints)")
     parser.add_argument("--max-steps", type=int, help="training steps per variant model, instead of "
                         "--minutes-per-model (the general summarizer keeps its recipe's steps)")
+    parser.add_argument("--batch-size", type=int, default=BATCH, help=f"examples per variant-model step (default "
+                        f"{BATCH}; on a GPU a larger batch takes about as long a step: more epochs in the same time)")
     parser.add_argument("--max-eval-samples", type=int, default=100, help="test examples per model (default 100)")
     parser.add_argument("--quick", action="store_true", help="one step per model, tiny inputs: a plumbing check")
     a = parser.parse_args(argv)
-    if a.max_steps is not None and a.max_steps < 1:
-        raise SystemExit(f"--max-steps {a.max_steps}: must be 1 or more")
+    for flag, value in (("--max-steps", a.max_steps), ("--batch-size", a.batch_size)):
+        if value is not None and value < 1:
+            raise SystemExit(f"{flag} {value}: must be 1 or more")
     budget = Budget.for_quick() if a.quick else Budget(a.minutes_per_model, max_steps=a.max_steps,
-                                                         max_eval_samples=a.max_eval_samples)
+                                                         batch_size=a.batch_size, max_eval_samples=a.max_eval_samples)
     state = run_zoo(Path(a.out), a.only, budget)
     print(json.dumps(state["models"], indent=2))
