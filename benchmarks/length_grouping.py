@@ -2,15 +2,15 @@
 
 The collator pads each batch to its longest source and target (``training.seq2seq.collate``), so a
 batch costs what its longest example costs. CCS prompts run from ~60 to 384 tokens (SciTLDR
-abstracts and the CCSBench prompt), targets from ~10 to 192. With random batches most of a batch's
-source positions can be padding; transformers' ``LengthGroupedSampler`` (the Trainer's
+abstracts and the CCSBench prompt), targets from ~10 to 192. With random batches 28% of the source
+positions are padding (measured below); transformers' ``LengthGroupedSampler`` (the Trainer's
 ``train_sampling_strategy="group_by_length"``, as ``run_summarization.py --group_by_length``) permutes
 the data, cuts it into megabatches of 50 batches, and sorts each megabatch by source length: batches
 of neighbours, in a random order of megabatches.
 
 Ways, on the same model and data (the zoo's CCS shape: CCSBench prompt from ``variants.ccs``'s
-``prepare``, at most 384 source / 192 target tokens, batch 8, ``build-data ccs --long-repeats 3``'s
-training set), each with its own copy of the converted MiniLM-BART and fused AdamW, in the precision
+``prepare``, at most 384 source / 192 target tokens, batch 8, the SciTLDR part of ``build-data ccs
+--long-repeats 3``'s training set), each with its own copy of the converted MiniLM-BART and fused AdamW, in the precision
 training uses on this CPU, the Trainer's 2 threads:
 
 * **padding, whole epoch**: the share of the padded source and target positions that hold tokens,
@@ -127,7 +127,7 @@ def run() -> str:
     return "\n".join([
         "## Training throughput on CPU: random batches vs grouped by source length (CCS, MiniLM-BART)",
         "",
-        f"The zoo's CCS training set ({len(items):,} examples: SciTLDR with `--long-repeats 3`, CCSBench prompt, "
+        f"The SciTLDR part of the zoo's CCS training set ({len(items):,} examples, `--long-repeats 3`, CCSBench prompt, "
         f"at most {SOURCE_TOKENS} source / {TARGET_TOKENS} target tokens), batch {BATCH}, fused AdamW, "
         f"{'bf16 copy' if bf16 else 'fp32'} (this CPU's training precision), {THREADS} threads. Padding counted over "
         f"a whole epoch ({batches:,} batches); time over {STEPS} batches spread evenly over each epoch, steps "
