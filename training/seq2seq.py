@@ -105,11 +105,9 @@ def default_training_flags(argv: list[str]) -> list[str]:
     given = {a.split("=")[0] for a in argv}
     on_cpu = not torch.cuda.is_available()
     flags = ["--optim", "adamw_torch_fused"] if on_cpu and "--optim" not in given else []
-    precision = default_precision() if not given & PRECISION_FLAGS else "given"
-    if precision == "bf16":
-        flags += ["--bf16", "True"]
-    elif precision == "bf16-weights":
-        flags += ["--bf16-weights", "True", "--use_cpu", "True"]
+    if not given & PRECISION_FLAGS:
+        flags += {"bf16": ["--bf16", "True"], "bf16-weights": ["--bf16-weights", "True", "--use_cpu", "True"],
+                  "fp32": []}[default_precision()]
     return flags
 
 
