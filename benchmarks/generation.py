@@ -1,7 +1,7 @@
 """Generation throughput where users wait: the evaluation and leaderboard paths versus a naive
 per-example ``model.generate``, and bf16 autocast and an int8 copy versus fp32.
 
-Model (:func:`topic_model`): the zoo's trained topic model, ``checkpoints/topic-prefix-tag`` (MiniLM-
+Model (:func:`topic_model`): the zoo's trained topic model, ``checkpoints/topic-prepend-tag`` (MiniLM-
 initialised BART, 37M parameters; ``STEERSUM_BENCH_MODEL`` names another topic checkpoint), under its own
 beams and target length. Without one, a random BART of the same shape (d_model 384, 6+6 layers, 12 heads,
 FFN 1536, MiniLM's WordPiece vocabulary + the topic tag tokens) as a ``topic``/``tag`` checkpoint
@@ -40,7 +40,7 @@ from variants.sources import load_source
 
 THREADS = int(os.environ.get("STEERSUM_BENCH_THREADS", "1"))
 N_EXAMPLES, NEW_TOKENS, BEAMS, MAX_SOURCE = 16, 64, 4, 512
-TRAINED_TOPIC = Path("checkpoints/topic-prefix-tag")  # what `python -m training zoo` writes
+TRAINED_TOPIC = Path("checkpoints/topic-prepend-tag")  # what `python -m training zoo` writes
 MINILM_BART = dict(d_model=384, encoder_layers=6, decoder_layers=6, encoder_attention_heads=12,
                    decoder_attention_heads=12, encoder_ffn_dim=1536, decoder_ffn_dim=1536,
                    max_position_embeddings=MAX_SOURCE, dropout=0.0, attention_dropout=0.0)

@@ -8,7 +8,7 @@ Three sources, in this order:
    ``local/<folder>``), loaded with :func:`variants.load_summarizer`;
 3. **Hub ids** from a catalog file, each pinned to a revision::
 
-       {"models": [{"repo": "org/topic-bart-prefix-tag", "revision": "<commit sha>", "variant": "topic"}]}
+       {"models": [{"repo": "org/topic-bart-prepend-tag", "revision": "<commit sha>", "variant": "topic"}]}
 
    A repo is downloaded at start-up when the Hub is reachable; otherwise it is listed as unavailable
    with the reason, never a crash. Only these ids load with ``trust_remote_code=True``: the catalog

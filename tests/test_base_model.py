@@ -93,7 +93,7 @@ def variant_examples(variant: str, data_dir):
     return build_simulated(seed=0, n_readers=10, max_articles={"pool": 150, "train": 6, "val": 2, "test": 10})[0]["train"][:4]
 
 
-BART_VARIANTS = [("topic", "prefix-tag"), ("topic", "emb"), ("tdsum", "tdsum"), ("entity", "sentences"),
+BART_VARIANTS = [("topic", "prepend-tag"), ("topic", "emb"), ("tdsum", "tdsum"), ("entity", "sentences"),
                  ("persona", "history-prefix")]
 
 
@@ -205,6 +205,6 @@ def test_a_cut_training_target_keeps_its_end_of_sequence_token(minilm_bart, data
     record = variant_examples("topic", data_dir)[0]
     full = tokenizer(text_target=record["target"])["input_ids"]
     data = DataArguments(train_file=__file__, max_source_length=64, max_target_length=6)
-    [item] = features(get_variant("topic"), [record], "prefix", None, tokenizer, data)
+    [item] = features(get_variant("topic"), [record], "prepend", None, tokenizer, data)
     assert len(full) > 6 and item["labels"] == full[:5] + [tokenizer.eos_token_id]
     assert full[-1] == tokenizer.eos_token_id  # [SEP], the converted base's end of sequence

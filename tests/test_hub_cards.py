@@ -410,13 +410,13 @@ def test_training_with_push_to_hub_exports_and_pushes(checkpoints, hub, monkeypa
 
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     data = checkpoints["emb"].parent / "val.jsonl"
-    train(["topic", "--method", "prefix", "--preset", "tiny", "--train-file", str(data), "--max-steps", "1",
+    train(["topic", "--method", "prepend", "--preset", "tiny", "--train-file", str(data), "--max-steps", "1",
            "--max-train-samples", "4", "--report-to", "none", "--save-strategy", "no", "--max-target-length", "8",
-           "--output-dir", str(tmp_path / "prefix"), "--push-to-hub", "--hub-model-id", "org/topic-prefix"])
+           "--output-dir", str(tmp_path / "prepend"), "--push-to-hub", "--hub-model-id", "org/topic-prepend"])
     (_, repo, _), (_, _, sent) = calls()
-    assert repo == "org/topic-prefix" and "model.safetensors" in sent["files"]
+    assert repo == "org/topic-prepend" and "model.safetensors" in sent["files"]
     assert "training_args.bin" not in sent["files"]
-    assert ModelCard(sent["card"]).data.tags[-1] == "prefix"
+    assert ModelCard(sent["card"]).data.tags[-1] == "prepend"
 
 
 # --- a peft adapter exports as an adapter -------------------------------------------------------

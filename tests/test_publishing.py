@@ -200,9 +200,9 @@ def test_push_to_hub_without_a_token_stops_before_training(root, hub, tmp_path):
     from training.__main__ import main as train
 
     with pytest.raises(SystemExit, match="^error: .*token"):
-        train(["topic", "--method", "prefix", *common(root / "train.jsonl"), "--max-steps", "1",
+        train(["topic", "--method", "prepend", *common(root / "train.jsonl"), "--max-steps", "1",
                "--save-strategy", "no", "--output-dir", str(tmp_path / "out"), "--push-to-hub",
-               "--hub-model-id", "org/topic-prefix"])
+               "--hub-model-id", "org/topic-prepend"])
     assert not (tmp_path / "out" / "model.safetensors").exists() and FakeApi.instances[-1:] == []
 
 
@@ -210,9 +210,9 @@ def test_hub_token_is_used_and_never_written_or_shown(root, hub, tmp_path, capsy
     from training.__main__ import main as train
 
     caplog.set_level(logging.DEBUG)
-    train(["topic", "--method", "prefix", *common(root / "train.jsonl"), "--max-steps", "1", "--save-strategy",
+    train(["topic", "--method", "prepend", *common(root / "train.jsonl"), "--max-steps", "1", "--save-strategy",
            "steps", "--save-steps", "1", "--output-dir", str(tmp_path / "out"), "--push-to-hub",
-           "--hub-model-id", "org/topic-prefix", "--hub-token", TOKEN])
+           "--hub-model-id", "org/topic-prepend", "--hub-token", TOKEN])
     assert (tmp_path / "out" / "checkpoint-1" / "training_args.bin").is_file()
     assert [api.token for api in FakeApi.instances] and {api.token for api in FakeApi.instances} == {TOKEN}
     assert [upload for api in FakeApi.instances for upload in api.uploads] == [[]]  # pushed, with no file holding it

@@ -36,12 +36,12 @@ def test_tagging_matches_lemmas_not_substrings():
 def test_each_method_gives_different_inputs_for_different_topics(topic):
     assets = default_assets()
     emb_assets = TopicAssets(assets.space, assets.top_n, list(assets.space.topics))
-    for method in ("tag", "prefix", "prefix-tag"):
+    for method in ("tag", "prepend", "prepend-tag"):
         sport = topic.prepare(SPORT_DOC, {"topic": "sport"}, method, assets)
         business = topic.prepare(SPORT_DOC, {"topic": "business"}, method, assets)
         assert sport.text != business.text, method
-    assert topic.prepare(SPORT_DOC, {"topic": "sport"}, "prefix", assets).text == f"sport {TOPIC} {SPORT_DOC}"
-    tagged = topic.prepare(SPORT_DOC, {"topic": "sport"}, "prefix-tag", assets).text
+    assert topic.prepare(SPORT_DOC, {"topic": "sport"}, "prepend", assets).text == f"sport {TOPIC} {SPORT_DOC}"
+    tagged = topic.prepare(SPORT_DOC, {"topic": "sport"}, "prepend-tag", assets).text
     assert tagged.startswith(f"sport {TOPIC} ") and f"{TAG} league {TAG}" in tagged
     emb = [topic.prepare(SPORT_DOC, {"topic": t}, "emb", emb_assets) for t in ("sport", "business")]
     assert emb[0].text == emb[1].text == SPORT_DOC
@@ -151,7 +151,7 @@ def test_gradient_accumulation_does_not_scale_the_loss(data_dir, tmp_path):
     losses = {}
     for batch, steps in ((4, 1), (1, 4)):
         out = tmp_path / f"b{batch}"
-        train(["topic", "--preset", "tiny", "--method", "prefix", "--train-file", str(train_file), "--max-steps", "1",
+        train(["topic", "--preset", "tiny", "--method", "prepend", "--train-file", str(train_file), "--max-steps", "1",
                "--per-device-train-batch-size", str(batch), "--gradient-accumulation-steps", str(steps),
                "--logging-steps", "1", "--output-dir", str(out), "--report-to", "none", "--max-target-length", "16",
                "--save-strategy", "no", "--dataloader-pin-memory", "false", "--seed", "0", "--generation-num-beams", "2"])

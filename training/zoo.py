@@ -8,7 +8,7 @@ it was interrupted (rerun the same command):
 1. ``minilm-bart/``: MiniLM converted to BART (:mod:`training.base`; seconds).
 2. ``general/``: the general summarizer (:mod:`training.general`) fine-tuned from it.
 3. one model per variant, each with its paper's best method, fine-tuned from ``general/`` on the
-   variant's own training data (``data/<v>/``, built by ``build-data``): topic ``prefix-tag`` on
+   variant's own training data (``data/<v>/``, built by ``build-data``): topic ``prepend-tag`` on
    BBC super-articles, ``tdsum`` on SciTLDR, entity GSum with ``sentences`` guidance, persona
    ``history-prefix`` (five readers per training article), and for ccs a LoRA adapter (rank 16 on
    every attention projection) with the CCSBench prompt — on the BART general summarizer (the
@@ -64,7 +64,7 @@ class ZooModel:
 
 
 MODELS = [
-    ZooModel("topic", "prefix-tag", ("--source", "bbc_summary"), source_tokens=384),
+    ZooModel("topic", "prepend-tag", ("--source", "bbc_summary"), source_tokens=384),
     ZooModel("tdsum", "tdsum", ("--source", "scitldr")),
     ZooModel("entity", "sentences", ("--sources", "cnndm_sample", "bbc_summary"), quick_build=("--limit", "6")),
     # The reader's 24-30 titles take ~176 tokens of the source: at 256 only ~80 were left for the article.

@@ -10,7 +10,7 @@ class TopicBartConfig(BartConfig):
     Args:
         topics (`list[str]`, *optional*):
             Names of the topics, in the order of the embedding table's rows. The model can only be
-            steered towards these topics (unlike the tag/prefix methods, the embedding method cannot
+            steered towards these topics (unlike the tag/prepend methods, the embedding method cannot
             take an unseen topic).
         topic_init_std (`float`, *optional*, defaults to 0.0):
             Standard deviation of the topic embeddings at initialization. 0 (the default) makes a

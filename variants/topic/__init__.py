@@ -3,11 +3,11 @@ evaluation and transformer methods", LREC-COLING 2024).
 
 Four ways to tell BART which topic to summarize for, one ``prepare`` for all of them:
 
-* ``prefix``      the topic's name, then the special token ``[TOPIC]``, in front of the document
+* ``prepend``     the topic's name, then the special token ``[TOPIC]``, in front of the document
                   (Sec. 4.2 a). The name is text, so an unseen topic can be prepended too (Sec. 5.3).
 * ``tag``         every word whose lemma is one of the topic's top-N representative terms is wrapped
                   in ``[TAG] ... [TAG]`` (Sec. 4.2 b and its example).
-* ``prefix-tag``  both (the paper's best method, Table 2).
+* ``prepend-tag`` both (the paper's best method, Table 2).
 * ``emb``         a trainable topic embedding added to the encoder input (Sec. 4.1,
                   :mod:`models.topic_bart`); only topics seen in training.
 
@@ -148,7 +148,7 @@ class TopicBaseline(Baseline):
 class TopicVariant(Variant):
     id = "topic"
     title = "Topic-controlled BART"
-    description = "Summarize a document for a chosen topic (tag, prefix, prefix+tag or topic embeddings)."
+    description = "Summarize a document for a chosen topic (tag, prepend, prepend+tag or topic embeddings)."
     paper = Paper(
         title="Topic-controllable summarization: topic-aware evaluation and transformer methods",
         authors="Tatiana Passali, Grigorios Tsoumakas",
@@ -161,7 +161,7 @@ class TopicVariant(Variant):
   year      = {2024}
 }""",
     )
-    methods = ("tag", "emb", "prefix", "prefix-tag")
+    methods = ("tag", "emb", "prepend", "prepend-tag")
     metric_names = ("stas", "rouge1", "rouge2", "rougeLsum")
     control_metrics = ("stas",)
     # Table 2 (super-articles from CNN/DailyMail, BART-large) prints percentages; divided by 100 here
@@ -195,7 +195,7 @@ class TopicVariant(Variant):
         assets = assets or default_assets()
         closed = bool(assets.embedding_topics)
         return (
-            Control("topic", "choice", "the topic the summary should be about; tag/prefix models also take "
+            Control("topic", "choice", "the topic the summary should be about; tag/prepend models also take "
                     "an unseen topic typed as free text", choices=tuple(assets.embedding_topics or assets.space.topics),
                     open=not closed, required=True),
             Control("topic_words", "text", "for an unseen topic: a few comma-separated words that describe it"),
@@ -215,7 +215,7 @@ class TopicVariant(Variant):
             return Prepared(document, {"topic_ids": assets.embedding_topics.index(topic)})
         assets, notices = assets.resolve(controls)
         text = tag_document(document, assets.terms(topic)) if "tag" in method else document
-        if method.startswith("prefix"):
+        if method.startswith("prepend"):
             text = f"{topic} {TOPIC} {text}"
         return Prepared(text, notices=notices)
 

@@ -1,7 +1,7 @@
 """``python -m training topic``: fine-tune BART for topic control (Passali et al.).
 
-    python -m training topic --method prefix-tag --base-model facebook/bart-large \\
-        --train-file super/train.jsonl --eval-file super/val.jsonl --output-dir checkpoints/topic-prefix-tag
+    python -m training topic --method prepend-tag --base-model facebook/bart-large \\
+        --train-file super/train.jsonl --eval-file super/val.jsonl --output-dir checkpoints/topic-prepend-tag
 
 Defaults follow the paper (Sec. 5.1): BART-large, learning rate 3e-5, batch size 4, top-N = 100
 representative terms. ``--preset tiny`` trains a small random BART of the same architecture on CPU.
@@ -24,7 +24,7 @@ PAPER_DEFAULTS = {"learning_rate": 3e-5, "per_device_train_batch_size": 4}
 
 @dataclass
 class Arguments:
-    method: str = field(default="prefix-tag", metadata={"help": "tag | emb | prefix | prefix-tag"})
+    method: str = field(default="prepend-tag", metadata={"help": "tag | emb | prepend | prepend-tag"})
     top_n: int = field(default=DEFAULT_TOP_N, metadata={"help": "representative terms tagged per topic (paper: 100)"})
     topic_space: str | None = field(default=None, metadata={"help": "folder of a saved TopicSpace (default: bundled BBC)"})
 
