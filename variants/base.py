@@ -271,6 +271,16 @@ class Variant:
         reader, a note that the data is simulated), from the examples and their rows. Default: none."""
         return {}
 
+    # Test sets with human references scored beside the derived one (e.g. MACSum-Doc's topic- and
+    # length-focused summaries), by name; :meth:`extra_test_set` builds each.
+    extra_test_sets: tuple[str, ...] = ()
+
+    def extra_test_set(self, name: str, max_samples: int | None = None) -> list[dict]:
+        """The records of the extra test set ``name`` (one of :attr:`extra_test_sets`), shaped like
+        :meth:`test_examples`' and the same on every call."""
+        raise KeyError(f"variant '{self.id}' has no test set {name!r}; it has: "
+                       f"{', '.join(self.extra_test_sets) or 'none besides its derived one'}")
+
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """The bundled test set the leaderboard scores every system of this variant on
         (``python -m benchmarks leaderboard``): at most ``max_samples`` records shaped like training
