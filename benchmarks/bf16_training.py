@@ -1,6 +1,6 @@
 """Training step time on CPU: fp32 vs bf16, on the MiniLM-initialised BART (``python -m training base minilm``).
 
-The issue-22 recipe: batch 8, 256 source / 96 target tokens of real BBC text (``bbc_summary`` train,
+The general summarizer's shape: batch 8, 256 source / 96 target tokens of real BBC text (``bbc_summary`` train,
 padded to full length so every step has the same shape), AdamW lr 3e-4, one CPU thread (the
 machine's CPU-slot rule). Ways, each timed on the same batch after one untimed warm-up step
 (which allocates AdamW's state), interleaved across rounds, best round kept:
@@ -20,7 +20,7 @@ machine's CPU-slot rule). Ways, each timed on the same batch after one untimed w
 
 Measured on a 2-core Xeon with AVX512-BF16 but no AMX, shared with other jobs: every bf16 way was slower than
 fp32 (oneDNN's AVX512-BF16 matmul: 60 GFLOPS vs MKL fp32 92 on one thread), so bf16 is the default only
-where AMX is present; the issue's 1.55x was measured on a machine whose bf16 matmul ran at 193 GFLOPS.
+where AMX is present; a 1.55x had been measured on a machine whose bf16 matmul ran at 193 GFLOPS.
 
 Check: each way's first-step loss on the batch, next to fp32's (bf16 rounds; it must stay close).
 """

@@ -5,7 +5,7 @@ SteerSum's way (:func:`variants.topic.tag_document`) goes through the topic's ca
 up in a dict of the chunks that hold a tagged word (with their tagged text), chunks not met before
 tagged by the lemma rule (:func:`variants.topic.tag_words`, WORD tokens and :func:`metrics.stas.term`)
 and remembered. Cold: the tagger and the lemma cache start empty; warm: steady state over a corpus.
-The word-by-word rule with a cached lemma per word (SteerSum's way before issue 20) is a row too.
+The word-by-word rule with a cached lemma per word (SteerSum's earlier rule) is a row too.
 Tried first and dropped: one compiled trie expression per topic over the tagged surface forms (plus
 a pass for unseen words); Python's ``re`` spends ~0.1 µs per character on it, no faster than the
 word-by-word rule.
@@ -81,7 +81,7 @@ def run() -> str:
 
     rows = [("naive: `nltk.word_tokenize` + WordNet per token + list lookup", nltk_s),
             ("naive: SteerSum's rule, WordNet per token, list lookup (same output)", uncached_s),
-            ("word by word, lemma cached per word (`tag_words`, SteerSum's way until issue 20)", words_s),
+            ("word by word, lemma cached per word (`tag_words`, SteerSum's earlier rule)", words_s),
             ("SteerSum, cold (tagger built, lemma cache empty: first 100 articles)", cold_s),
             ("SteerSum, warm (steady state over a corpus)", warm_s)]
     lines = [f"## Topic tagging ({N_ARTICLES} BBC articles, topic {topic!r}, top-{assets.top_n} terms)", "",

@@ -1,6 +1,6 @@
 """The focus judge: the labelling rule, save/load without pickle, and the committed default.
 
-The default is rebuilt once per session from the bundled data (about 4 s) and compared with the
+The default is rebuilt once per test run from the bundled data (about 4 s) and compared with the
 committed asset, so the numbers in ``metrics/assets/focus/classifier.json`` and in the module
 docstring are the ones this code produces.
 """

@@ -1,4 +1,4 @@
-"""Generation where users wait (issue 20): one settings object for evaluation, the leaderboard and the
+"""Generation where users wait: one settings object for evaluation, the leaderboard and the
 Space; batches sorted by source length with outputs back in the caller's order; bf16 checked
 against fp32; the topic tagger's one-pass expression equal to the word-by-word rule."""
 import shutil

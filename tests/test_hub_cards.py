@@ -1,5 +1,5 @@
 """Publishing to the Hub: export (repo layout, model card), push (at the ``HfApi`` boundary, never the
-network), Space packaging. Tiny topic checkpoints are trained once per session: ``tag`` with an eval
+network), Space packaging. Tiny topic checkpoints are trained once per test run: ``tag`` with an eval
 report, ``emb`` (custom architecture, remote code) without one."""
 import json
 import logging

@@ -270,7 +270,7 @@ def test_one_summary_for_all_readers_no_longer_beats_the_personalized_baseline(f
     the baseline without history) 0.303, the first two sentences of the article's human extractive
     summary 0.295, and (an oracle, not a system) another reader's reference 0.346. Before, with
     references built by the baseline's own rule, one reader's reference given to all scored 0.677
-    (0.687 in issue 17) against the baseline's 0.492."""
+    (0.687 in an earlier measurement) against the baseline's 0.492."""
     from rouge_score import rouge_scorer
 
     scorer = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)

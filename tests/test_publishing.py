@@ -1,9 +1,9 @@
-"""Publishing that works off this machine (issue 19): no local path in a published repo, cards that
+"""Publishing that works on any machine: no local path in a published repo, cards that
 carry the test evaluation, a push that checks its token before training and never writes it, a
 generation config that generates as the card says, resuming, weight checksums, cards that read true.
 
 One tiny topic checkpoint (``tag``, 2 steps, a checkpoint saved at each step, evaluated on 2
-validation examples) and one ``emb`` checkpoint are trained once per session through the CLI."""
+validation examples) and one ``emb`` checkpoint are trained once per test run through the CLI."""
 import hashlib
 import json
 import logging

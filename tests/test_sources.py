@@ -105,7 +105,7 @@ def test_committed_runtime_assets_rebuild_identically(full_data_dir, tmp_path):
 
 
 def test_exported_space_serves_every_variant_from_a_bare_folder(tmp_path):
-    """Issue 19, item 1: export, copy to a folder with nothing beside it, start ``python app.py``,
+    """Export, copy to a folder with nothing beside it, start ``python app.py``,
     call /summarize for all five variants through gradio_client."""
     from hub_cards.__main__ import main as hub_main
 

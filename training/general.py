@@ -9,8 +9,8 @@ BBC summaries), the ``xsum`` sample's training part (the same seeded 80% that ``
 train (capped), with bbc_summary repeated ``--bbc-repeat`` times (default 3) so that BBC news is about
 three quarters of what the model sees: its goal is ROUGE on bbc_summary test against Lead-3, and copying
 names and numbers right is learned from extractive targets. No controls: variant models are fine-tuned
-from it with their own methods (``python -m training zoo``). Defaults are the recipe measured on this machine in
-issue 22: 256 source / 128 target tokens, batch 8 (random batches: its sources nearly all fill 256
+from it with their own methods (``python -m training zoo``). Defaults are the recipe measured on a 2-core CPU
+(2026-11-25, docs/log.md): 256 source / 128 target tokens, batch 8 (random batches: its sources nearly all fill 256
 tokens, so grouping them by length would save ~4% of the padding), learning rate 3e-4 decaying
 linearly, in this machine's precision (:func:`training.seq2seq.default_precision`: a bf16 copy on a CPU
 with AMX, autocast on a GPU with bf16). Training is resumable: it saves every ``--save-steps`` (keeping 2) and a
@@ -228,7 +228,7 @@ def evaluate_general(model_dir: str | Path, max_examples: int | None = None, bat
         references = [[e["target"]] for e in examples]
         model_rouge = rouge(summaries, references, allow_empty=True)["corpus"]
         lead_rouge = rouge([lead(d, n_lead) for d in documents], references)["corpus"]
-        # The issue's goal is against Lead-N; the lead at the summaries' own length says whether a
+        # The goal is against Lead-N; the lead at the summaries' own length says whether a
         # ratio comes from choosing words or from writing more (or fewer) of them.
         summary_words = round(sum(len(t.split()) for t in summaries) / max(len(summaries), 1))
         lead_k_rouge = rouge([lead_words(d, max(summary_words, 1)) for d in documents], references)["corpus"]

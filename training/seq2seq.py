@@ -91,7 +91,7 @@ PRECISION_FLAGS = {"--bf16", "--fp16", "--bf16-weights", "--bf16_weights"}
 def default_precision() -> str:
     """What training computes in unless told, chosen by the device that trains: ``bf16`` (the Trainer's
     autocast, fp32 weights) on a GPU with bf16, ``bf16-weights`` (a bf16 copy, :mod:`training.bf16`) on a
-    CPU with AMX, else ``fp32``. Before 2026-11-25 (stop 30) the CPU alone decided, so on a GPU machine
+    CPU with AMX, else ``fp32``. Until 2026-11-25 the CPU alone decided, so on a GPU machine
     whose CPU had AMX the general summarizer trained on a bf16 copy and the variant models in fp32."""
     if torch.cuda.is_available():
         return "bf16" if torch.cuda.is_bf16_supported() else "fp32"

@@ -27,7 +27,7 @@ compositional data, "tagged with 2-3 attributes"). Deterministic by ``--seed``.
 
 ``--long-repeats N`` writes each ``train`` example that asks for a length past bin 0 N times. The
 TLDRs and highlights are short: 73% of the length-controlled examples ask for bin 0, and a model
-trained on that mix wrote ~33 words whatever length it was asked for (stop 27, README). With 3 the
+trained on that mix wrote ~33 words whatever length it was asked for (docs/log.md, 2026-11-25). With 3 the
 requests past bin 0 weigh about as much as bin 0. Val and test are never repeated.
 
 The test set (:func:`build_test_set`, whatever ``--sources``) is built so that a summarizer that
