@@ -39,7 +39,7 @@ BBC_REPEAT = 3  # 1,645 bbc_summary articles x 3 of 6,275 examples; the first 80
 # 4 beams: on 40 bbc_summary test articles the 1,700-step model scored ROUGE-1 0.493 with 2 beams,
 # 0.522 with 4 and 0.500 with 6 (with 2 it drifts into garbled repeats after the first sentences).
 # 2,700 steps: at 1,700 ROUGE-1 was 1.09x Lead-3 on bbc_summary test and 0.99x Lead-1 on xsum; 1,000 more
-# (the same schedule stretched to 2,700) gave 1.14x and 1.03x (README, "The general summarizer").
+# (the same schedule stretched to 2,700) gave 1.14x and 1.03x (docs/log.md, "the general summarizer").
 # No repeated 5-grams (the base's 3 made it swap words to avoid repeating a 3-gram: "the move right the
 # group"): chosen on bbc_summary val, where 3 gave ROUGE-1 1.15x Lead-3 with 93.0% of names and numbers
 # verbatim, 5 gave 1.12x and 96.4%, and 0 repeats whole sentences (on test: 0.96x).

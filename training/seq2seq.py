@@ -28,7 +28,7 @@ DEFAULT_NUM_BEAMS = 4  # beams at inference unless --generation-num-beams says o
 # Variant trainers batch neighbours in source length (transformers' LengthGroupedSampler: megabatches of 50
 # batches, each sorted), so little of a batch is padding: on the zoo's CCS data 99% of the source positions
 # hold tokens against 72% in random batches, 1.18x the examples per second here (``python -m benchmarks
-# grouping``; 1.15x the Trainer's train_runtime over 120 steps, README). ``--train-sampling-strategy random``
+# grouping``; 1.15x the Trainer's train_runtime over 120 steps, docs/log.md). ``--train-sampling-strategy random``
 # is the Trainer's default back.
 SAMPLING = "group_by_length"
 

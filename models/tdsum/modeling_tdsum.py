@@ -81,7 +81,7 @@ class TDSumTfidfEncoder(nn.Module):
     layers add to that input (a residual), so the features start as the scored embeddings rather than
     as two random projections of them: with BART's 0.02 initialization and MiniLM's embeddings (RMS
     0.064) the plain two layers started ~400 times smaller than the source encoder's output and the
-    added attention learned nothing in 174 steps (README, measured zoo). No biases: a token scored 0
+    added attention learned nothing in 174 steps (docs/log.md, 2026-11-24). No biases: a token scored 0
     (stop word, padding, unknown word) has no feature at all."""
 
     def __init__(self, config: TDSumConfig):
