@@ -234,9 +234,9 @@ def clip_document(document: Any, limit: int = MAX_DOCUMENT_CHARS) -> tuple[str, 
     if not any(character.isalnum() for character in document):
         raise InputError("document has no letters or digits: give the text to summarize")
     cut = clip_text(document, limit)
-    notices = [] if cut == document else [
-        f"the document has {len(document):,} characters; only the first {len(cut):,} were summarized"]
-    return cut, notices + language_notices(cut)
+    if cut == document:
+        return document, []
+    return cut, [f"the document has {len(document):,} characters; only the first {len(cut):,} were summarized"]
 
 
 def language_notices(document: str) -> list[str]:
@@ -433,6 +433,7 @@ class Service:
             summary = clip_text(summary, MAX_SUMMARY_CHARS)
         reference, reference_notices = clip_reference(reference)
         document, document_notices = clip_document(document)
+        document_notices += language_notices(document)
         controls, control_notices = self._bounded(summarizer, parse_controls(controls))
         checked = summarizer.variant.validate(controls, summarizer.assets)
         notices = document_notices + notices + reference_notices + control_notices
@@ -449,6 +450,7 @@ class Service:
         summarizer = batcher.summarizer
         reference, reference_notices = clip_reference(reference)  # first: a 2 MB reference is cut at once
         document, notices = clip_document(document)
+        notices += language_notices(document)
         bounded = [self._bounded(summarizer, c) for c in controls]
         notices += reference_notices + [n for _, control_notices in bounded for n in control_notices]
         checked = [summarizer.variant.validate(c, summarizer.assets) for c, _ in bounded]  # fail fast, before batching
