@@ -259,8 +259,10 @@ def unfinished_notices(summarizer: Summarizer, text: str) -> list[str]:
     """A notice when a generated summary stopped at the model's ``max_new_tokens`` without ending a
     sentence (it is cut mid-sentence). Every model variant shares the cause; the text is kept as
     generated, so the scores shown are those of what the model wrote (as in its evaluation). The
-    token count is the summary re-tokenized: generation at the limit gives ``max_new_tokens`` less
-    the forced start and end tokens."""
+    token count is the summary re-tokenized: at the limit, BART has written ``max_new_tokens - 1``
+    tokens after its forced start token (T5 ``max_new_tokens``); one token of slack covers a pair that
+    re-tokenizing merges. A summary without end punctuation that stopped by itself that close to the
+    limit is flagged too: it is nearly always cut there as well."""
     settings, tokenizer = getattr(summarizer, "settings", None), getattr(summarizer, "tokenizer", None)
     limit = getattr(settings, "max_new_tokens", None)
     if not text.strip() or SENTENCE_END.search(text.strip()) or tokenizer is None or limit is None:
@@ -268,8 +270,7 @@ def unfinished_notices(summarizer: Summarizer, text: str) -> list[str]:
     tokens = len(tokenizer(text, add_special_tokens=False)["input_ids"])
     if tokens < limit - 2:
         return []
-    return [f"the summary ends mid-sentence: generation stopped at the model's limit of {limit} new tokens "
-            "(max_target_length of its training record)"]
+    return [f"the summary ends mid-sentence: generation stopped at the model's limit of {limit} new tokens"]
 
 
 def clip_text(text: str, limit: int) -> str:
