@@ -63,7 +63,8 @@ summary, result = client.predict("The striker scored twice ...", "topic", "basel
                                   api_name="/summarize")
 print(summary, result["scores"])
 ```
-Endpoints: `/summarize`, `/compare` (models comma-separated), `/sweep`, `/score`, `/compare_readers` (one
+Endpoints: `/summarize`, `/compare` (two or more models, comma-separated), `/sweep` (every value of a
+choice, or of a short integer range such as the CCS length bins), `/score`, `/compare_readers` (one
 article, two readers of the persona variant, and how far apart their summaries are), `/variants` (the
 catalog and every variant's control schema). Bad input comes back as an error naming the problem and the
 allowed values; long inputs are cut, with a notice in the result."""

@@ -3,7 +3,6 @@ summaries cut mid-sentence say so, the persona baseline reads interests (MiniLM)
 words, Sweep runs integer controls (CCS length bins), Compare needs two served models, the Readers tab
 belongs to persona, a model that fails to load is named with its reason, and a user error is one line
 in the server log (no traceback, no absl line per ROUGE call)."""
-import json
 import logging
 import shutil
 import socket
