@@ -10,7 +10,6 @@ result on screen. The API endpoints (``/summarize``, ``/compare``, ``/sweep``, `
 from __future__ import annotations
 
 import functools
-import logging
 from typing import Any, Callable
 
 import gradio as gr
@@ -21,12 +20,11 @@ from variants.base import Control
 from .examples import variant_examples
 from .leaderboard import leaderboard_tab
 from .readers import reader_tab
-from .service import Service, highlight, sweep_values
+from .service import Service, highlight, log_user_error, sweep_values
 from .suggest import SuggestionBox
 from .texts import about, api_help, compare_note, comparable, onboarding, page_url, sweep_note
 from .views import NOT_SET, chart_colours, chart_frame, escape_html, metrics_markdown, table_frame
 
-log = logging.getLogger(__name__)
 CONCURRENCY_LIMIT = 16  # requests run at once; concurrent ones for one model share a generate call
 MAX_DROPDOWN_INTEGERS = 25  # an optional integer control with at most this many values is a dropdown
 # Passed to launch() (gradio 6 takes css there). Gradio's highlighted text lays tokens out as flex items,
@@ -81,12 +79,6 @@ def user_errors(function: Callable, escape: bool = True) -> Callable:
             log_user_error(function.__name__, err)
             raise gr.Error(escape_html(err) if escape else str(err), print_exception=False) from None
     return wrapper
-
-
-def log_user_error(where: str, err: Exception) -> None:
-    """A user's mistake is one line in the server log (gradio printed a full traceback for each:
-    977 lines for 35 bad calls); a server-side failure keeps its traceback."""
-    log.info("user error in %s: %s", where, " ".join(str(err).split())[:500])
 
 
 # --- control widgets from the schema -------------------------------------------------------

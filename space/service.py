@@ -151,6 +151,12 @@ class Batcher:
             future.set_result(summary)
 
 
+def log_user_error(where: str, err: Exception) -> None:
+    """A user's mistake is one line in the server log (gradio printed a full traceback for each:
+    977 lines for 35 bad calls); a server-side failure keeps its traceback."""
+    log.info("user error in %s: %s", where, " ".join(str(err).split())[:500])
+
+
 class ModelLoadError(InputError):
     """A model of the catalog that could not be loaded (missing or corrupt weights, out of memory):
     the message names the model and the reason, so an API caller learns what failed instead of an
