@@ -118,6 +118,19 @@ def test_tdsum_baseline_says_when_its_summary_is_a_cut_sentence():
     assert not any("mid-sentence" in n for n in baseline.summarize([short], [{}])[0].notices)
 
 
+def test_ccs_baseline_says_when_it_cut_a_sentence_to_reach_the_length_bin():
+    long = ("Notwithstanding considerable methodological heterogeneity across the many independent laboratories "
+            "that participated in this large multi-year study, and despite substantial differences in equipment, "
+            "protocols, funding, governance, recruitment practices and staff training between the sites, the "
+            "multidimensional characterization demonstrated statistically significant improvements in every one "
+            "of the prespecified primary and secondary outcome measures that we examined here.")  # 55 words
+    summary = REGISTRY["ccs"].baseline().summarize([long + " " + long], [{"length": 0}])[0]
+    # bin 0 is 1-50 words: no 55-word sentence fits, so the first is cut at the bin's middle, 25 words
+    assert len(summary.text.split()) == 25
+    assert "a sentence was cut to its first 25 words to reach the length bin, so the summary has part of a " \
+           "sentence at its end" in summary.notices
+
+
 def test_tiny_model_summary_stopped_at_its_token_limit_gets_a_notice(service):
     from space.service import unfinished_notices
 

@@ -152,6 +152,8 @@ def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
     if total < low:  # only long sentences left: cut the best-ranked one to fill the bin
         cut = next(i for i in rank if i not in chosen)
         parts[cut] = " ".join(sents[cut].split()[: middle - total])
+        notices.append(f"a sentence was cut to its first {middle - total} words to reach the length bin, so the "
+                       f"summary has part of a sentence{' at its end' if cut == max(parts) else ''}")
     return " ".join(parts[i] for i in sorted(parts)), notices
 
 
