@@ -19,12 +19,17 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from absl import logging as absl_logging
 from rouge_score import rouge_scorer
 
 from metrics.io import DataError, get_field
 from metrics.text import sentences
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeLsum")
+
+# rouge-score logs "Using default tokenizer." through absl at INFO for every RougeScorer it builds
+# (metrics.egises and metrics.ccs build one per call): one line per scored summary in a server log.
+absl_logging.set_verbosity(absl_logging.WARNING)
 
 FIELDS = """
   prediction  str        the generated summary

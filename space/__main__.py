@@ -38,12 +38,12 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # gradio's own start-up probes, one line each
 
-    from .app import CSS, build_app
+    from .app import CSS, build_app, theme
     from .catalog import build_catalog
     from .service import Service
 
     service = Service(build_catalog(args.models_dir, args.catalog), max_models=args.max_models, dtype=args.dtype)
-    build_app(service).launch(server_name=args.host, server_port=args.port, css=CSS)
+    build_app(service).launch(server_name=args.host, server_port=args.port, css=CSS, theme=theme())
 
 
 if __name__ == "__main__":

@@ -20,9 +20,9 @@ from variants.base import Control
 from .examples import variant_examples
 from .leaderboard import leaderboard_tab
 from .readers import reader_tab
-from .service import Service, highlight
+from .service import Service, highlight, log_user_error, sweep_values
 from .suggest import SuggestionBox
-from .texts import about, api_help, compare_note, onboarding, page_url, sweep_note
+from .texts import about, api_help, compare_note, comparable, onboarding, page_url, sweep_note
 from .views import NOT_SET, chart_colours, chart_frame, escape_html, metrics_markdown, table_frame
 
 CONCURRENCY_LIMIT = 16  # requests run at once; concurrent ones for one model share a generate call
@@ -45,7 +45,27 @@ CSS = """
 #leaderboard td:first-child { min-width: 16em; }
 #leaderboard-plots .thumbnail-item { aspect-ratio: auto; height: auto; }
 #leaderboard-plots .thumbnail-item img { height: auto; }
+.dark button[role=tab].selected { color: var(--primary-400); }
 """
+# WCAG AA asks 4.5:1 for text. Gradio's default theme gave help text and footer zinc-400 #bbbbc2 on white
+# (1.91:1) and the primary button and selected tab orange-500 #f97316 against white (2.80:1). Darker
+# shades of the same hues: zinc-600 #52525b on white 7.73:1, white on orange-700 #c2410c 5.18:1 (hover
+# orange-800 #9a3412, 7.31:1); in dark mode the selected tab is orange-400 (CSS above) on zinc-950.
+# tests/test_space_contrast.py computes each ratio, and the browser test reads the rendered colours.
+THEME_COLOURS = {
+    "body_text_color_subdued": "*neutral_600",
+    "block_info_text_color": "*neutral_600",
+    "color_accent": "*primary_700",
+    "button_primary_background_fill": "*primary_700",
+    "button_primary_background_fill_hover": "*primary_800",
+    "button_primary_background_fill_dark": "*primary_700",
+    "button_primary_background_fill_hover_dark": "*primary_800",
+}
+
+
+def theme() -> gr.themes.Base:
+    """Gradio's default theme with text colours that reach WCAG AA contrast (see :data:`THEME_COLOURS`)."""
+    return gr.themes.Default().set(**THEME_COLOURS)
 
 
 def user_errors(function: Callable, escape: bool = True) -> Callable:
@@ -56,7 +76,8 @@ def user_errors(function: Callable, escape: bool = True) -> Callable:
         try:
             return function(*args, **kwargs)
         except InputError as err:
-            raise gr.Error(escape_html(err) if escape else str(err)) from None
+            log_user_error(function.__name__, err)
+            raise gr.Error(escape_html(err) if escape else str(err), print_exception=False) from None
     return wrapper
 
 
@@ -236,7 +257,8 @@ def build_app(service: Service) -> gr.Blocks:
                     with gr.Tab("Compare"):
                         compare_help = gr.Markdown(compare_note(service, first), elem_id="compare-note")
                         compare_models = gr.Dropdown(model_choices(service, first), multiselect=True, label="models")
-                        compare_button = gr.Button("Compare")
+                        compare_button = gr.Button("Compare", elem_id="compare",
+                                                   interactive=comparable(service, first))
                         compare_table = gr.Dataframe(wrap=True, label="side by side", visible=False,
                                                      elem_id="compare-table")
                     with gr.Tab("Sweep"):
@@ -248,8 +270,9 @@ def build_app(service: Service) -> gr.Blocks:
                         sweep_button = gr.Button("Sweep", elem_id="sweep", interactive=bool(names))
                         sweep_table = gr.Dataframe(wrap=True, label="one row per value", elem_id="sweep-table",
                                                    visible=False)
-                    if "persona" in service.catalog.registry:
-                        with gr.Tab("Readers"):  # persona: one article, two readers, the divergence
+                    readers = None
+                    if "persona" in service.catalog.registry:  # one article, two readers: only for persona
+                        with gr.Tab("Readers", visible=first == "persona", elem_id="readers-tab") as readers:
                             reader_tab(service, document, user_errors)
         with gr.Tab("Leaderboard"):  # full width: its tables are wide
             leaderboard_tab()
@@ -262,7 +285,8 @@ def build_app(service: Service) -> gr.Blocks:
         demo.load(on_load, None, api_text, api_visibility="private")
         results = [summary, metrics, chart, own_metrics, suggestions.shown, compare_table, sweep_table]
         wire_ui(service, panel, variant, model, about_text, example_columns, results,
-                (compare_help, compare_models), (sweep_help, sweep_control, sweep_button))
+                (compare_help, compare_models), (sweep_help, sweep_control, sweep_button),
+                (compare_button, readers))
         inputs = [document, reference, variant]
 
         @user_errors
@@ -301,15 +325,18 @@ def build_app(service: Service) -> gr.Blocks:
 
 
 def sweepable(service: Service, variant: str) -> list[str]:
-    return [c.name for c in service.catalog.variant(variant).controls_for(None) if c.kind == "choice" and c.choices]
+    """Controls with a list of values: choices, and integers with a short range (CCS length bins)."""
+    return [c.name for c in service.catalog.variant(variant).controls_for(None) if sweep_values(c)]
 
 
 def wire_ui(service: Service, panel: ControlPanel, variant, model, about_text, example_columns: dict,
-            results: list, compare: tuple, sweep: tuple) -> None:
+            results: list, compare: tuple, sweep: tuple, shown_for: tuple) -> None:
     """Variant → its models, controls, examples and notes, and every result on screen cleared (a
-    summary scored for another variant's controls would mislead); model → the choices it accepts."""
+    summary scored for another variant's controls would mislead); Compare enabled only when the variant
+    serves two models, the Readers tab shown only for persona; model → the choices it accepts."""
     compare_help, compare_models = compare
     sweep_help, sweep_control, sweep_button = sweep
+    compare_button, readers = shown_for
 
     def on_variant(variant_id):
         choices, names = model_choices(service, variant_id), sweepable(service, variant_id)
@@ -320,6 +347,8 @@ def wire_ui(service: Service, panel: ControlPanel, variant, model, about_text, e
                 compare_note(service, variant_id), gr.update(choices=choices, value=[]),
                 sweep_note(names, title), gr.update(choices=names, value=names[0] if names else None),
                 gr.update(interactive=bool(names)), *cleared,
+                gr.update(interactive=comparable(service, variant_id)),
+                *([gr.update(visible=variant_id == "persona")] if readers is not None else []),
                 *(gr.update(visible=v == variant_id) for v in panel.columns),
                 *(gr.update(visible=v == variant_id) for v in example_columns))
 
@@ -330,6 +359,7 @@ def wire_ui(service: Service, panel: ControlPanel, variant, model, about_text, e
         return panel.narrowed(variant_id, service.controls(variant_id, model_id))
 
     outputs = [model, about_text, compare_help, compare_models, sweep_help, sweep_control, sweep_button, *results,
+               compare_button, *([readers] if readers is not None else []),
                *panel.columns.values(), *example_columns.values()]
     variant.change(on_variant, variant, outputs, api_visibility="private")
     model.change(on_model, [variant, model], panel.all, api_visibility="private")
@@ -345,12 +375,14 @@ def api_functions(service: Service) -> dict[str, Callable]:
         return result["summary"], result
 
     def compare(document: str, variant: str, models: str, controls: str = "{}", reference: str = "") -> list[dict]:
-        """The same document and controls through several models (comma-separated ids), side by side."""
+        """The same document and controls through two or more models (comma-separated ids), side by
+        side; an error when the variant serves only one model."""
         return service.compare(document, variant, [m.strip() for m in models.split(",") if m.strip()], controls, reference)
 
     def sweep(document: str, variant: str, model: str, control: str, controls: str = "{}",
               reference: str = "") -> list[dict]:
-        """One model, every value of one choice control (e.g. every topic)."""
+        """One model, every value of one control: a choice (e.g. every topic) or a short integer range
+        (e.g. CCS length bins 0-4)."""
         return service.sweep(document, variant, model, control, controls, reference)
 
     def score(summary: str, document: str, variant: str, controls: str = "{}", reference: str = "",

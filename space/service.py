@@ -12,11 +12,17 @@
   on ZeroGPU hardware (the ``spaces`` package is importable) generation runs under ``spaces.GPU``.
 
 User mistakes raise :class:`variants.InputError` with a message naming the problem and the allowed
-values; the app shows it as ``gr.Error``.
+values; the app shows it as ``gr.Error`` and logs it as one line. A model that fails to load raises
+:class:`ModelLoadError` (an ``InputError``: the caller can pick another model), naming the model and
+the reason; its traceback goes to the server log once.
+
+Results carry notices for inputs that change nothing or outputs that are not what they seem: a
+document that does not look English, a summary that stopped at the model's token limit mid-sentence.
 """
 from __future__ import annotations
 
 import json
+import logging
 import queue
 import re
 import threading
@@ -26,16 +32,31 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Any
 
+import metrics.rouge  # noqa: F401  (silences rouge-score's absl INFO line per scorer, for every metric)
+from metrics.text import STOPWORDS
 from variants import InputError, Summarizer
 from variants.base import Score, Summary, check_document
 
 from .catalog import Catalog, Entry
+
+log = logging.getLogger(__name__)
 
 MAX_DOCUMENT_CHARS = 20_000  # ~4k words: well past BART's 1024 tokens, short enough to score quickly
 MAX_REFERENCE_CHARS = 5_000  # a reference summary is a few hundred words; ROUGE on 2 MB took 11 s
 MAX_SUMMARY_CHARS = 5_000  # the summary /score is given: as long as any reference
 MAX_LIST_ITEMS = 50  # keywords or history titles: more than a reader or a prompt can use
 MAX_ITEM_CHARS = 300  # one keyword, title, entity name or topic
+MAX_SWEEP_VALUES = 25  # an integer control is swept over its whole range when it has at most this many values
+# A document "looks English" (every model and metric here is English-only) when at least this share of
+# its words are English stop words and of its letters ASCII. Measured on the bundled test sets (BBC,
+# SciTLDR, CNN/DM; 810 documents): stop words are 21-44 % of the words (lowest 0.213), ASCII 99.4-100 %
+# of the letters; a German, French, Spanish and Italian news paragraph: 0-5 % stop words; Russian: 0 %
+# ASCII. The limits sit halfway: 10 % and 90 %. Texts under MIN_LANGUAGE_WORDS words are not judged.
+MIN_STOPWORD_SHARE = 0.10
+MIN_ASCII_LETTER_SHARE = 0.90
+MIN_LANGUAGE_WORDS = 20
+SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]]*$")  # a summary that ends a sentence
+LETTERS = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")  # words of letters in any script
 
 try:  # ZeroGPU: a GPU is attached only inside functions decorated with spaces.GPU
     import spaces
@@ -130,6 +151,30 @@ class Batcher:
             future.set_result(summary)
 
 
+def log_user_error(where: str, err: Exception) -> None:
+    """A user's mistake is one line in the server log (gradio printed a full traceback for each:
+    977 lines for 35 bad calls); a server-side failure keeps its traceback."""
+    log.info("user error in %s: %s", where, " ".join(str(err).split())[:500])
+
+
+class ModelLoadError(InputError):
+    """A model of the catalog that could not be loaded (missing or corrupt weights, out of memory):
+    the message names the model and the reason, so an API caller learns what failed instead of an
+    opaque error."""
+
+
+def load_entry(entry: Entry) -> Summarizer:
+    """``entry.load()`` on the torch thread; any failure becomes a :class:`ModelLoadError`."""
+    try:
+        return on_torch_thread(entry.load)
+    except Exception as err:
+        log.warning("model %s (%s) failed to load from %s", entry.model, entry.variant, entry.location or entry.source,
+                    exc_info=True)
+        reason = str(err).strip().splitlines()[0][:300] if str(err).strip() else "no message"
+        raise ModelLoadError(f"model {entry.model!r} of variant '{entry.variant}' could not be loaded "
+                             f"({type(err).__name__}: {reason}); pick another model") from None
+
+
 class ModelCache:
     """Summarizers with their batchers, by (variant, model); least recently used dropped first."""
 
@@ -150,7 +195,7 @@ class ModelCache:
             with self._lock:
                 if key in self._cache:
                     return self._cache[key][0]
-            summarizer = on_torch_thread(entry.load)
+            summarizer = load_entry(entry)
             if self.dtype and hasattr(summarizer, "settings"):  # the Space's --dtype over the model's own
                 summarizer.settings = summarizer.settings.but(dtype=self.dtype)
             batcher = Batcher(summarizer, **self.batching)
@@ -200,6 +245,40 @@ def clip_document(document: Any, limit: int = MAX_DOCUMENT_CHARS) -> tuple[str, 
     return cut, [f"the document has {len(document):,} characters; only the first {len(cut):,} were summarized"]
 
 
+def language_notices(document: str) -> list[str]:
+    """A notice when the document does not look English (too few English stop words, or letters
+    mostly outside ASCII; see :data:`MIN_STOPWORD_SHARE`): a cheap check, no language model."""
+    words = [w.lower() for w in LETTERS.findall(document)]
+    if len(words) < MIN_LANGUAGE_WORDS:
+        return []
+    letters = [c for c in document if c.isalpha()]
+    stop = sum(w in STOPWORDS for w in words) / len(words)
+    ascii_share = sum(c.isascii() for c in letters) / len(letters)
+    if stop >= MIN_STOPWORD_SHARE and ascii_share >= MIN_ASCII_LETTER_SHARE:
+        return []
+    return [f"the document does not look English ({stop:.0%} of its words are English stop words, against 21-44 % "
+            f"in English news and abstracts; {ascii_share:.0%} of its letters are ASCII): every model, baseline and "
+            "metric here is English-only, so the summary and its scores mean little; give an English text"]
+
+
+def unfinished_notices(summarizer: Summarizer, text: str) -> list[str]:
+    """A notice when a generated summary stopped at the model's ``max_new_tokens`` without ending a
+    sentence (it is cut mid-sentence). Every model variant shares the cause; the text is kept as
+    generated, so the scores shown are those of what the model wrote (as in its evaluation). The
+    token count is the summary re-tokenized: at the limit, BART has written ``max_new_tokens - 1``
+    tokens after its forced start token (T5 ``max_new_tokens``); one token of slack covers a pair that
+    re-tokenizing merges. A summary without end punctuation that stopped by itself that close to the
+    limit is flagged too: it is nearly always cut there as well."""
+    settings, tokenizer = getattr(summarizer, "settings", None), getattr(summarizer, "tokenizer", None)
+    limit = getattr(settings, "max_new_tokens", None)
+    if not text.strip() or SENTENCE_END.search(text.strip()) or tokenizer is None or limit is None:
+        return []
+    tokens = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+    if tokens < limit - 2:
+        return []
+    return [f"the summary ends mid-sentence: generation stopped at the model's limit of {limit} new tokens"]
+
+
 def clip_text(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, at a word boundary when there is one."""
     if len(text) <= limit:
@@ -244,6 +323,17 @@ def clip_controls(controls: dict, kinds: dict[str, str], max_items: int = MAX_LI
             value = clip_text(value, max_chars)
         clipped[name] = value
     return clipped, notices
+
+
+def sweep_values(control) -> tuple:
+    """The values a sweep runs through: a choice control's choices, an integer control's whole range
+    when it has at most :data:`MAX_SWEEP_VALUES` values (CCS length: bins 0-4); else none."""
+    if control.kind == "choice" and control.choices:
+        return tuple(control.choices)
+    if (control.kind == "integer" and control.minimum is not None and control.maximum is not None
+            and control.maximum - control.minimum < MAX_SWEEP_VALUES):
+        return tuple(range(control.minimum, control.maximum + 1))
+    return ()
 
 
 def distinctive(summarizer: Summarizer, summary: str, controls: dict, max_values: int = 12) -> list[str]:
@@ -311,22 +401,29 @@ class Service:
     def compare(self, document: str, variant: str, models: list[str], controls: dict | str | None,
                 reference: str | None = None) -> list[dict]:
         """The same document and controls through several models of one variant."""
-        if not models:
-            allowed = ", ".join(e.model for e in self.catalog.models(variant, available=True))
-            raise InputError(f"choose at least one model to compare; allowed: {allowed}")
+        served = [e.model for e in self.catalog.models(variant, available=True)]
+        if len(served) < 2:
+            raise InputError(f"variant '{variant}' serves only one model ({', '.join(served)}): there is nothing "
+                             "to compare it with; use /summarize, or serve trained models (python -m space "
+                             "--models-dir checkpoints)")
+        if len(set(models)) < 2:
+            raise InputError(f"choose at least two models to compare (got {len(set(models))}); "
+                             f"allowed: {', '.join(served)}")
         return [self.summarize(document, variant, model, controls, reference) for model in models]
 
     def sweep(self, document: str, variant: str, model: str, control: str, controls: dict | str | None,
               reference: str | None = None) -> list[dict]:
-        """One model, every value of one choice control (e.g. every topic), generated as one batch."""
-        schema = {c.name: c for c in self.controls(variant, model) if c.kind == "choice" and c.choices}
+        """One model, every value of one control (every topic; every CCS length bin 0-4), generated
+        as one batch: choice controls over their choices, integer controls over their range."""
+        values_of = {c.name: sweep_values(c) for c in self.controls(variant, model)}
+        schema = {name: values for name, values in values_of.items() if values}
         if not schema:
             raise InputError(f"variant '{variant}' has no control with a list of values to sweep: "
                              "its controls are free text, so try values one by one with Generate")
         if control not in schema:
             raise InputError(f"cannot sweep {control!r} for variant '{variant}'; allowed: {', '.join(schema)}")
         base = parse_controls(controls)
-        values = schema[control].choices
+        values = schema[control]
         results = self._summarize_many(document, variant, model, [{**base, control: v} for v in values], reference)
         return [{"value": value, **result} for value, result in zip(values, results)]
 
@@ -343,6 +440,7 @@ class Service:
             summary = clip_text(summary, MAX_SUMMARY_CHARS)
         reference, reference_notices = clip_reference(reference)
         document, document_notices = clip_document(document)
+        document_notices += language_notices(document)
         controls, control_notices = self._bounded(summarizer, parse_controls(controls))
         checked = summarizer.variant.validate(controls, summarizer.assets)
         notices = document_notices + notices + reference_notices + control_notices
@@ -359,12 +457,14 @@ class Service:
         summarizer = batcher.summarizer
         reference, reference_notices = clip_reference(reference)  # first: a 2 MB reference is cut at once
         document, notices = clip_document(document)
+        notices += language_notices(document)
         bounded = [self._bounded(summarizer, c) for c in controls]
         notices += reference_notices + [n for _, control_notices in bounded for n in control_notices]
         checked = [summarizer.variant.validate(c, summarizer.assets) for c, _ in bounded]  # fail fast, before batching
         summaries = batcher.submit([document] * len(checked), checked)
         seconds = {"generate": (time.perf_counter() - start) / len(checked)}
-        return [self._scored(summarizer, model, s.text, document, c, reference, notices + s.notices, dict(seconds))
+        return [self._scored(summarizer, model, s.text, document, c, reference,
+                             notices + s.notices + unfinished_notices(summarizer, s.text), dict(seconds))
                 for s, c in zip(summaries, checked)]
 
     def _scored(self, summarizer: Summarizer, model: str, summary: str, document: str, controls: dict,

@@ -12,7 +12,7 @@ import gradio as gr
 
 from variants import InputError
 
-from .service import Service, clip_document
+from .service import Service, clip_document, log_user_error
 from .views import NOT_SET, escape_html, escape_markdown
 
 
@@ -54,7 +54,8 @@ class SuggestionBox:
             try:
                 found = suggest(service, document, variant_id)
             except InputError as err:
-                raise gr.Error(escape_html(err)) from None
+                log_user_error("suggest", err)
+                raise gr.Error(escape_html(err), print_exception=False) from None
             except Exception as err:  # e.g. the NER model is not installed: say so, keep serving
                 raise gr.Error(escape_html(f"no suggestions: {err}")) from None
             return [suggestions_markdown(found), *filled(panel, variant_id, found, values)]

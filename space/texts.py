@@ -33,8 +33,13 @@ def about(service: Service, variant_id: str) -> str:
     return text + "".join(f"\n\n_unavailable: {escape_markdown(e.model)} — {escape_markdown(e.reason)}_" for e in missing)
 
 
+def comparable(service: Service, variant_id: str) -> bool:
+    """Whether the variant serves two or more models (else Compare has nothing to compare)."""
+    return len(service.catalog.models(variant_id, available=True)) >= 2
+
+
 def compare_note(service: Service, variant_id: str) -> str:
-    if trained_models(service, variant_id):
+    if comparable(service, variant_id):
         return "Pick two or more models: the same document and controls go through each."
     return ("_Only the baseline is served for this variant, so there is nothing to compare it with yet._ "
             + ADD_MODELS)
@@ -42,7 +47,8 @@ def compare_note(service: Service, variant_id: str) -> str:
 
 def sweep_note(names: list[str], variant_title: str) -> str:
     if names:
-        return "One summary per value of the chosen control, generated as one batch."
+        return ("One summary per value of the chosen control (every choice, or every number of a short "
+                "range such as the CCS length bins 0-4), generated as one batch.")
     return (f"_{escape_markdown(variant_title)} has no control with a list of values to sweep (its controls "
             "are free text): try values one by one with Generate._")
 
@@ -57,7 +63,8 @@ summary, result = client.predict("The striker scored twice ...", "topic", "basel
                                   api_name="/summarize")
 print(summary, result["scores"])
 ```
-Endpoints: `/summarize`, `/compare` (models comma-separated), `/sweep`, `/score`, `/compare_readers` (one
+Endpoints: `/summarize`, `/compare` (two or more models, comma-separated), `/sweep` (every value of a
+choice, or of a short integer range such as the CCS length bins), `/score`, `/compare_readers` (one
 article, two readers of the persona variant, and how far apart their summaries are), `/variants` (the
 catalog and every variant's control schema). Bad input comes back as an error naming the problem and the
 allowed values; long inputs are cut, with a notice in the result."""

@@ -189,7 +189,8 @@ def test_user_text_shows_as_text_not_html(url, browser):
     topic.clear()
     topic.send_keys(PAYLOAD, Keys.ENTER)
     css(browser, "#generate").click()
-    wait_for(browser, lambda d: "unseen topic" in d.find_element("tag name", "body").text)
+    # the notice, not the topic's help text ("... an unseen topic typed as free text"), which is always there
+    wait_for(browser, lambda d: "unseen topic '<img" in d.find_element("tag name", "body").text)
     shot(browser, "escaped")
     assert "<img src=x" in browser.find_element("tag name", "body").text  # shown as the characters typed
     assert browser.execute_script("return document.querySelectorAll('img[src=\"x\"]').length") == 0
@@ -230,3 +231,57 @@ def test_leaderboard_and_api_tabs(url, browser):
     tab(browser, "API")
     wait_for(browser, lambda d: url in text(d, "#api-help"))  # this page's own address, not a fixed port
     assert "/compare_readers" in text(browser, "#api-help")
+
+
+CONTRAST_SCAN = """
+function background(e) {  // the first opaque background behind the element
+    for (; e; e = e.parentElement) {
+        const c = getComputedStyle(e).backgroundColor;
+        if (c && c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') return c;
+    }
+    return 'rgb(255, 255, 255)';
+}
+return [...document.querySelectorAll('body *')].filter(e => {
+    const own = [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+    const style = getComputedStyle(e), box = e.getBoundingClientRect();
+    return own && box.width > 0 && style.visibility !== 'hidden' && !e.closest('[disabled]');
+}).map(e => [e.textContent.trim().slice(0, 40), e.className.toString().slice(0, 40), getComputedStyle(e).color,
+             background(e)]);"""  # disabled controls are exempt from WCAG 1.4.3
+
+
+def test_every_text_on_the_page_reaches_wcag_aa_contrast(url, browser):
+    """Help text was 1.91:1 and the Generate button and selected tab 2.80:1; the rendered colours
+    (getComputedStyle, against the first opaque background behind each text) are now all at least 4.5:1."""
+    from test_space_contrast import AA_TEXT, contrast
+
+    open_page(url, browser)
+    texts = browser.execute_script(CONTRAST_SCAN)
+    classes = {name for _, cls, _, _ in texts for name in cls.split()}
+    assert {"info-text", "selected"} <= classes  # a control's help text and the selected tab are measured
+    generate_button = css(browser, "#generate")
+    assert contrast(generate_button.value_of_css_property("color"),
+                    generate_button.value_of_css_property("background-color")) >= AA_TEXT
+    low = [(text, fg, bg, round(contrast(fg, bg), 2)) for text, _, fg, bg in texts if contrast(fg, bg) < AA_TEXT]
+    assert low == []
+
+
+def test_readers_tab_shows_for_persona_only_and_compare_needs_two_models(url, browser):
+    open_page(url, browser)
+    tabs = lambda: browser.execute_script(  # noqa: E731  (one call: tabs re-render as the variant changes)
+        "return [...document.querySelectorAll('button[role=tab]')].filter(t => t.offsetParent).map(t => t.innerText)")
+    assert "Readers" not in tabs()  # the topic variant: the tab would silently run persona
+    tab(browser, "Compare")
+    assert not css(browser, "#compare").is_enabled()  # only the baseline is served: nothing to compare
+    pick(browser, "variant", "Personalized")
+    wait_for(browser, lambda d: "Readers" in tabs())
+    pick(browser, "variant", "CCSBench")
+    wait_for(browser, lambda d: "Readers" not in tabs())
+    tab(browser, "Sweep")  # the length bins, the control users most want to sweep
+    assert css(browser, "#sweep").is_enabled()
+    css(browser, "#sweep").click()
+    wait_for(browser, lambda d: d.find_elements("css selector", "#sweep-table")
+             and "length_error" in d.find_element("css selector", "#sweep-table").text)
+    shot(browser, "sweep_length")
+    lines = css(browser, "#sweep-table").text.splitlines()  # header cells, then each row's cells, one per line
+    assert [line for line in lines if line in {"0", "1", "2", "3", "4"}] == ["0", "1", "2", "3", "4"]
+    assert lines[lines.index("0") + 1] == "1.000"  # bin 0's extract is in bin 0 (length_hit 1)

@@ -152,6 +152,8 @@ def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
     if total < low:  # only long sentences left: cut the best-ranked one to fill the bin
         cut = next(i for i in rank if i not in chosen)
         parts[cut] = " ".join(sents[cut].split()[: middle - total])
+        notices.append(f"a sentence was cut to its first {middle - total} words to reach the length bin, so the "
+                       f"summary has part of a sentence{' at its end' if cut == max(parts) else ''}")
     return " ".join(parts[i] for i in sorted(parts)), notices
 
 
@@ -159,7 +161,30 @@ class CCSBaseline(Baseline):
     name = "baseline: length- and keyword-controlled extraction"
 
     def extract(self, document: str, controls: dict) -> Summary:
-        return Summary(*controlled_extract(document, controls))
+        text, notices = controlled_extract(document, controls)
+        return Summary(text, notices + readability_notices(document, controls, text))
+
+
+def readability_notices(document: str, controls: dict, text: str) -> list[str]:
+    """A notice when asking for ``high`` readability changed nothing: the extract is the one given
+    ``normal``. The baseline only ranks sentences by FKGL, so this happens exactly when there is no
+    choice to make (a one-sentence document, or one whose words fit the bin's middle, so every sentence
+    is taken) or when the easiest sentences are the ones chosen anyway."""
+    if controls.get("readability") != "high":
+        return []
+    plain, _ = controlled_extract(document, {**controls, "readability": "normal"})
+    if plain != text:
+        return []
+    sents = sentences(document)
+    if len(sents) < 2:
+        why = "the document is one sentence, so there is no easier sentence to choose"
+    elif all(s in text for s in sents):
+        why = (f"the document's {len(document.split())} words fit the length bin, so every sentence is in the "
+               "extract either way (try a shorter length bin or a longer document)")
+    else:
+        why = "the sentences the length bin and keywords select are already the easiest ones"
+    return [f"readability 'high' changed nothing here: {why}; the baseline picks easier sentences, it does not "
+            "rewrite them"]
 
 
 # ---- loading a checkpoint --------------------------------------------------------------------------

@@ -20,11 +20,13 @@ readers, ``variants/persona/assets/persona_readers.json``, built by ``python -m 
 persona``), or ``history``, pasted titles (one per line), which wins over ``reader``. No history at
 all is allowed: the summary is then not personalized, and a notice says so.
 
-Baseline: history-similarity extraction. Metrics: ROUGE against the reader's reference, EGISES, P-Acc.
+Baseline: history-similarity extraction, by meaning: the sentences whose MiniLM embedding is closest
+to the mean of the titles' (:mod:`variants.persona.interests`; TF-IDF word overlap where MiniLM is
+not installed). Metrics: ROUGE against the reader's reference, EGISES, P-Acc.
 Test set: the simulated PENS-format test split: 4 simulated readers per BBC test article, each reader's
 reference the 2 article sentences their hidden topic preferences favour in the topic space, their
 history 24-30 titles drawn from those preferences (:mod:`variants.persona.data`); not the baseline's
-rule (TF-IDF cosine to the history).
+rule (MiniLM or TF-IDF cosine to the history).
 Files: data builder ``variants/persona/data.py`` (``python -m training build-data persona``; also
 reads real PENS files); trainer defaults and flags ``variants/persona/train.py`` (``python -m training
 persona``); model ``models/persona``; bundled readers ``variants/persona/assets/``.
@@ -45,6 +47,7 @@ from metrics.text import WORD, sentences
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
                    check_document, reference_scores)
+from .interests import MISSING_ENCODER, Encode, interest_encoder, interest_similarity
 
 HISTORY = "[HISTORY]"
 SPECIAL_TOKENS = [HISTORY]
@@ -102,21 +105,27 @@ def history_ids(tokenizer, titles: list[str], max_history: int, max_title_tokens
     return grid
 
 
-def history_similarity_extract(document: str, titles: list[str], n_sentences: int = 2) -> str:
+def history_similarity_extract(document: str, titles: list[str], n_sentences: int = 2,
+                               encode: "Encode | None" = None) -> str:
     """The model-free baseline: the ``n_sentences`` sentences of the document closest to the reader's
-    history (TF-IDF cosine to all their titles as one text), in document order; without a history,
-    the lead sentences."""
+    history, in document order; without a history, the lead sentences. Closeness is the cosine of the
+    sentence's embedding to the mean of the titles' embeddings when ``encode`` is given (MiniLM, see
+    :mod:`variants.persona.interests`: interests, not shared words), else the TF-IDF cosine to all
+    the titles as one text."""
     sents = sentences(document)
     if len(sents) <= n_sentences:
         return " ".join(sents)
     if not titles:
         return " ".join(sents[:n_sentences])
-    vectorizer = TfidfVectorizer(analyzer=analyze)
-    try:
-        matrix = vectorizer.fit_transform(sents + [" ".join(titles)])
-    except ValueError:  # no content word anywhere
-        return " ".join(sents[:n_sentences])
-    similarity = cosine_similarity(matrix[:-1], matrix[-1]).ravel()
+    if encode is not None:
+        similarity = interest_similarity(encode, sents, titles)
+    else:
+        vectorizer = TfidfVectorizer(analyzer=analyze)
+        try:
+            matrix = vectorizer.fit_transform(sents + [" ".join(titles)])
+        except ValueError:  # no content word anywhere
+            return " ".join(sents[:n_sentences])
+        similarity = cosine_similarity(matrix[:-1], matrix[-1]).ravel()
     best = sorted(sorted(range(len(sents)), key=lambda i: (-similarity[i], i))[:n_sentences])
     return " ".join(sents[i] for i in best)
 
@@ -131,11 +140,18 @@ def history_overlap(summary: str, titles: list[str]) -> float | None:
 
 
 class PersonaBaseline(Baseline):
+    """Sentences closest in meaning to the reader's titles (MiniLM embeddings); TF-IDF word overlap,
+    with a notice, where MiniLM is not installed."""
+
     name = "baseline: history-similarity extraction"
 
     def extract(self, document: str, controls: dict) -> Summary:
         titles = self.assets.history(controls)
-        return Summary(history_similarity_extract(document, titles), [] if titles else [NO_HISTORY])
+        if not titles:
+            return Summary(history_similarity_extract(document, titles), [NO_HISTORY])
+        encode = interest_encoder()
+        return Summary(history_similarity_extract(document, titles, encode=encode),
+                       [] if encode is not None else [MISSING_ENCODER])
 
 
 class PersonaSummarizer(Summarizer):

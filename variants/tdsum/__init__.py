@@ -244,7 +244,17 @@ class TDSumBaseline(Baseline):
 
     def extract(self, document: str, controls: dict) -> Summary:
         keywords, weights, notices = self.variant.keywords(document, controls, self.assets)
-        return Summary(keyword_covering_extract(document, keywords, weights), notices)
+        text = keyword_covering_extract(document, keywords, weights)
+        return Summary(text, notices + cut_sentence_notices(document, text))
+
+
+def cut_sentence_notices(document: str, text: str, budget_words: int = BASELINE_WORDS) -> list[str]:
+    """A notice when the extract is a sentence cut at the word budget (no whole sentence with a keyword
+    fits it): the summary then ends, or starts, mid-sentence."""
+    if not text or text in sentences(document) or len(sentences(text)) > 1:
+        return []
+    return [f"the summary is part of a sentence, cut to the baseline's budget of {budget_words} words (no whole "
+            "sentence with the keywords fits it), so it ends mid-sentence"]
 
 
 # --- the variant ---------------------------------------------------------------------------------
