@@ -44,7 +44,7 @@ from metrics.ccs import (BIN_WIDTH, CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, 
 from metrics.focus import FOCUS, default_focus_classifier
 from metrics.text import STOPWORDS, WORD, sentences, stem, words
 
-from ..base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant
+from ..base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, whole_groups
 
 ADAPTER_CONFIG = "adapter_config.json"
 # The paper's attribute names (App. C.4); focus is asked as an "Empirical Focus Level" (Sec. 3.1).
@@ -321,6 +321,19 @@ class CCSVariant(Variant):
     def breakdown(self, rows: list[dict]) -> dict[str, dict]:
         """The paper's columns for each composition of controls (``length+keywords``, ...)."""
         return composition_metrics(rows)
+
+    extra_test_sets = ("macsum-length",)
+
+    def extra_test_set(self, name: str, max_samples: int | None = None) -> list[dict]:
+        """``macsum-length``: MACSum-Doc's human summaries of each document at its three lengths
+        (CC BY-NC-ND: references unchanged, for evaluation only), asked as length bins
+        (:func:`variants.ccs.data.macsum_length_set`); whole documents only (three records each)."""
+        if name not in self.extra_test_sets:
+            return super().extra_test_set(name, max_samples)
+        from ..sources import load_source
+        from .data import macsum_length_set
+
+        return whole_groups(macsum_length_set(load_source("macsum_doc", "val")), max_samples)
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """The compositional test set of :func:`variants.ccs.data.build_test_set`: each SciTLDR test

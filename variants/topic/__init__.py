@@ -30,11 +30,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from metrics.stas import TopicSpace, term
+from metrics.stas import TopicSpace, analyze, term
 from metrics.text import WORD, sentences
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                   reference_scores)
+                   reference_scores, whole_groups)
 
 TAG, TOPIC = "[TAG]", "[TOPIC]"
 SPECIAL_TOKENS = [TAG, TOPIC]
@@ -190,6 +190,24 @@ class TopicVariant(Variant):
 
         articles = load_source("bbc_summary", "test")
         return super_articles(articles, seed=0, split="test", dataset="bbc_summary")[:max_samples]
+
+    extra_test_sets = ("macsum-topic",)
+
+    def extra_test_set(self, name: str, max_samples: int | None = None) -> list[dict]:
+        """``macsum-topic``: MACSum-Doc's human topic-focused summaries (CC BY-NC-ND: references used
+        unchanged, for evaluation only), each topic asked through the unseen-topic path, shuffled
+        among the topics of the same document (:func:`variants.topic.data.macsum_topic_set`); whole
+        documents only (:func:`variants.base.whole_groups`)."""
+        if name not in self.extra_test_sets:
+            return super().extra_test_set(name, max_samples)
+        from ..sources import load_source
+        from .data import macsum_topic_set
+
+        vocabulary = default_assets().space.vectorizer.vocabulary_
+        # the test TopicSpace.with_topic applies: a topic is usable when one of its words has a known term
+        records, _ = macsum_topic_set(load_source("macsum_doc", "val"),
+                                      lambda words: any(t in vocabulary for w in words for t in analyze(w)))
+        return whole_groups(records, max_samples)
 
     def controls_for(self, assets: TopicAssets | None = None) -> tuple[Control, ...]:
         assets = assets or default_assets()
