@@ -203,6 +203,37 @@ def test_group_names_merges_surnames_and_possessives():
         "Barack Obama", "European Union"]  # first mention of each kept entity, longest form
 
 
+def test_group_names_merges_titles_and_middle_names_not_people_sharing_a_surname():
+    assert group_names(["Tony Blair", "Mr Blair", "Margaret Hassan", "Mrs Hassan", "Ms Hassan"]) == [
+        "Tony Blair", "Margaret Hassan"]
+    assert group_names(["Chelsea Manning", "Chelsea Elizabeth Manning"]) == ["Chelsea Elizabeth Manning"]
+    assert group_names(["Matt Williams", "Nigel Williams", "World Bank", "Asian Development Bank"]) == [
+        "Matt Williams", "Nigel Williams", "World Bank", "Asian Development Bank"]
+
+
+def test_shuffled_entity_is_another_entity_of_the_same_document(entity):
+    from metrics.entity import mentions
+    from variants.entity.data import other_entity
+
+    named = [("Angela Merkel", 4), ("Emmanuel Macron", 2), ("Renault", 1), ("Cherie Merkel", 2)]
+    # never the entity itself nor one sharing its name; the salient one (2+ sentences) first
+    assert {other_entity("Angela Merkel", named, 2, f"id{i}") for i in range(20)} == {"Emmanuel Macron"}
+    assert other_entity("Renault", [("Renault", 3)], 2, "x") is None
+    record = {"id": "doc-1", "source": DOC + " Emmanuel Macron greeted her. Macron smiled.",
+              "target": "Merkel visited Paris. Macron came too."}
+    examples, _ = entity_examples([record], "hand", test=True)
+    assert {e["controls"]["entity"]: e["shuffled_controls"]["entity"] for e in examples} == {
+        "Angela Merkel": "Emmanuel Macron", "Emmanuel Macron": "Angela Merkel"}
+    # on the bundled test set: every shuffled entity is named in the example's own document
+    from training.evaluate import evaluate
+
+    examples = entity.test_examples()
+    shuffled = evaluate(entity.lead3(), examples, "test", controls="shuffled")
+    given = [(row["given_controls"]["entity"], e) for row, e in zip(shuffled["examples"], examples)
+             if "shuffled_controls" in e]
+    assert given and all(name != e["controls"]["entity"] and mentions(e["document"], name) for name, e in given)
+
+
 def test_suggestions_are_the_documents_people_and_organizations(entity):
     found = entity.suggestions(EXAMPLE_DOCUMENT)["entity"]
     # Merkel is named in 3 sentences, Macron in 2, the EU and Renault in 1: most mentioned first.

@@ -5,7 +5,8 @@ against the example's ``target``) and of the summaries' length in words (``outpu
 of truncated inputs, and per-example rows. The model card reads it (``eval_report.json``).
 
 What the system is *given* is one of :data:`CONTROL_MODES`: each example's own controls, another
-example's (``shuffled``: a seeded derangement, :func:`derangement`) or none. It is always *scored*
+example's (``shuffled``: a seeded derangement, :func:`derangement`, within a record's
+``shuffle_group`` when the test set names one, or the record's own ``shuffled_controls``) or none. It is always *scored*
 against the example's own controls and target, so the difference between the ``given`` and the
 ``shuffled`` report is what following the controls earns (:mod:`training.sensitivity`).
 
@@ -30,6 +31,9 @@ SHUFFLE_SEED = 0
 # A record field: the shuffled pass gives a record only controls of records with the same value (e.g.
 # the document's id: another topic of the same document), see :func:`shuffle_groups`.
 SHUFFLE_GROUP = "shuffle_group"
+# A record field: the controls a record is given in the shuffled pass, fixed by its test set (the entity
+# test set: another entity of the same document, variants.entity.data.other_entity); wins over the draw.
+SHUFFLED_CONTROLS = "shuffled_controls"
 
 
 def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_size: int | None = None,
@@ -47,7 +51,8 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
         raise ValueError(f"controls must be one of {', '.join(CONTROL_MODES)}, got {controls!r}")
     given = [r["controls"] for r in records]
     if controls == "shuffled":
-        given = [given[j] for j in derangement(given, seed, shuffle_groups(records))]
+        given = [r.get(SHUFFLED_CONTROLS) or given[j]
+                 for r, j in zip(records, derangement(given, seed, shuffle_groups(records)))]
     elif controls == "none":
         given = [{} for _ in records]
     summaries = [None] * len(records)

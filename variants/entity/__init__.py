@@ -31,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
-from metrics.entity import aliases, entity_scores, sentences_mentioning
+from metrics.entity import TITLES, aliases, entity_scores, person_like, sentences_mentioning
 from metrics.text import sentences
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
@@ -87,10 +87,12 @@ def named_entities(texts: list[str], batch_size: int = 32, workers: int = 1) -> 
 
 def group_names(names: list[str]) -> list[str]:
     """One name per entity: a name contained, as whole words, in a longer name of the list is the same
-    entity ("Obama" in "Barack Obama"; EntSUM Sec. 3.2 groups mentions "using substring matching").
-    Possessives and spacing are normalized; the names are returned in order of first mention.
+    entity ("Obama" in "Barack Obama"; EntSUM Sec. 3.2 groups mentions "using substring matching"), and
+    so is a name that differs from a longer one by a title ("Mr Blair", "Ms Hassan": :data:`TITLES`)
+    or by middle names ("Chelsea Manning" in "Chelsea Elizabeth Manning"). Possessives and spacing are
+    normalized; the names are returned in order of first mention.
 
-    >>> group_names(["Obama", "Barack Obama's", "Renault", "obama"])
+    >>> group_names(["Obama", "Barack Obama's", "Renault", "obama", "Mr Obama"])
     ['Barack Obama', 'Renault']
     """
     cleaned = []
@@ -101,11 +103,28 @@ def group_names(names: list[str]) -> list[str]:
             cleaned.append(name)
     kept: list[str] = []
     for name in sorted(cleaned, key=len, reverse=True):
-        pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
-        if not any(pattern.search(longer) for longer in kept):
+        if not any(same_entity(name, longer) for longer in kept):
             kept.append(name)
     first = {name: i for i, name in enumerate(cleaned)}
     return sorted(kept, key=first.__getitem__)
+
+
+def untitled(name: str) -> str:
+    """The name without leading titles ("Mr Tony Blair" -> "Tony Blair"); a title alone stays."""
+    words = name.split(" ")
+    while len(words) > 1 and words[0].lower().rstrip(".") in TITLES:
+        words = words[1:]
+    return " ".join(words)
+
+
+def same_entity(name: str, longer: str) -> bool:
+    """Whether ``name`` is another form of ``longer``: contained in it as whole words once titles
+    are dropped, or a person's name with the same first and last words (middle names dropped)."""
+    short, long_ = untitled(name), untitled(longer)
+    if re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long_, re.IGNORECASE):
+        return True
+    a, b = short.split(" "), long_.split(" ")
+    return len(a) >= 2 and len(b) > len(a) and a[0] == b[0] and a[-1] == b[-1] and person_like(b)
 
 
 def salient_entities(document: str, names: list[str]) -> list[tuple[str, int]]:
