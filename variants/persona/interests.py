@@ -6,7 +6,7 @@ the baselines and STAS use. Were the references made in that space, a rule that 
 preferences from the history's titles *in that space* and applies the builder's rule would rebuild
 them (it did: 264 of 412 test references exactly, docs/evaluation-targets.md).
 
-The space: non-negative matrix factorization (scikit-learn ``NMF``, ``init="nndsvd"``: no random start)
+The space: non-negative matrix factorization (scikit-learn ``NMF``, ``init="nndsvd"``, its randomized SVD seeded)
 of TF-IDF vectors of a different corpus, the XSum sample (BBC articles of other years and subjects).
 Its components are themes learned without labels. A topic's *profile* is the mean theme mixture of the
 click pool's articles of that topic (the only labelled text a simulated reader has seen); a reader's
@@ -38,7 +38,7 @@ class InterestSpace:
                              f"got {len(corpus)} and {len(labelled)}")
         vectorizer = TfidfVectorizer(stop_words="english", min_df=2, max_df=0.5, sublinear_tf=True)
         matrix = vectorizer.fit_transform(corpus)
-        nmf = NMF(n_components=min(n_themes, len(corpus) - 1), init="nndsvd", max_iter=500).fit(matrix)
+        nmf = NMF(n_components=min(n_themes, len(corpus) - 1), init="nndsvd", max_iter=500, random_state=0).fit(matrix)
         space = cls(vectorizer, nmf, {})
         mixtures = space.mixtures([text for text, _ in labelled])
         topics = sorted({topic for _, topic in labelled})
