@@ -304,11 +304,12 @@ def test_the_reference_builder_never_uses_the_topic_space(monkeypatch):
 @pytest.mark.full_data
 def test_one_summary_for_all_readers_no_longer_beats_the_personalized_baseline(full_data_dir):
     """ROUGE-1 against each reader's reference on the full simulated test split (103 articles x 4).
-    Measured: personalized baseline 0.366; the same summary for every reader of an article: Lead-2 (=
-    the baseline without history) 0.303, the first two sentences of the article's human extractive
-    summary 0.295, and (an oracle, not a system) another reader's reference 0.346. Before, with
-    references built by the baseline's own rule, one reader's reference given to all scored 0.677
-    (0.687 in issue 17) against the baseline's 0.492."""
+    Measured (references from the interest space): personalized baseline 0.319; the same summary for
+    every reader of an article: Lead-2 (= the baseline without history) 0.298, the first two sentences
+    of the article's human extractive summary 0.288; (an oracle, not a system) another reader's
+    reference 0.349. With references from the topic space the baseline scored 0.366 (0.302, 0.295,
+    0.346): it shared that space's TF-IDF view of the titles. Before that, with references built by
+    the baseline's own rule, one reader's reference given to all scored 0.677 against 0.492."""
     from rouge_score import rouge_scorer
 
     scorer = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
@@ -325,8 +326,8 @@ def test_one_summary_for_all_readers_no_longer_beats_the_personalized_baseline(f
     human_start = mean([r1(e["target"], " ".join(human[e["article_id"]][:2])) for e in test])
     other_reader = mean([r1(b["target"], a["target"]) for group in by_article.values()
                          for a in group for b in group if a is not b])
-    assert personalized - max(lead, human_start) > 0.04  # 0.366 vs 0.303
-    assert personalized > other_reader  # 0.366 vs 0.346: even the oracle shared summary scores lower
+    assert personalized - max(lead, human_start) > 0.015  # 0.319 vs 0.298
+    assert other_reader > max(lead, human_start)  # 0.349: readers of one article share part of their interest
 
 
 # --- EGISES on the simulated benchmark ---------------------------------------------------------
