@@ -8,8 +8,8 @@ input, the guidance, which is one of
 * ``sentences``  the document's sentences that mention it (GSum_ent-sent, the paper's best abstractive
                  system, Table 3).
 
-A mention is the entity's full name or its surname, as whole words (:mod:`metrics.entity`; EntSUM uses
-NER + coreference, so this finds fewer mentions). The model-free baselines are Lead3ent, the first three
+A mention is the entity's full name or, for a person, the surname as written, as whole words
+(:mod:`metrics.entity`; EntSUM uses NER + coreference, so this finds fewer mentions). The model-free baselines are Lead3ent, the first three
 sentences that mention the entity (the default), and Lead-3 (Sec. 4.2.1). Scores: entity coverage
 (:mod:`metrics.entity`) and ROUGE against a reference.
 
@@ -217,7 +217,7 @@ class EntityVariant(Variant):
     )
     methods = ("sentences", "name")
     controls = (Control("entity", "text", "the person or organization to summarize for, as the document names it "
-                        "(its surname also counts as a mention)", required=True),)
+                        "(a person's surname also counts as a mention)", required=True),)
     metric_names = ("entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum")
     control_metrics = ("entity_coverage", "entity_mentioned")
     # EntSUM Table 3 (ROUGE x100 there, fractions here). The paper's ROUGE-L is set beside our rougeLsum:
