@@ -27,10 +27,12 @@ Test set: 503 SciTLDR test abstracts that hold both kinds of content, each split
 and its empirical sentences (CCSBench App. C.2, by the cue rule of :mod:`metrics.focus`, not by the
 judge): two targets per abstract, each asked with readability normal and high, with the target's
 length bin (0-4) and 1-3 of its keywords: 2,012 examples with all four controls
-(:func:`variants.ccs.data.build_test_set`). Measured on it (no judge in
-the baseline): the baseline scores ROUGE-L 0.681, length PCC 1.00 / MAD 0.00, keyword SR 0.984,
-ΔFKGL 0.96, focus F1 0.871 (0.887 with the judge trained on the cue rule); the same extraction given only length and keywords: ΔFKGL 0.00, focus
-F1 0.715; the whole abstract: PCC 0.32, MAD 2.17, ΔFKGL 0.00, focus F1 0.492. Files: data builder ``variants/ccs/data.py`` (``python -m training build-data ccs``);
+(:func:`variants.ccs.data.build_test_set`). Measured on it (no judge in the baseline): the baseline
+scores ROUGE-L 0.681, length PCC 1.00 / MAD 0.00, keyword SR 0.984, ΔFKGL 0.96, focus F1 0.871 (0.887
+with the judge trained on the cue rule); with the cue-rule judge, the same extraction given only length
+and keywords: ΔFKGL 0.00, focus F1 0.715; the whole abstract: PCC 0.32, MAD 2.17, ΔFKGL 0.00, focus F1
+0.492. Extra test set ``macsum-length``: MACSum-Doc's human summaries at three lengths
+(docs/evaluation-targets.md). Files: data builder ``variants/ccs/data.py`` (``python -m training build-data ccs``);
 trainer defaults and flags ``variants/ccs/train.py`` (``python -m training ccs``).
 """
 from __future__ import annotations

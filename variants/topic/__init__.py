@@ -19,6 +19,8 @@ Metrics: STAS (the topic's affinity, Sec. 3) and ROUGE-1/2/L against the referen
 Test set: super-articles (Sec. 5.1), the sentences of two BBC test articles of different topics
 interleaved, which one leads a seeded coin flip per example, the target the summary of the article
 whose topic is asked for; the topic space scoring them is fitted on training articles only.
+Extra test set ``macsum-topic``: MACSum-Doc's human topic-focused summaries, each topic asked as an
+unseen topic, shuffled among the topics of the same document (docs/evaluation-targets.md).
 Files: data builder ``variants/topic/data.py`` (``python -m training build-data topic``); trainer
 defaults and flags ``variants/topic/train.py`` (``python -m training topic``); model ``models/topic_bart``.
 """
