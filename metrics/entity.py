@@ -12,13 +12,18 @@ How a name is found. EntSUM detects mentions with Flair NER and SpanBERT corefer
 groups entity strings "using substring matching ... (e.g. Barack Obama – Obama)" (Sec. 3.2). SteerSum
 matches names instead, which needs no model and gives the same answer on every machine:
 
-* :func:`aliases`: the full name and, for a multi-word name, its last word (the surname: "Barack
-  Obama" – "Obama") when it is capitalized and not a stop word. Generational and company suffixes
-  are skipped ("Martin Luther King Jr." – "King"), and a name with a stop word inside ("Bank of
-  England") gets no short alias: its last word names something else. Callers may add aliases
-  ("the Fed" for "Federal Reserve").
-* a mention is an alias as whole words, case-insensitive: "Obama's" and "Obama-era" mention Obama,
-  "Obamacare" does not.
+* :func:`aliases`: the full name and, for a person's multi-word name, its last word (the surname:
+  "Barack Obama" – "Obama") when it is capitalized and not a stop word. Generational and company
+  suffixes are skipped ("Martin Luther King Jr." – "King"), and a name with a stop word inside ("Bank
+  of England") gets no short alias: its last word names something else. Organisations get no short
+  alias either: "BBC One" is not "One", "Manchester United" not "United". With no NER label at scoring
+  time, a name counts as a person's (:func:`person_like`) when every word is written like a name part
+  (capital then lower case, an initial such as "H.", or a particle such as "van") and its last word is
+  not one that ends organisation names (:data:`ORGANISATION_WORDS`). Callers may add aliases ("the
+  Fed" for "Federal Reserve").
+* a mention is an alias as whole words: "Obama's" and "Obama-era" mention Obama, "Obamacare" does
+  not. A name of several words matches in any case; a one-word alias (a surname, "Renault") only as
+  written, so "Blair" is found and "one of the best years" or "a short list" are not.
 * pronouns and descriptions ("he", "the senator") are not resolved, so coverage is a lower bound of
   what a coreference system would count.
 
@@ -37,6 +42,44 @@ from metrics.text import STOPWORDS, sentences
 # Tokens after a surname that are not the surname ("Jr.", "III", "Inc."), compared lower-cased without dots.
 NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "inc", "ltd", "plc", "llc", "corp", "co"})
 
+# Honorifics before a name: "Mr Blair" is the "Tony Blair" of the same article (variants.entity groups them).
+TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "lord", "lady",
+                    "rev", "reverend", "judge", "president", "senator", "sen", "rep", "gov", "governor",
+                    "mayor", "chancellor", "minister", "prince", "princess", "king", "queen", "pope", "st"})
+# Lower-case parts of persons' names ("Ludwig van Beethoven").
+NAME_PARTICLES = frozenset({"van", "von", "de", "der", "den", "da", "di", "du", "la", "le", "bin", "ibn", "al",
+                            "el", "dos", "das", "del", "della", "ter", "y"})
+# Last words of organisation names, never a surname alias ("Manchester United", "Sony Music", "BBC News").
+ORGANISATION_WORDS = frozenset("""
+united city rovers athletic wanderers albion county fc party council bank group union club association awards
+music news times post journal office department ministry commission committee agency court police airlines
+airways motors foundation university college school institute service services company league federation
+board authority network channel records studios pictures entertainment trust fund capital holdings partners
+systems technologies media broadcasting television tv radio press bureau senate congress parliament assembly
+army navy force forces corporation industries international enterprises securities insurance energy oil
+software games electronics communications telecom mobile online labs society organisation organization centre
+center exchange reserve treasury government administration team review magazine festival show cup championship
+one two three four five express mail telegraph guardian herald standard mirror sun
+""".split())
+
+
+def name_part(word: str) -> bool:
+    """A word written like part of a person's name: an initial ("H."), or letters (apostrophes and
+    hyphens aside) starting with a capital and not all capitals ("Tony", "O'Neill", "McDonald", "José")."""
+    if re.fullmatch(r"[^\W\d_]\.", word):
+        return word[0].isupper()
+    letters = re.sub(r"['’-]", "", word.rstrip("."))
+    return letters.isalpha() and word[0].isupper() and not letters.isupper()
+
+
+def person_like(words: list[str]) -> bool:
+    """Whether a multi-word name (suffixes removed) reads as a person's: every word a name part
+    (:func:`name_part`) or a particle ("van"), the last word not one that ends organisation names.
+    All-capital words ("BBC") and digits mark an organisation or a product."""
+    return (all(w.lower() in NAME_PARTICLES or name_part(w) for w in words[:-1]) and name_part(words[-1])
+            and words[-1].lower() not in ORGANISATION_WORDS)
+
+
 FIELDS = """
   prediction  str        the generated (entity-centric) summary
   entity      str        the entity it should be about, e.g. "Barack Obama" (its surname counts too)
@@ -45,11 +88,13 @@ FIELDS = """
 
 
 def aliases(entity: str, extra: list[str] | None = None) -> list[str]:
-    """Names that mention ``entity``: the full name (spaces normalized), its surname when it has one
-    (see the module docstring), then ``extra``; duplicates (ignoring case) removed.
+    """Names that mention ``entity``: the full name (spaces normalized), its surname when it is a
+    person's (see the module docstring), then ``extra``; duplicates (ignoring case) removed.
 
     >>> aliases("Barack Obama")
     ['Barack Obama', 'Obama']
+    >>> aliases("BBC One")
+    ['BBC One']
     >>> aliases("Bank of England", ["the Bank"])
     ['Bank of England', 'the Bank']
     """
@@ -60,7 +105,8 @@ def aliases(entity: str, extra: list[str] | None = None) -> list[str]:
     words = name.split(" ")
     while len(words) > 1 and words[-1].lower().replace(".", "") in NAME_SUFFIXES:
         words = words[:-1]
-    if len(words) > 1 and not any(w.lower() in STOPWORDS for w in words[:-1]):
+    if len(words) > 1 and not any(w.lower() in STOPWORDS for w in words[:-1]) and person_like(
+            [w.rstrip(",") for w in words]):
         surname = words[-1].rstrip(",")  # "King, Jr." -> "King"
         if surname[:1].isupper() and surname.lower() not in STOPWORDS:
             names.append(surname)
@@ -74,14 +120,17 @@ def aliases(entity: str, extra: list[str] | None = None) -> list[str]:
 @lru_cache(maxsize=4096)
 def _pattern(entity: str, extra: tuple[str, ...]) -> re.Pattern:
     """One regex for all aliases, longest first; ``(?<!\\w)``/``(?!\\w)`` make matches whole words
-    (``\\b`` would fail next to an alias that starts or ends with punctuation, like "Jr.")."""
+    (``\\b`` would fail next to an alias that starts or ends with punctuation, like "Jr."). Names of
+    several words match in any case, one-word aliases only as written (``(?i:...)`` scopes the flag)."""
     names = sorted(aliases(entity, list(extra)), key=len, reverse=True)
-    alternatives = "|".join(r"\s+".join(map(re.escape, n.split(" "))) for n in names)
-    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+    alternatives = "|".join(r"(?i:" + r"\s+".join(map(re.escape, n.split(" "))) + ")" if " " in n else re.escape(n)
+                            for n in names)
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
 
 
 def mentions(text: str, entity: str, aliases: list[str] | None = None) -> bool:
-    """Whether ``text`` names ``entity`` (full name, surname or an extra alias; whole words, any case)."""
+    """Whether ``text`` names ``entity`` (full name, surname or an extra alias; whole words; a one-word
+    alias only as written)."""
     return _pattern(entity, tuple(aliases or ())).search(text) is not None
 
 
@@ -132,4 +181,5 @@ def score_records(records: list[dict], source: str = "<records>") -> dict:
     result = entity_scores(summaries, entities, extra)
     return {"metric": "entity", **result,
             "notes": "mentioned (0/1) and sentence_coverage (share of summary sentences naming the entity) "
-                     "in [0, 1]; names match as whole words, any case: the full name, its surname, given aliases."}
+                     "in [0, 1]; names match as whole words: the full name (any case), a person's surname and "
+                     "one-word aliases (as written), given aliases."}

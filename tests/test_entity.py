@@ -72,3 +72,22 @@ def test_bad_input_is_named():
             score_records([good, bad], source="out.jsonl")
     result = score_records([good, {**good, "prediction": "He spoke.", "aliases": []}])
     assert result["metric"] == "entity" and result["corpus"]["mentioned"] == 0.5
+
+
+def test_organisations_get_no_short_alias_and_one_word_aliases_match_as_written():
+    assert aliases("BBC One") == ["BBC One"] and aliases("Manchester United") == ["Manchester United"]
+    assert aliases("World Bank") == ["World Bank"] and aliases("Sony Music") == ["Sony Music"]
+    assert not mentions("It was one of the best years.", "BBC One")  # before: "one" matched, any case
+    assert mentions("Viewers of bbc one rose.", "BBC One")  # a full name of several words: any case
+    assert mentions("Blair said so.", "Tony Blair") and not mentions("The blair witch.", "Tony Blair")
+    assert not mentions("It made a short list.", "Clare Short") and mentions("Ms Short resigned.", "Clare Short")
+    assert aliases("Robert H. Schuller") == ["Robert H. Schuller", "Schuller"]  # an initial is a name part
+    assert aliases("José Mourinho") == ["José Mourinho", "Mourinho"]
+    assert not mentions("Shares of renault fell.", "Renault") and mentions("Renault fell.", "Renault")
+
+
+def test_person_like_names():
+    from metrics.entity import person_like
+
+    assert person_like(["Tony", "Blair"]) and person_like(["Mr", "Blair"]) and person_like(["Conor", "O'Neill"])
+    assert not person_like(["BBC", "One"]) and not person_like(["LCD", "TV"]) and not person_like(["Champions", "League"])

@@ -5,7 +5,8 @@ against the example's ``target``) and of the summaries' length in words (``outpu
 of truncated inputs, and per-example rows. The model card reads it (``eval_report.json``).
 
 What the system is *given* is one of :data:`CONTROL_MODES`: each example's own controls, another
-example's (``shuffled``: a seeded derangement, :func:`derangement`) or none. It is always *scored*
+example's (``shuffled``: a seeded derangement, :func:`derangement`, within a record's
+``shuffle_group`` when the test set names one, or the record's own ``shuffled_controls``) or none. It is always *scored*
 against the example's own controls and target, so the difference between the ``given`` and the
 ``shuffled`` report is what following the controls earns (:mod:`training.sensitivity`).
 
@@ -27,6 +28,12 @@ from variants.base import Summarizer, by_length
 REPORT_FILE = "eval_report.json"
 CONTROL_MODES = ("given", "shuffled", "none")  # what the system is given; scoring always uses the example's own
 SHUFFLE_SEED = 0
+# A record field: the shuffled pass gives a record only controls of records with the same value (e.g.
+# the document's id: another topic of the same document), see :func:`shuffle_groups`.
+SHUFFLE_GROUP = "shuffle_group"
+# A record field: the controls a record is given in the shuffled pass, fixed by its test set (the entity
+# test set: another entity of the same document, variants.entity.data.other_entity); wins over the draw.
+SHUFFLED_CONTROLS = "shuffled_controls"
 
 
 def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_size: int | None = None,
@@ -44,7 +51,8 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
         raise ValueError(f"controls must be one of {', '.join(CONTROL_MODES)}, got {controls!r}")
     given = [r["controls"] for r in records]
     if controls == "shuffled":
-        given = [given[j] for j in derangement(given, seed)]
+        given = [r.get(SHUFFLED_CONTROLS) or given[j]
+                 for r, j in zip(records, derangement(given, seed, shuffle_groups(records)))]
     elif controls == "none":
         given = [{} for _ in records]
     summaries = [None] * len(records)
@@ -77,8 +85,21 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
             "examples": rows}
 
 
-def derangement(values: list, seed: int = SHUFFLE_SEED) -> list[int]:
-    """For each position, the index of another position whose value it takes: a seeded permutation in
+def shuffle_groups(records: list[dict]) -> list | None:
+    """Each record's :data:`SHUFFLE_GROUP` (records without one form one group together), or None when
+    no record names one. A test set names groups when only some controls are fair substitutes: MACSum's
+    topics are shuffled among the topics of the same document, so the shuffled pass asks for another
+    topic of the text the system reads, never one the document does not treat."""
+    if not any(SHUFFLE_GROUP in r for r in records):
+        return None
+    return [r.get(SHUFFLE_GROUP, "") for r in records]
+
+
+def derangement(values: list, seed: int = SHUFFLE_SEED, groups: list | None = None) -> list[int]:
+    """With ``groups`` (one key per position), each position takes a value from its own group only:
+    every group is deranged on its own, as below (a group of one keeps its value).
+
+    For each position, the index of another position whose value it takes: a seeded permutation in
     which no position keeps a value equal to its own (a dict compares by content) whenever that is
     possible, i.e. when no value fills more than half the positions. Otherwise (e.g. 3 of 4 examples
     ask for the same topic) each position draws, with replacement, one of the positions whose value
@@ -88,6 +109,18 @@ def derangement(values: list, seed: int = SHUFFLE_SEED) -> list[int]:
     A random permutation is repaired one clash at a time: position ``i`` that got a value equal to
     its own swaps with a ``j`` such that both end up with a different value. With at most half the
     positions sharing ``i``'s value such a ``j`` always exists (at least ``n - 2c + 1`` of them)."""
+    if groups is not None:
+        if len(groups) != len(values):
+            raise ValueError(f"{len(values)} values but {len(groups)} shuffle groups")
+        members: dict[str, list[int]] = {}
+        for i, group in enumerate(groups):
+            members.setdefault(json.dumps(group, sort_keys=True), []).append(i)
+        donors = list(range(len(values)))
+        for number, (_, positions) in enumerate(sorted(members.items())):
+            inner = derangement([values[i] for i in positions], seed + number)
+            for i, j in zip(positions, inner):
+                donors[i] = positions[j]
+        return donors
     keys = [json.dumps(v, sort_keys=True, ensure_ascii=False) for v in values]
     n, rng = len(keys), np.random.default_rng(seed)
     if n < 2:

@@ -297,6 +297,23 @@ def by_length(lengths: list[int], batch_size: int) -> list[list[int]]:
     return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
 
 
+def whole_groups(records: list[dict], max_samples: int | None, key: str = "doc_id") -> list[dict]:
+    """The first records, whole groups only (records sharing ``key``, e.g. one document's): as many
+    groups as fit in ``max_samples`` records, at least one. A test set whose shuffled controls stay
+    within a document cut this way leaves no record alone with its own controls to shuffle."""
+    if max_samples is None:
+        return records
+    groups: dict[Any, list[dict]] = {}
+    for record in records:
+        groups.setdefault(record[key], []).append(record)
+    kept: list[dict] = []
+    for group in groups.values():
+        if kept and len(kept) + len(group) > max_samples:
+            break
+        kept += group
+    return kept
+
+
 def read_record(path: str | Path) -> dict:
     """The checkpoint's ``steersum.json``: variant id, method and the settings it was trained with."""
     file = Path(path) / RECORD_FILE

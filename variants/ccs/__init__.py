@@ -27,10 +27,12 @@ Test set: 503 SciTLDR test abstracts that hold both kinds of content, each split
 and its empirical sentences (CCSBench App. C.2, by the cue rule of :mod:`metrics.focus`, not by the
 judge): two targets per abstract, each asked with readability normal and high, with the target's
 length bin (0-4) and 1-3 of its keywords: 2,012 examples with all four controls
-(:func:`variants.ccs.data.build_test_set`). Measured on it (no judge in
-the baseline): the baseline scores ROUGE-L 0.681, length PCC 1.00 / MAD 0.00, keyword SR 0.984,
-ΔFKGL 0.96, focus F1 0.887; the same extraction given only length and keywords: ΔFKGL 0.00, focus
-F1 0.715; the whole abstract: PCC 0.32, MAD 2.17, ΔFKGL 0.00, focus F1 0.492. Files: data builder ``variants/ccs/data.py`` (``python -m training build-data ccs``);
+(:func:`variants.ccs.data.build_test_set`). Measured on it (no judge in the baseline): the baseline
+scores ROUGE-L 0.681, length PCC 1.00 / MAD 0.00, keyword SR 0.984, ΔFKGL 0.96, focus F1 0.871 (0.887
+with the judge trained on the cue rule); with the cue-rule judge, the same extraction given only length
+and keywords: ΔFKGL 0.00, focus F1 0.715; the whole abstract: PCC 0.32, MAD 2.17, ΔFKGL 0.00, focus F1
+0.492. Extra test set ``macsum-length``: MACSum-Doc's human summaries at three lengths
+(docs/evaluation-targets.md). Files: data builder ``variants/ccs/data.py`` (``python -m training build-data ccs``);
 trainer defaults and flags ``variants/ccs/train.py`` (``python -m training ccs``).
 """
 from __future__ import annotations
@@ -44,7 +46,7 @@ from metrics.ccs import (BIN_WIDTH, CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, 
 from metrics.focus import FOCUS, default_focus_classifier
 from metrics.text import STOPWORDS, WORD, sentences, stem, words
 
-from ..base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant
+from ..base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, whole_groups
 
 ADAPTER_CONFIG = "adapter_config.json"
 # The paper's attribute names (App. C.4); focus is asked as an "Empirical Focus Level" (Sec. 3.1).
@@ -346,6 +348,19 @@ class CCSVariant(Variant):
     def breakdown(self, rows: list[dict]) -> dict[str, dict]:
         """The paper's columns for each composition of controls (``length+keywords``, ...)."""
         return composition_metrics(rows)
+
+    extra_test_sets = ("macsum-length",)
+
+    def extra_test_set(self, name: str, max_samples: int | None = None) -> list[dict]:
+        """``macsum-length``: MACSum-Doc's human summaries of each document at its three lengths
+        (CC BY-NC-ND: references unchanged, for evaluation only), asked as length bins
+        (:func:`variants.ccs.data.macsum_length_set`); whole documents only (three records each)."""
+        if name not in self.extra_test_sets:
+            return super().extra_test_set(name, max_samples)
+        from ..sources import load_source
+        from .data import macsum_length_set
+
+        return whole_groups(macsum_length_set(load_source("macsum_doc", "val")), max_samples)
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """The compositional test set of :func:`variants.ccs.data.build_test_set`: each SciTLDR test

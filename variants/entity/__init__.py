@@ -8,8 +8,8 @@ input, the guidance, which is one of
 * ``sentences``  the document's sentences that mention it (GSum_ent-sent, the paper's best abstractive
                  system, Table 3).
 
-A mention is the entity's full name or its surname, as whole words (:mod:`metrics.entity`; EntSUM uses
-NER + coreference, so this finds fewer mentions). The model-free baselines are Lead3ent, the first three
+A mention is the entity's full name or, for a person, the surname as written, as whole words
+(:mod:`metrics.entity`; EntSUM uses NER + coreference, so this finds fewer mentions). The model-free baselines are Lead3ent, the first three
 sentences that mention the entity (the default), and Lead-3 (Sec. 4.2.1). Scores: entity coverage
 (:mod:`metrics.entity`) and ROUGE against a reference.
 
@@ -31,7 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
-from metrics.entity import aliases, entity_scores, sentences_mentioning
+from metrics.entity import TITLES, aliases, entity_scores, person_like, sentences_mentioning
 from metrics.text import sentences
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
@@ -87,10 +87,12 @@ def named_entities(texts: list[str], batch_size: int = 32, workers: int = 1) -> 
 
 def group_names(names: list[str]) -> list[str]:
     """One name per entity: a name contained, as whole words, in a longer name of the list is the same
-    entity ("Obama" in "Barack Obama"; EntSUM Sec. 3.2 groups mentions "using substring matching").
-    Possessives and spacing are normalized; the names are returned in order of first mention.
+    entity ("Obama" in "Barack Obama"; EntSUM Sec. 3.2 groups mentions "using substring matching"), and
+    so is a name that differs from a longer one by a title ("Mr Blair", "Ms Hassan": :data:`TITLES`)
+    or by middle names ("Chelsea Manning" in "Chelsea Elizabeth Manning"). Possessives and spacing are
+    normalized; the names are returned in order of first mention.
 
-    >>> group_names(["Obama", "Barack Obama's", "Renault", "obama"])
+    >>> group_names(["Obama", "Barack Obama's", "Renault", "obama", "Mr Obama"])
     ['Barack Obama', 'Renault']
     """
     cleaned = []
@@ -101,11 +103,28 @@ def group_names(names: list[str]) -> list[str]:
             cleaned.append(name)
     kept: list[str] = []
     for name in sorted(cleaned, key=len, reverse=True):
-        pattern = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
-        if not any(pattern.search(longer) for longer in kept):
+        if not any(same_entity(name, longer) for longer in kept):
             kept.append(name)
     first = {name: i for i, name in enumerate(cleaned)}
     return sorted(kept, key=first.__getitem__)
+
+
+def untitled(name: str) -> str:
+    """The name without leading titles ("Mr Tony Blair" -> "Tony Blair"); a title alone stays."""
+    words = name.split(" ")
+    while len(words) > 1 and words[0].lower().rstrip(".") in TITLES:
+        words = words[1:]
+    return " ".join(words)
+
+
+def same_entity(name: str, longer: str) -> bool:
+    """Whether ``name`` is another form of ``longer``: contained in it as whole words once titles
+    are dropped, or a person's name with the same first and last words (middle names dropped)."""
+    short, long_ = untitled(name), untitled(longer)
+    if re.search(rf"(?<!\w){re.escape(short)}(?!\w)", long_, re.IGNORECASE):
+        return True
+    a, b = short.split(" "), long_.split(" ")
+    return len(a) >= 2 and len(b) > len(a) and a[0] == b[0] and a[-1] == b[-1] and person_like(b)
 
 
 def salient_entities(document: str, names: list[str]) -> list[tuple[str, int]]:
@@ -198,7 +217,7 @@ class EntityVariant(Variant):
     )
     methods = ("sentences", "name")
     controls = (Control("entity", "text", "the person or organization to summarize for, as the document names it "
-                        "(its surname also counts as a mention)", required=True),)
+                        "(a person's surname also counts as a mention)", required=True),)
     metric_names = ("entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum")
     control_metrics = ("entity_coverage", "entity_mentioned")
     # EntSUM Table 3 (ROUGE x100 there, fractions here). The paper's ROUGE-L is set beside our rougeLsum:

@@ -20,6 +20,11 @@ anew) is the second. A ``bbc_summary`` reference can name the entity in exactly 
 sentences that name it; such a target *is* Lead3ent's output, and those pairs (27 of 341 in the
 bundled test split) are dropped too, so the test set never contains the baseline's own output.
 
+Each test example also carries ``shuffled_controls``: another entity the same document names
+(:func:`other_entity`), which the shuffled-controls pass gives it (:mod:`training.evaluate`). Drawn
+from the whole test set instead, 408 of 423 shuffled entities did not occur in their document, and a
+summary of any of the document's entities beat such a pass.
+
     python -m training build-data entity --out data/entity [--sources cnndm_sample bbc_summary]
                                          [--min-mentions 2] [--max-entities N] [--limit N]
 
@@ -29,12 +34,13 @@ output depends only on the data and the options: NER is deterministic and order 
 from __future__ import annotations
 
 import argparse
+import random
 from collections import Counter
 from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from metrics.entity import sentences_mentioning
+from metrics.entity import aliases, sentences_mentioning
 from metrics.io import write_jsonl
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
 from . import LEAD, lead_sentences, named_entities, salient_entities
@@ -67,6 +73,18 @@ def same_sentences(first: list[str], second: list[str]) -> bool:
     return [" ".join(s.split()).lower() for s in first] == [" ".join(s.split()).lower() for s in second]
 
 
+def other_entity(entity: str, named: list[tuple[str, int]], min_mentions: int, seed: str) -> str | None:
+    """The entity a test example is given in the shuffled pass: another entity the same document names,
+    drawn (seeded by the example's id) among the salient ones (named in ``min_mentions`` sentences),
+    else among any it names; never one sharing a name with ``entity`` ("Cherie Blair" for "Tony Blair").
+    A summarizer given it can only be rewarded for the asked entity by reading the document, not by
+    writing a name the document never mentions (the shuffled pass across documents allowed that)."""
+    own = {a.lower() for a in aliases(entity)}
+    others = [(name, k) for name, k in named if name != entity and not own & {a.lower() for a in aliases(name)}]
+    pool = [name for name, k in others if k >= min_mentions] or [name for name, _ in others]
+    return random.Random(seed).choice(pool) if pool else None
+
+
 def entity_examples(records: list[dict], dataset: str, min_mentions: int = 2,
                     max_entities: int | None = None, workers: int = 1,
                     test: bool = False) -> tuple[list[dict], Counter]:
@@ -79,7 +97,8 @@ def entity_examples(records: list[dict], dataset: str, min_mentions: int = 2,
     for record, names in tqdm(zip(records, names_per_record), total=len(records), desc=f"NER {dataset}",
                               unit="article", disable=len(records) < 100):
         counts["entities"] += len(names)
-        salient = [(name, k) for name, k in salient_entities(record["source"], names) if k >= min_mentions]
+        named = salient_entities(record["source"], names)
+        salient = [(name, k) for name, k in named if k >= min_mentions]
         counts["too few mentions"] += len(names) - len(salient)
         for number, (entity, _) in enumerate(salient[:max_entities]):
             if test:
@@ -94,9 +113,16 @@ def entity_examples(records: list[dict], dataset: str, min_mentions: int = 2,
                 target, from_reference = proxy_target(record["source"], record["target"], entity)
             counts["target: reference only" if from_reference == len(target) else
                    "target: lead only" if from_reference == 0 else "target: reference + lead"] += 1
-            out.append({"id": f"{record['id']}-e{number}", "document": record["source"],
-                        "controls": {"entity": entity}, "target": " ".join(target), "dataset": dataset,
-                        "source_id": record["id"], "target_from_reference": from_reference})
+            example = {"id": f"{record['id']}-e{number}", "document": record["source"],
+                       "controls": {"entity": entity}, "target": " ".join(target), "dataset": dataset,
+                       "source_id": record["id"], "target_from_reference": from_reference}
+            if test:
+                other = other_entity(entity, named, min_mentions, example["id"])
+                if other is None:
+                    counts["no other entity to shuffle to"] += 1
+                else:
+                    example["shuffled_controls"] = {"entity": other}
+            out.append(example)
     counts["examples"] = len(out)
     return out, counts
 

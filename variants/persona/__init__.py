@@ -24,9 +24,10 @@ Baseline: history-similarity extraction, by meaning: the sentences whose MiniLM 
 to the mean of the titles' (:mod:`variants.persona.interests`; TF-IDF word overlap where MiniLM is
 not installed). Metrics: ROUGE against the reader's reference, EGISES, P-Acc.
 Test set: the simulated PENS-format test split: 4 simulated readers per BBC test article, each reader's
-reference the 2 article sentences their hidden topic preferences favour in the topic space, their
-history 24-30 titles drawn from those preferences (:mod:`variants.persona.data`); not the baseline's
-rule (MiniLM or TF-IDF cosine to the history).
+reference the 2 article sentences their hidden topic preferences favour in the readers' own interest
+space (NMF themes of the XSum sample, :mod:`variants.persona.reader_model`; not the topic space of the
+baselines and STAS), their history 24-30 titles drawn from those preferences
+(:mod:`variants.persona.data`); not the baseline's rule (MiniLM or TF-IDF cosine to the history).
 Files: data builder ``variants/persona/data.py`` (``python -m training build-data persona``; also
 reads real PENS files); trainer defaults and flags ``variants/persona/train.py`` (``python -m training
 persona``); model ``models/persona``; bundled readers ``variants/persona/assets/``.

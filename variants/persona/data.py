@@ -27,12 +27,14 @@ up, by this deterministic rule (``--seed``):
   titles the baseline's ROUGE-1 was barely above a reader-blind summary's: 0.315 vs 0.304).
 * Expected summary of article a for reader r: the ``--summary-sentences`` (2) sentences of a that
   the reader prefers most (:func:`expected_summary`), in document order; ties go to the earlier
-  sentence. A sentence's preference is its affinity to each topic in the default topic space
-  (:class:`metrics.stas.TopicSpace`, fitted on training articles only), centred on its mean over the
-  topics (what the sentence is about *more* than about topics in general), weighted by the reader's
-  preferences. The reference comes from the hidden preferences, not from the history, and never by
-  the baseline's rule (TF-IDF cosine to the history's titles): a model must infer the preferences
-  from the titles. Two readers' references differ where the article touches their interests
+  sentence. A sentence's preference is measured in the readers' own *interest space*
+  (:mod:`variants.persona.reader_model`): NMF themes of the XSum sample, each topic's theme profile from
+  the click pool, the reader's interest the preference-weighted profiles minus their mean. Not the
+  topic space the baselines and STAS use: with references made there, guessing the preferences from
+  the titles in that space and applying the rule rebuilt 264 of 412 test references (ROUGE-1 0.828).
+  The reference comes from the hidden preferences, not from the history, and never by the
+  baseline's rule (TF-IDF cosine to the history's titles): a model must infer the preferences from
+  the titles. Two readers' references differ where the article touches their interests
   differently, which is what EGISES measures.
 * Each val/test article gets ``--readers-per-article`` (4, as PENS's ~4 headlines per news) readers,
   each train article ``--train-readers-per-article`` (2), drawn without replacement. More readers of
@@ -59,9 +61,9 @@ from pathlib import Path
 import numpy as np
 
 from metrics.io import DataError, write_jsonl
-from metrics.stas import TopicSpace
 from metrics.text import sentences
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
+from .reader_model import InterestSpace
 
 NEWS_COLUMNS = ("News ID", "Category", "Topic", "Headline", "News body", "Title entity", "Entity content")
 NEWS_REQUIRED = ("News ID", "Headline", "News body")
@@ -169,19 +171,20 @@ def simulate_readers(pool: list[dict], n_readers: int, rng: random.Random,
     return readers
 
 
-def reader_preference(article_sentences: list[str], preferences: dict[str, float], space: TopicSpace) -> np.ndarray:
-    """Each sentence's preference by the reader: sum over topics t of preference(t) x (cos(sentence, t)
-    minus the sentence's mean cosine over all topics), cosines in ``space`` (eq. 3 of STAS)."""
-    affinity = space.affinities(article_sentences)  # (n_sentences, n_topics)
-    weights = np.array([preferences.get(topic, 0.0) for topic in space.topics])
-    return (affinity - affinity.mean(axis=1, keepdims=True)) @ weights
+def interest_space(pool: list[dict]) -> InterestSpace:
+    """The readers' interest space (:mod:`variants.persona.reader_model`): themes of the XSum sample,
+    topic profiles from the click pool's articles. Never the topic space of the baselines and STAS."""
+    corpus = [row["source"] for row in load_source("xsum", "sample")]
+    return InterestSpace.fit(corpus, [(article["source"], article["topic"]) for article in pool])
 
 
-def expected_summary(article_sentences: list[str], preferences: dict[str, float], space: TopicSpace, k: int) -> str:
-    """The rule: the ``k`` sentences the reader prefers most (:func:`reader_preference`), in document order."""
+def expected_summary(article_sentences: list[str], preferences: dict[str, float], space: InterestSpace, k: int,
+                     mixtures: np.ndarray | None = None) -> str:
+    """The rule: the ``k`` sentences the reader prefers most (:meth:`InterestSpace.sentence_preference`),
+    in document order; ties go to the earlier sentence."""
     if len(article_sentences) <= k:
         return " ".join(article_sentences)
-    preference = reader_preference(article_sentences, preferences, space)
+    preference = space.sentence_preference(article_sentences, preferences, mixtures)
     best = sorted(sorted(range(len(article_sentences)), key=lambda i: (-preference[i], i))[:k])
     return " ".join(article_sentences[i] for i in best)
 
@@ -202,13 +205,14 @@ def build_simulated(seed: int = 0, n_readers: int = 24, readers_per_article: int
     pool, splits["train"] = split_click_pool(splits["train"], rng)
     pool = pool[: (max_articles or {}).get("pool")]
     readers = simulate_readers(pool, n_readers, rng)
-    space = TopicSpace.default()
+    space = interest_space(pool)
     examples = {}
     for split, articles in splits.items():
         articles = articles[: (max_articles or {}).get(split)]
         rows = []
         for article in articles:
             article_sentences = sentences(article["source"])
+            mixtures = space.mixtures(article_sentences)  # once per article, for all its readers
             if split != "train":
                 chosen = rng.sample(readers, readers_per_article)
             else:  # always two from ``rng`` and any more aside, so val and test stay the same
@@ -217,7 +221,7 @@ def build_simulated(seed: int = 0, n_readers: int = 24, readers_per_article: int
                     others = [r for r in readers if r not in chosen]
                     chosen += random.Random(f"{seed}:readers:{article['id']}").sample(others, train_readers - len(chosen))
             for reader in chosen:
-                target = expected_summary(article_sentences, reader["preferences"], space, summary_sentences)
+                target = expected_summary(article_sentences, reader["preferences"], space, summary_sentences, mixtures)
                 rows.append({"id": f"{article['id']}-{reader['id']}", "document": article["source"],
                              "controls": {"history": reader["history"]}, "target": target, "dataset": SIMULATED,
                              "article_id": article["id"], "user": reader["id"], "title": article["title"],

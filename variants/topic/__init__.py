@@ -19,6 +19,8 @@ Metrics: STAS (the topic's affinity, Sec. 3) and ROUGE-1/2/L against the referen
 Test set: super-articles (Sec. 5.1), the sentences of two BBC test articles of different topics
 interleaved, which one leads a seeded coin flip per example, the target the summary of the article
 whose topic is asked for; the topic space scoring them is fitted on training articles only.
+Extra test set ``macsum-topic``: MACSum-Doc's human topic-focused summaries, each topic asked as an
+unseen topic, shuffled among the topics of the same document (docs/evaluation-targets.md).
 Files: data builder ``variants/topic/data.py`` (``python -m training build-data topic``); trainer
 defaults and flags ``variants/topic/train.py`` (``python -m training topic``); model ``models/topic_bart``.
 """
@@ -30,11 +32,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from metrics.stas import TopicSpace, term
+from metrics.stas import TopicSpace, analyze, term
 from metrics.text import WORD, sentences
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                   reference_scores)
+                   reference_scores, whole_groups)
 
 TAG, TOPIC = "[TAG]", "[TOPIC]"
 SPECIAL_TOKENS = [TAG, TOPIC]
@@ -206,6 +208,24 @@ class TopicVariant(Variant):
 
         articles = load_source("bbc_summary", "test")
         return super_articles(articles, seed=0, split="test", dataset="bbc_summary")[:max_samples]
+
+    extra_test_sets = ("macsum-topic",)
+
+    def extra_test_set(self, name: str, max_samples: int | None = None) -> list[dict]:
+        """``macsum-topic``: MACSum-Doc's human topic-focused summaries (CC BY-NC-ND: references used
+        unchanged, for evaluation only), each topic asked through the unseen-topic path, shuffled
+        among the topics of the same document (:func:`variants.topic.data.macsum_topic_set`); whole
+        documents only (:func:`variants.base.whole_groups`)."""
+        if name not in self.extra_test_sets:
+            return super().extra_test_set(name, max_samples)
+        from ..sources import load_source
+        from .data import macsum_topic_set
+
+        vocabulary = default_assets().space.vectorizer.vocabulary_
+        # the test TopicSpace.with_topic applies: a topic is usable when one of its words has a known term
+        records, _ = macsum_topic_set(load_source("macsum_doc", "val"),
+                                      lambda words: any(t in vocabulary for w in words for t in analyze(w)))
+        return whole_groups(records, max_samples)
 
     def controls_for(self, assets: TopicAssets | None = None) -> tuple[Control, ...]:
         assets = assets or default_assets()

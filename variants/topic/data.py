@@ -80,6 +80,50 @@ def super_articles(articles: list[dict], seed: int, split: str, dataset: str) ->
     return out
 
 
+# ---- MACSum-Doc: human topic-focused references (an extra test set) ---------------------------------
+
+MACSUM_TOPIC_SET = "macsum-topic"
+
+
+def macsum_topic(topic: str) -> str:
+    """A MACSum topic as a control: its parts (MACSum separates several with `` , ``) joined by ", "."""
+    return ", ".join(part.strip() for part in topic.split(",") if part.strip())
+
+
+def macsum_topic_set(rows: list[dict], known) -> tuple[list[dict], Counter]:
+    """MACSum-Doc's topic-focused references as topic test records, and counts of what was left out.
+
+    Each row with a topic gives one record: the document, the controls ``{"topic": its topic,
+    "topic_words": the same words}`` (an unseen topic: its representative terms come from those words,
+    Sec. 5.3), the human reference unchanged as the target. ``known(words)`` says whether the topic space
+    knows one of a topic's words (else the topic cannot be asked for). Only documents with at least two
+    such topics are kept, and every record carries its document as ``shuffle_group``: the shuffled
+    pass then asks for *another topic of the same document* (:func:`training.evaluate.derangement`),
+    so the right topic is compared with one the document also treats, never with an unrelated one."""
+    counts: Counter = Counter(rows=len(rows))
+    by_document: dict[str, list[dict]] = {}
+    for row in rows:
+        topic = macsum_topic(row["topic"])
+        if not topic:
+            counts["no topic"] += 1
+            continue
+        if not known([part.strip() for part in topic.split(",")]):
+            counts["no word of the topic in the topic space"] += 1
+            continue
+        by_document.setdefault(row["doc_id"], []).append(
+            {"id": row["id"], "document": row["source"], "controls": {"topic": topic, "topic_words": topic},
+             "target": row["reference"], "dataset": "macsum_doc", "doc_id": row["doc_id"],
+             "shuffle_group": row["doc_id"], "macsum_length": row["length"]})
+    records = []
+    for document, group in by_document.items():
+        if len({r["controls"]["topic"] for r in group}) < 2:
+            counts["only one topic in the document"] += len(group)
+            continue
+        records += group
+    counts["records"], counts["documents"] = len(records), len({r["doc_id"] for r in records})
+    return records, counts
+
+
 def assign_topics(records: list[dict], margin: float) -> list[dict]:
     """Label CNN/DM articles with the TopicSpace topic closest to their reference; drop ambiguous ones."""
     from metrics.stas import TopicSpace
