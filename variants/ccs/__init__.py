@@ -53,6 +53,18 @@ PROMPT_NAMES = {"length": "Length", "keywords": "Keywords", "readability": "Read
 FOCUS_LEVEL = {"conceptual": "low", "empirical": "high"}
 CORPUS_METRICS = ("length_pcc", "delta_fkgl", "focus_f1")  # Table 4 columns that are not per-example means
 DEFAULT_LENGTH_BIN = 1  # the baseline's length when none is asked: 51-100 words, an abstract's size
+# The pasted row (Variant.paste): a period every few words reads "easier" by FKGL, and one sentence of the
+# focus judge's cue words (metrics.focus) reads as the asked focus.
+PASTED_PERIOD_WORDS = 4
+PASTED_CUES = {"empirical": "Experiments on benchmark datasets show improved results and accuracy.",
+               "conceptual": "We propose a novel framework and theory for the problem."}
+
+
+def periods_every(text: str, n: int) -> str:
+    """``text`` with a sentence end after every ``n`` words, the next word capitalized."""
+    tokens = text.split()
+    chunks = [" ".join(tokens[i:i + n]).rstrip(".,;:") + "." for i in range(0, len(tokens), n)]
+    return " ".join(chunk[:1].upper() + chunk[1:] for chunk in chunks)
 
 
 def composition(controls: dict) -> str:
@@ -219,6 +231,7 @@ class CCSVariant(Variant):
     metric_names = ("rougeL", "length_error", "length_hit", "keyword_sr", "fkgl_normal", "fkgl_high", "focus_match",
                     *CORPUS_METRICS)
     control_metrics = ("length_hit", "length_error", "keyword_sr", "focus_match", *CORPUS_METRICS)
+    lower_is_better = ("length_error",)
     # Table 4, on CCSBench's compositional test set (arXiv papers; ours is other data). ROUGE-L /100;
     # the paper's SR pools all keywords, ours is the mean of each summary's share (equal when every
     # summary has as many keywords).
@@ -298,6 +311,16 @@ class CCSVariant(Variant):
         if "rougeL" in result:
             scores["rougeL"] = Score(result["rougeL"], "ROUGE-L F1 against the reference")
         return scores
+
+    def paste(self, lead: str, controls: dict, assets: Any = None) -> str:
+        """Lead-k cut by a period every :data:`PASTED_PERIOD_WORDS` words when high readability is
+        asked, then the keywords as a list and a sentence of the asked focus's cue words."""
+        text = periods_every(lead, PASTED_PERIOD_WORDS) if controls.get("readability") == "high" else lead
+        if controls.get("keywords"):
+            text += " " + ", ".join(controls["keywords"]) + "."
+        if controls.get("focus"):
+            text += " " + PASTED_CUES[controls["focus"]]
+        return text
 
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
         """The summary's words that match a requested keyword (same stem)."""

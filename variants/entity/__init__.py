@@ -265,6 +265,10 @@ class EntityVariant(Variant):
         scores.update(reference_scores(summary, reference))
         return scores
 
+    def paste(self, lead: str, controls: dict, assets: Any = None) -> str:
+        """The entity's name as a sentence of its own, then Lead-k."""
+        return f"{entity_of(controls)}. {lead}"
+
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
         """The entity's names (full name, surname) that the summary uses."""
         entity = entity_of(controls)

@@ -220,6 +220,7 @@ class PersonaVariant(Variant):
     methods = ("history-prefix", "user-embedding")
     metric_names = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
     control_metrics = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
+    lower_is_better = ("egises",)
     # Table 1 (PENS test set, 100 % sample), EGISES, lower is better. Real PENS with the authors'
     # models: not comparable with SteerSum's numbers on its simulated benchmark. The five generic
     # models were given each reader's gold reference as a title of the document (Sec. 5.1): their
@@ -334,6 +335,11 @@ class PersonaVariant(Variant):
 
         test = build_simulated(seed=0)[0]["test"]
         return test if max_samples is None else test[: max(2, max_samples - max_samples % 4)]
+
+    def paste(self, lead: str, controls: dict, assets: PersonaAssets | None = None) -> str:
+        """Lead-k followed by the reader's clicked titles, one sentence each."""
+        titles = (assets or default_assets()).history(controls)
+        return " ".join([lead, *(t.rstrip(".") + "." for t in titles)])
 
     def evidence(self, summary: str, controls: dict, assets: PersonaAssets | None = None) -> list[str]:
         """The summary's words whose term also occurs in the reader's titles."""

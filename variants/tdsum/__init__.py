@@ -371,6 +371,11 @@ class TDSumVariant(Variant):
                 scores.append(len(found_keywords(row["summary"], keywords)) / len(keywords))
         return {"rouge_k_refs": sum(scores) / len(scores) if scores else None}
 
+    def paste(self, lead: str, controls: dict, assets: TDSumAssets | None = None) -> str:
+        """Lead-k followed by the boosted words."""
+        boosted = control_terms(controls.get("boost"))
+        return f"{lead} {' '.join(boosted)}" if boosted else lead
+
     def evidence(self, summary: str, controls: dict, assets: TDSumAssets | None = None) -> list[str]:
         """The boosted words the summary contains, as written in it (the document's top terms would
         need the document, which this hook is not given)."""

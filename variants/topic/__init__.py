@@ -39,6 +39,7 @@ from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Sum
 TAG, TOPIC = "[TAG]", "[TOPIC]"
 SPECIAL_TOKENS = [TAG, TOPIC]
 DEFAULT_TOP_N = 100  # representative terms per topic (Sec. 5.1: "top-N=100")
+PASTED_TERMS = 10  # the pasted row's terms: ten of them alone already score STAS 1.0
 
 
 @dataclass
@@ -240,6 +241,11 @@ class TopicVariant(Variant):
                                 {"affinity": dict(zip(assets.space.topics, map(float, affinity)))})}
         scores.update(reference_scores(summary, reference))
         return scores
+
+    def paste(self, lead: str, controls: dict, assets: TopicAssets | None = None) -> str:
+        """Lead-k followed by the topic's :data:`PASTED_TERMS` top representative terms."""
+        assets, _ = (assets or default_assets()).resolve(controls)
+        return f"{lead} {' '.join(assets.space.representative_terms(controls['topic'], PASTED_TERMS))}"
 
     def evidence(self, summary: str, controls: dict, assets: TopicAssets | None = None) -> list[str]:
         """The summary's words whose lemma is a representative term of the requested topic: the
