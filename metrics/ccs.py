@@ -46,6 +46,7 @@ from sklearn.metrics import f1_score
 
 from metrics.focus import FOCUS, FocusJudge, default_focus_classifier
 from metrics.io import DataError, get_field
+from metrics.support import resegment
 from metrics.text import sentences, stem, words
 
 BIN_WIDTH = 50  # words per length bin (Sec. 3.1)
@@ -139,20 +140,25 @@ def keyword_success(summaries: list[str], keyword_lists: list[list[str]]) -> Key
 
 # ---- readability ----------------------------------------------------------------------------------
 
-def fkgl(texts: list[str]) -> list[float]:
+def fkgl(texts: list[str], documents: list[str] | None = None) -> list[float]:
     """Flesch-Kincaid grade level of each text by Kincaid's formula (Kincaid et al., 1975), lower
     reads easier: ``0.39 * words / sentences + 11.8 * syllables / words - 15.59`` (0 for a text
     without words). Every sentence counts: ``textstat.flesch_kincaid_grade`` (0.7.13) leaves
     sentences of two words or fewer out of the sentence count, which raises the grade of short,
     simple text ("It ran." is no sentence there). Sentences are :func:`metrics.text.sentences`
-    (NLTK Punkt, so "e.g." ends none); words and syllables are textstat's (CMUdict, else Pyphen)."""
+    (NLTK Punkt, so "e.g." ends none); words and syllables are textstat's (CMUdict, else Pyphen).
+    With ``documents`` (each text's source), a sentence end counts only where the source does not go on
+    in the same sentence (:func:`metrics.support.resegment`): periods added to copied text read no easier."""
+    if documents is not None and len(documents) != len(texts):
+        raise ValueError(f"{len(texts)} texts but {len(documents)} documents")
     grades = []
-    for text in texts:
+    for i, text in enumerate(texts):
         n_words = textstat.lexicon_count(text)
         if not n_words:
             grades.append(0.0)
             continue
-        n_sentences = max(1, len(sentences(text)))
+        split = resegment(text, documents[i]) if documents is not None else sentences(text)
+        n_sentences = max(1, len(split))
         grades.append(0.39 * n_words / n_sentences + 11.8 * textstat.syllable_count(text) / n_words - 15.59)
     return grades
 
