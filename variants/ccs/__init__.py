@@ -22,14 +22,17 @@ adapter). Every metric comes from :mod:`metrics.ccs`.
 
 Baseline: length-, keyword-, readability- and focus-controlled extraction (focus by sentence position,
 never the judge). Metrics: ROUGE-L, length MAD/PCC, keyword success rate, ΔFKGL (FKGL by Kincaid's
-formula, every sentence counted), focus F1 (the paper's Table 4 columns).
+formula), focus F1 (the paper's Table 4 columns). So that pasting cannot win them (docs/evaluation.md), a
+keyword counts only inside a run of words the document supports (:mod:`metrics.support`), the focus
+judge reads only those runs, and FKGL counts no sentence end where the document goes on in the same
+sentence.
 Test set: 503 SciTLDR test abstracts that hold both kinds of content, each split into its conceptual
 and its empirical sentences (CCSBench App. C.2, by the cue rule of :mod:`metrics.focus`, not by the
 judge): two targets per abstract, each asked with readability normal and high, with the target's
 length bin (0-4) and 1-3 of its keywords: 2,012 examples with all four controls
 (:func:`variants.ccs.data.build_test_set`). Measured on it (no judge in
-the baseline): the baseline scores ROUGE-L 0.681, length PCC 1.00 / MAD 0.00, keyword SR 0.984,
-ΔFKGL 0.96, focus F1 0.887; the same extraction given only length and keywords: ΔFKGL 0.00, focus
+the baseline): the baseline scores ROUGE-L 0.681, length PCC 1.00 / MAD 0.00, keyword SR 0.987,
+ΔFKGL 0.94, focus F1 0.888; the same extraction given only length and keywords: ΔFKGL 0.00, focus
 F1 0.715; the whole abstract: PCC 0.32, MAD 2.17, ΔFKGL 0.00, focus F1 0.492. Files: data builder ``variants/ccs/data.py`` (``python -m training build-data ccs``);
 trainer defaults and flags ``variants/ccs/train.py`` (``python -m training ccs``).
 """

@@ -11,7 +11,8 @@ input, the guidance, which is one of
 A mention is the entity's full name or its surname, as whole words (:mod:`metrics.entity`; EntSUM uses
 NER + coreference, so this finds fewer mentions). The model-free baselines are Lead3ent, the first three
 sentences that mention the entity (the default), and Lead-3 (Sec. 4.2.1). Scores: entity coverage
-(:mod:`metrics.entity`) and ROUGE against a reference.
+(:mod:`metrics.entity`), a mention counted only inside a run of words the document supports
+(:func:`supported_mentions`: the name pasted alone is no mention), and ROUGE against a reference.
 
 Named entities come from spaCy's small English model (:func:`named_entities`): the data builder
 (:mod:`variants.entity.data`) and the Space's suggestions use it, batched with ``nlp.pipe``.
