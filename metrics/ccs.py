@@ -26,7 +26,8 @@ Conventions taken from the paper, and where it leaves a choice:
   matching after stemming": Porter stems of whole word tokens, a multi-word keyword must occur as
   a contiguous run. We also report the share of summaries that contain *all* their keywords.
 * FKGL is Kincaid's formula with every sentence counted (:func:`fkgl`; textstat's own function
-  drops sentences of two words or fewer).
+  drops sentences of two words or fewer). Given the source documents, :func:`fkgl` counts no sentence
+  end where the source goes on in the same sentence, so periods added to copied text read no easier.
 * ΔFKGL (Sec. 4.2, Table 4: GPT-4 has F_normal 19.12, F_high 16.99, δ 2.13): F_normal − F_high,
   so it is positive when the "high readability" summaries are easier to read; higher is better.
 * Focus (Sec. 4.2, App. A.3): the paper's GPT-4o judge is replaced by :mod:`metrics.focus` (a
