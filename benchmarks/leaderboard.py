@@ -8,21 +8,26 @@ per variant beside the paper's own numbers.
 Systems come from :func:`space.catalog.build_catalog`, as in the Space: each variant's model-free
 baseline, every checkpoint folder (``steersum.json``) under ``--models-dir``, and the catalog file's Hub
 ids when the Hub can be reached. The test set is :meth:`Variant.test_examples`; a variant that declares
-none is listed as skipped. Each system is scored by :func:`training.evaluate.evaluate` on the test set
-written to ``OUT/data/<variant>.jsonl`` and loaded as ``python -m training evaluate --data`` loads it,
+none is listed as skipped. Each name in :attr:`Variant.extra_test_sets` (human references, e.g.
+MACSum-Doc) is a further test set, :meth:`Variant.extra_test_set`, scored the same way in a table of
+its own. Each system is scored by :func:`training.evaluate.evaluate` on the test set
+written to ``OUT/data/<variant>.jsonl`` (``<variant>-<name>.jsonl``) and loaded as ``python -m training evaluate --data`` loads it,
 so the numbers are that command's numbers.
 
 Written to ``--out``:
 
 * ``leaderboard.json``: per variant its test set, systems (metrics with ``output_words``, the paired
   bootstrap of each ROUGE / ROUGE-K score against the baseline (over documents), the same system given shuffled controls
-  and its control effect per control metric with a paired-bootstrap interval, and the control-blind
-  Lead-k at the system's mean summary length: :mod:`training.sensitivity`), the paper's reported rows
-  and the models that could not be used;
-* ``leaderboard.md``: one table per variant shaped like the paper's main table (each system followed by
-  its shuffled-controls and Lead-k rows, the paper's rows labelled), and a table of control effects;
-* ``<variant>.png``: one bar chart per metric, ours solid (shuffled-controls and Lead-k rows pale), the paper's
-  hatched;
+  and its control effect per control metric with a paired-bootstrap interval, the control-blind
+  Lead-k at the system's mean summary length, the pasted row (Lead-k with the controls' own words) and
+  whether each control metric stands against it: :mod:`training.sensitivity`), the same for each extra
+  test set, the paper's reported rows and the models that could not be used;
+* ``leaderboard.md``: one table per variant and test set shaped like the paper's main table (each system
+  followed by its shuffled-controls, Lead-k and pasted rows, the paper's rows labelled), and per control
+  metric right, shuffled, Lead-k, pasted, the effect with its interval and the verdict
+  (:mod:`benchmarks.leaderboard_tables`);
+* ``<variant>.png``: one bar chart per metric, ours solid (shuffled-controls, Lead-k and pasted rows pale),
+  the paper's hatched;
 * ``cache/<variant>/<key>.json``: each system's full evaluation report, keyed by a hash of the model
   (folder contents or Hub revision), the test set and ``--max-samples``. An interrupted run resumes
   from them; delete ``cache/`` to recompute.
@@ -33,7 +38,6 @@ import argparse
 import hashlib
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -46,10 +50,10 @@ from training.evaluate import evaluate
 from training.sensitivity import control_sensitivity
 from variants import REGISTRY, Variant
 
-REPORTED_LABEL = "reported in paper (different data/base model)"
-ALPHA = 0.05  # a system's ROUGE / ROUGE-K cell is marked when it beats the baseline at p < ALPHA
-REPORT_VERSION = 2  # in the cache key: 2 = reports carry control_sensitivity and output_words
-SHUFFLED_LABEL = "↳ same system, shuffled controls"
+from .leaderboard_tables import (ALPHA, PASTED_LABEL, REPORTED_LABEL, SHUFFLED_LABEL, control_effect_markdown,  # noqa: F401
+                                 control_rows, variant_markdown, write_atomically, write_outputs)
+
+REPORT_VERSION = 3  # in the cache key: 3 = control_sensitivity carries the pasted row and its verdicts
 log = logging.getLogger(__name__)
 
 
@@ -71,18 +75,12 @@ def cache_file(out: Path, variant: Variant, entry, data_sha: str, max_samples: i
     return out / "cache" / variant.id / f"{digest}.json"
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write beside the target, then rename: a killed run leaves the old file or the new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-
-
-def write_test_set(out: Path, variant: Variant, max_samples: int | None) -> tuple[Path, list[dict]]:
-    """The variant's test set as a JSONL file (every process writes the same bytes, atomically)."""
-    records = variant.test_examples(max_samples)
-    path = out / "data" / f"{variant.id}.jsonl"
+def write_test_set(out: Path, variant: Variant, max_samples: int | None,
+                   name: str | None = None) -> tuple[Path, list[dict]]:
+    """The variant's derived test set (``name`` None) or its extra test set ``name`` (one of
+    :attr:`Variant.extra_test_sets`) as a JSONL file (every process writes the same bytes, atomically)."""
+    records = variant.test_examples(max_samples) if name is None else variant.extra_test_set(name, max_samples)
+    path = out / "data" / (f"{variant.id}.jsonl" if name is None else f"{variant.id}-{name}.jsonl")
     if records:
         write_atomically(path, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
     return path, records
@@ -116,15 +114,17 @@ def run(models_dir: str | Path | None = "checkpoints", out: str | Path = "leader
     catalog = build_catalog(models_dir, catalog_file, registry, download)
     plan, jobs = {}, []
     for variant in registry.values():
-        data_file, records = write_test_set(out, variant, max_samples)
-        if not records:
-            plan[variant.id] = None
-            continue
-        data_sha = hashlib.sha256(data_file.read_bytes()).hexdigest()
-        systems = [(entry, cache_file(out, variant, entry, data_sha, max_samples))
-                   for entry in catalog.models(variant.id, available=True)]
-        plan[variant.id] = (data_file, data_sha, systems)
-        jobs += [(variant, data_file, entry, cache) for entry, cache in systems]
+        plan[variant.id] = {}
+        for name in (None, *variant.extra_test_sets):  # None: the derived test set
+            data_file, records = write_test_set(out, variant, max_samples, name)
+            if not records:
+                plan[variant.id][name] = None
+                continue
+            data_sha = hashlib.sha256(data_file.read_bytes()).hexdigest()
+            systems = [(entry, cache_file(out, variant, entry, data_sha, max_samples))
+                       for entry in catalog.models(variant.id, available=True)]
+            plan[variant.id][name] = (data_file, data_sha, systems)
+            jobs += [(variant, data_file, entry, cache) for entry, cache in systems]
     mine = shard(jobs, state.process_index, state.num_processes)
     for variant, data_file, entry, cache in tqdm(mine, desc=f"leaderboard (process {state.process_index})", unit="system"):
         if cache.is_file():
@@ -150,15 +150,23 @@ def evaluate_system(variant: Variant, entry, data_file: Path, cache: Path, batch
     write_atomically(cache, json.dumps({"system": entry.to_json(), **report}, ensure_ascii=False))
 
 
-def variant_board(out: Path, variant: Variant, plan: tuple | None, catalog) -> dict:
-    """One variant's part of ``leaderboard.json``, from the cached reports."""
+def variant_board(out: Path, variant: Variant, plan: dict, catalog) -> dict:
+    """One variant's part of ``leaderboard.json``, from the cached reports: its derived test set's
+    systems and, under ``extra_test_sets``, each human-reference test set's."""
     paper = {"title": variant.paper.title, "authors": variant.paper.authors, "year": variant.paper.year,
              "url": variant.paper.url}
     board = {"title": variant.title, "paper": paper, "metric_names": list(variant.metric_names),
              "reported": [dict(row) for row in variant.reported],
              "unavailable": [{"model": e.model, "reason": e.reason} for e in catalog.models(variant.id, available=False)]}
-    if plan is None:
+    extra = {name: test_set_board(out, variant, part) for name, part in plan.items() if name is not None and part}
+    if plan.get(None) is None:
         return {**board, "skipped": "no bundled test set (the variant's test_examples() returns none)"}
+    return {**board, "control_metrics": list(variant.control_metrics), **test_set_board(out, variant, plan[None]),
+            **({"extra_test_sets": extra} if extra else {})}
+
+
+def test_set_board(out: Path, variant: Variant, plan: tuple) -> dict:
+    """One test set's description and systems, from the cached reports."""
     data_file, data_sha, systems = plan
     reports = []
     for entry, cache in systems:
@@ -171,7 +179,7 @@ def variant_board(out: Path, variant: Variant, plan: tuple | None, catalog) -> d
     rows = [system_row(out, variant, report, cache, baseline, documents) for report, (_, cache) in zip(reports, systems)]
     test_set = {"file": str(data_file.relative_to(out)), "n": len(written),
                 "datasets": sorted({r.get("dataset", "?") for r in written}), "sha256": data_sha}
-    return {**board, "control_metrics": list(variant.control_metrics), "test_set": test_set, "systems": rows}
+    return {"test_set": test_set, "systems": rows}
 
 
 def system_row(out: Path, variant: Variant, report: dict, cache: Path, baseline: dict | None,
@@ -197,143 +205,10 @@ def system_row(out: Path, variant: Variant, report: dict, cache: Path, baseline:
                            "metrics": shuffled["metrics"]}
         row["control_effect"] = sensitivity["effect"]
         row["lead_k"] = {k: sensitivity["lead_k"][k] for k in ("budget_words", "budget_from", "n_examples", "metrics")}
+        if "pasted" in sensitivity:
+            row["pasted"] = {k: sensitivity["pasted"][k] for k in ("budget_words", "n_examples", "metrics", "examples")}
+            row["verdict"] = sensitivity["verdict"]
     return row
-
-
-# --- the outputs -----------------------------------------------------------------------------
-def cell(value: Any, test: dict | None = None) -> str:
-    if value is None:
-        return "–"
-    mark = "†" if test is not None and test["p_value"] < ALPHA and test["difference"] > 0 else ""
-    return f"{value:.4f}{mark}"
-
-
-def variant_markdown(variant_id: str, board: dict) -> str:
-    paper = board["paper"]
-    lines = [f"## {board['title']} (`{variant_id}`)", "",
-             f"Paper: [{paper['title']}]({paper['url']}) ({paper['authors']}, {paper['year']})."]
-    if "skipped" in board:
-        return "\n".join(lines + ["", f"_Skipped: {board['skipped']}._", ""])
-    names, test_set = board["metric_names"], board["test_set"]
-    lines += [f"Test set: {test_set['n']} examples from {', '.join(test_set['datasets'])} (`{test_set['file']}`). "
-              "Numbers as `python -m training evaluate` reports them (ROUGE as fractions; the papers print x100); "
-              "the paper's rows are converted to the same scale. _words_: mean summary length in words.", "",
-              "| system | method | n | words | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 4)]
-    for row in board["systems"]:
-        tests = row.get("vs_baseline", {})
-        lines.append(f"| {row['system']} | {row['method']} | {row['n_examples']} | {words_cell(row['metrics'])} | "
-                     + " | ".join(cell(row["metrics"].get(n), tests.get(n)) for n in names) + " |")
-        for label, method, sub in control_rows(row):
-            lines.append(f"| {label} | {method} | {sub['n_examples']} | {words_cell(sub['metrics'])} | "
-                         + " | ".join(cell(sub["metrics"].get(n)) for n in names) + " |")
-    for row in board["reported"]:
-        lines.append(f"| _{row['system']} — {REPORTED_LABEL}, {row['source']}_ | | | | "
-                     + " | ".join(cell(row["metrics"].get(n)) for n in names) + " |")
-    lines += ["", f"† better than the baseline at p < {ALPHA} (one-sided paired bootstrap over documents, each "
-                  f"resampled with all its examples, {N_RESAMPLES} resamples, seed 0; ROUGE / ROUGE-K scores only). "
-                  f"{SHUFFLED_LABEL}: each example summarized with another example's controls (seeded derangement), "
-                  "scored against its own. ↳ Lead-k: the control-blind row, the document's first sentences up to the "
-                  "system's mean summary length, controls ignored."]
-    lines += control_effect_markdown(board)
-    lines += [f"- {row['system']}: {row['truncated_inputs']} of {row['n_examples']} inputs cut to the model's length limit."
-              for row in board["systems"] if row["truncated_inputs"]]
-    lines += [f"- unavailable: {u['model']} — {u['reason']}" for u in board["unavailable"]]
-    if board.get("plot"):
-        lines += ["", f"![{variant_id}]({board['plot']})"]
-    return "\n".join(lines + [""])
-
-
-def control_rows(row: dict) -> list[tuple[str, str, dict]]:
-    """The rows under a system: the same system on shuffled controls, and Lead-k at its length."""
-    if "shuffled" not in row:
-        return []
-    lead = row["lead_k"]
-    return [(SHUFFLED_LABEL, "", row["shuffled"]),
-            (f"↳ Lead-k at the same length ({lead['budget_words']} words), control-blind", "lead-k", lead)]
-
-
-def words_cell(metrics: dict) -> str:
-    value = metrics.get("output_words")
-    return "–" if value is None else f"{value:.1f}"
-
-
-def effect_cell(effect: dict | None) -> str:
-    """``+0.4222 [+0.3177, +0.5183]``; a corpus metric has no interval."""
-    if effect is None:
-        return "–"
-    if effect["ci_low"] is None:
-        return f"{effect['difference']:+.4f} (corpus)"
-    return f"{effect['difference']:+.4f} [{effect['ci_low']:+.4f}, {effect['ci_high']:+.4f}]"
-
-
-def control_effect_markdown(board: dict) -> list[str]:
-    """The control effects: one row per system, one column per control metric it has."""
-    systems = [row for row in board["systems"] if "control_effect" in row]
-    names = [n for n in board.get("control_metrics", []) if any(n in row["control_effect"] for row in systems)]
-    if not names:
-        return []
-    lines = ["", "Control effect = score with the right controls − score with shuffled controls (95% paired-bootstrap "
-             f"interval over documents, each resampled with all its examples, {N_RESAMPLES} resamples, seed 0; "
-             "for lower-is-better metrics such as length_error or egises a negative effect means the controls "
-             "help). Lead-k ignores the controls: its effect is 0 by construction.", "",
-             "| system | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
-    for row in systems:
-        lines.append(f"| {row['system']} | " + " | ".join(effect_cell(row["control_effect"].get(n)) for n in names) + " |")
-    lines += [f"- {row['system']}: shuffling changed the controls of {row['shuffled']['controls_changed']} of "
-              f"{row['shuffled']['n_examples']} examples (they all ask for the same), so its control effect "
-              "cannot show anything." for row in systems if row["shuffled"]["controls_changed"] == 0]
-    return lines
-
-
-PLOT_COLUMNS = 4  # metrics per row of plots
-
-
-def plot_variant(path: Path, variant_id: str, board: dict) -> None:
-    """One horizontal bar chart per metric (metrics differ in scale), ours solid, the paper's hatched."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    ours = [(label, metrics) for row in board["systems"] for label, metrics in
-            [(row["system"], row["metrics"])] + [(f"   {label.lstrip('↳ ')}", sub["metrics"]) for label, _, sub in control_rows(row)]]
-    theirs = [(f"{row['system']} (paper)", row["metrics"]) for row in board["reported"]]
-    labels = [label for label, _ in ours + theirs]
-    names = board["metric_names"]
-    columns = min(len(names), PLOT_COLUMNS)
-    rows = -(-len(names) // columns)
-    figure, axes = plt.subplots(rows, columns, figsize=(3.2 * columns + 2, rows * (0.35 * len(labels) + 1.2) + 0.5),
-                                sharey=True, squeeze=False)
-    for axis in axes.flat[len(names):]:
-        axis.set_visible(False)
-    for axis, name in zip(axes.flat, names):
-        values = [metrics.get(name) for _, metrics in ours + theirs]
-        bars = axis.barh(range(len(labels)), [v if v is not None else 0 for v in values],
-                         color=[("lightsteelblue" if label.startswith("   ") else "tab:blue") for label, _ in ours]
-                         + ["lightgrey"] * len(theirs))
-        for bar in bars[len(ours):]:
-            bar.set_hatch("//")
-        for y, value in enumerate(values):
-            if value is None:  # no bar is not a zero: say it is missing
-                axis.text(0, y, " n/a", va="center", fontsize=7, color="grey")
-        axis.set_title(name)
-    axes[0][0].set_yticks(range(len(labels)), labels)
-    axes[0][0].invert_yaxis()  # first system on top (the axes share y: once for all)
-    figure.suptitle(f"{board['title']} ({variant_id}): ours (blue; pale: shuffled controls and Lead-k) and {REPORTED_LABEL} (hatched)",
-                    fontsize=9)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-
-
-def write_outputs(out: Path, board: dict) -> None:
-    for variant_id, part in board["variants"].items():
-        if part.get("systems"):
-            plot_variant(out / f"{variant_id}.png", variant_id, part)
-            part["plot"] = f"{variant_id}.png"
-    markdown = "# SteerSum leaderboard\n\n" + "\n".join(variant_markdown(v, part) for v, part in board["variants"].items())
-    write_atomically(out / "leaderboard.md", markdown)
-    write_atomically(out / "leaderboard.json", json.dumps(board, indent=2, ensure_ascii=False) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:

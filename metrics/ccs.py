@@ -26,7 +26,8 @@ Conventions taken from the paper, and where it leaves a choice:
   matching after stemming": Porter stems of whole word tokens, a multi-word keyword must occur as
   a contiguous run. We also report the share of summaries that contain *all* their keywords.
 * FKGL is Kincaid's formula with every sentence counted (:func:`fkgl`; textstat's own function
-  drops sentences of two words or fewer).
+  drops sentences of two words or fewer). Given the source documents, :func:`fkgl` counts no sentence
+  end where the source goes on in the same sentence, so periods added to copied text read no easier.
 * ΔFKGL (Sec. 4.2, Table 4: GPT-4 has F_normal 19.12, F_high 16.99, δ 2.13): F_normal − F_high,
   so it is positive when the "high readability" summaries are easier to read; higher is better.
 * Focus (Sec. 4.2, App. A.3): the paper's GPT-4o judge is replaced by :mod:`metrics.focus` (a
@@ -46,6 +47,7 @@ from sklearn.metrics import f1_score
 
 from metrics.focus import FOCUS, FocusJudge, default_focus_classifier
 from metrics.io import DataError, get_field
+from metrics.support import resegment
 from metrics.text import sentences, stem, words
 
 BIN_WIDTH = 50  # words per length bin (Sec. 3.1)
@@ -139,20 +141,25 @@ def keyword_success(summaries: list[str], keyword_lists: list[list[str]]) -> Key
 
 # ---- readability ----------------------------------------------------------------------------------
 
-def fkgl(texts: list[str]) -> list[float]:
+def fkgl(texts: list[str], documents: list[str] | None = None) -> list[float]:
     """Flesch-Kincaid grade level of each text by Kincaid's formula (Kincaid et al., 1975), lower
     reads easier: ``0.39 * words / sentences + 11.8 * syllables / words - 15.59`` (0 for a text
     without words). Every sentence counts: ``textstat.flesch_kincaid_grade`` (0.7.13) leaves
     sentences of two words or fewer out of the sentence count, which raises the grade of short,
     simple text ("It ran." is no sentence there). Sentences are :func:`metrics.text.sentences`
-    (NLTK Punkt, so "e.g." ends none); words and syllables are textstat's (CMUdict, else Pyphen)."""
+    (NLTK Punkt, so "e.g." ends none); words and syllables are textstat's (CMUdict, else Pyphen).
+    With ``documents`` (each text's source), a sentence end counts only where the source does not go on
+    in the same sentence (:func:`metrics.support.resegment`): periods added to copied text read no easier."""
+    if documents is not None and len(documents) != len(texts):
+        raise ValueError(f"{len(texts)} texts but {len(documents)} documents")
     grades = []
-    for text in texts:
+    for i, text in enumerate(texts):
         n_words = textstat.lexicon_count(text)
         if not n_words:
             grades.append(0.0)
             continue
-        n_sentences = max(1, len(sentences(text)))
+        split = resegment(text, documents[i]) if documents is not None else sentences(text)
+        n_sentences = max(1, len(split))
         grades.append(0.39 * n_words / n_sentences + 11.8 * textstat.syllable_count(text) / n_words - 15.59)
     return grades
 

@@ -194,7 +194,9 @@ def test_the_test_set_holds_no_lead3ent_output_and_scores_lead3_and_lead3ent(ent
     assert not any(" ".join(o.split()) == " ".join(e["target"].split()) for o, e in zip(outputs, examples))
     for dataset in ("bbc_summary", "cnndm_sample"):
         ent, lead = reports["lead3ent"]["breakdown"][dataset], reports["lead3"]["breakdown"][dataset]
-        assert ent["entity_coverage"] == 1.0 and lead["entity_coverage"] < 0.5
+        # coverage counts a mention inside a run of four words of the document: Lead3ent's sentences are
+        # the document's, so all but a sentence of three words or fewer count
+        assert ent["entity_coverage"] > 0.99 and lead["entity_coverage"] < 0.5
         assert ent["rouge1"] > lead["rouge1"]
     assert reports["lead3ent"]["metrics"]["rouge1"] < 0.8  # no longer the 0.938 of targets built by its rule
 

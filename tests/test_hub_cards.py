@@ -158,8 +158,10 @@ def test_card_shows_the_control_effect_from_the_report(exported, copy_of):
     evaluation = (exported["tag"] / "README.md").read_text().split("## Evaluation", 1)[1].split("\n## ", 1)[0]
     stas = sensitivity["effect"]["stas"]
     assert "### Control effect" in evaluation
-    assert (f"| stas | {stas['given']:.4f} | {stas['shuffled']:.4f} | {stas['difference']:+.4f} | "
-            f"[{stas['ci_low']:+.4f}, {stas['ci_high']:+.4f}] |") in evaluation
+    lead, pasted = sensitivity["lead_k"]["metrics"]["stas"], sensitivity["pasted"]["metrics"]["stas"]
+    verdict = "stands" if sensitivity["verdict"]["stas"]["stands"] else "pasting wins"
+    assert (f"| stas | {stas['given']:.4f} | {stas['shuffled']:.4f} | {lead:.4f} | {pasted:.4f} | "
+            f"{stas['difference']:+.4f} | [{stas['ci_low']:+.4f}, {stas['ci_high']:+.4f}] | {verdict} |") in evaluation
     assert f"first sentences up to\n{sensitivity['lead_k']['budget_words']} words" in evaluation
     # hand-made numbers, one of them a corpus metric without an interval, show as given
     folder = copy_of(exported["tag"])
@@ -167,10 +169,13 @@ def test_card_shows_the_control_effect_from_the_report(exported, copy_of):
                                       "p_value": 0.0, "n": 2},
                              "egises": {"given": 0.2, "shuffled": 0.5, "difference": -0.3, "ci_low": None,
                                         "ci_high": None, "p_value": None, "n": 2}}
+    sensitivity["lead_k"]["metrics"] = {"stas": 0.6}
+    sensitivity["pasted"]["metrics"] = {"stas": 0.85, "egises": 0.6}
+    sensitivity["verdict"] = {"stas": {"stands": False}, "egises": {"stands": True}}  # 0.9 - 0.85 < 0.4 / 2
     (folder / "eval_report.json").write_text(json.dumps(report))
     text = build_card(folder, load_checkpoint(folder)).text
-    assert "| stas | 0.9000 | 0.5000 | +0.4000 | [+0.3000, +0.5000] |" in text
-    assert "| egises | 0.2000 | 0.5000 | -0.3000 | corpus metric: no interval |" in text
+    assert "| stas | 0.9000 | 0.5000 | 0.6000 | 0.8500 | +0.4000 | [+0.3000, +0.5000] | pasting wins |" in text
+    assert "| egises | 0.2000 | 0.5000 | – | 0.6000 | -0.3000 | corpus metric: no interval | stands |" in text
     del report["control_sensitivity"]  # e.g. evaluate --no-control-sensitivity: no section, no error
     (folder / "eval_report.json").write_text(json.dumps(report))
     assert "Control effect" not in build_card(folder, load_checkpoint(folder)).text

@@ -8,7 +8,9 @@ import pytest
 
 from metrics.io import DataError, read_jsonl
 from variants import REGISTRY
+from training.sensitivity import lead_words
 from variants.base import Control, Paper, Summarizer, Summary, Variant
+from variants.topic import TopicVariant
 
 MAX_SAMPLES = 4
 
@@ -123,9 +125,9 @@ def test_numbers_equal_the_evaluation_cli(board_dir, models_dir, tmp_path):
         assert rows[model]["lead_k"]["metrics"] == sensitivity["lead_k"]["metrics"]
 
 
-def test_every_system_has_shuffled_controls_lead_k_and_control_effect_rows(board_dir):
+def test_every_system_has_shuffled_controls_lead_k_pasted_and_control_effect_rows(board_dir):
     topic = load_board(board_dir)["variants"]["topic"]
-    assert topic["control_metrics"] == ["stas"]
+    assert topic["control_metrics"] == ["stas", "rouge1", "rouge2", "rougeLsum"]
     lines = (board_dir / "leaderboard.md").read_text().splitlines()
     for system in topic["systems"]:
         at = lines.index(next(line for line in lines if line.startswith(f"| {system['system']} |")))
@@ -137,12 +139,25 @@ def test_every_system_has_shuffled_controls_lead_k_and_control_effect_rows(board
                                  f"{shuffled['metrics']['rougeLsum']:.4f} |")
         assert lines[at + 2].startswith(f"| ↳ Lead-k at the same length ({lead['budget_words']} words), "
                                         f"control-blind | lead-k | {MAX_SAMPLES} | ")
+        pasted = system["pasted"]  # then Lead-k with the topic's terms pasted after it, at the same length
+        assert lines[at + 3].startswith(f"| ↳ Lead-k + pasted controls ({lead['budget_words']} words) | pasted | "
+                                        f"{MAX_SAMPLES} | ")
+        assert pasted["budget_words"] == lead["budget_words"]
+        records = {r["id"]: r for r in read_jsonl(board_dir / "data" / "topic.jsonl")}
+        for example in pasted["examples"]:
+            record = records[example["id"]]
+            lead_text = lead_words(record["document"], lead["budget_words"])
+            assert example["summary"] == REGISTRY["topic"].paste(lead_text, record["controls"])
         assert lead["budget_words"] == round(system["metrics"]["output_words"])
-        effect = system["control_effect"]["stas"]
+        effect, verdict = system["control_effect"]["stas"], system["verdict"]["stas"]
         assert effect["difference"] == pytest.approx(system["metrics"]["stas"] - shuffled["metrics"]["stas"])
-        assert (f"| {system['system']} | {effect['difference']:+.4f} [{effect['ci_low']:+.4f}, "
-                f"{effect['ci_high']:+.4f}] |") in lines
-    assert "| system | stas |" in lines  # the control-effect table
+        assert verdict["margin"] == pytest.approx(effect["given"] - pasted["metrics"]["stas"])
+        # per control metric: right, shuffled, Lead-k, pasted, effect [interval], verdict
+        assert (f"| {system['system']} | stas | {effect['given']:.4f} | {effect['shuffled']:.4f} | "
+                f"{lead['metrics']['stas']:.4f} | {pasted['metrics']['stas']:.4f} | {effect['difference']:+.4f} "
+                f"[{effect['ci_low']:+.4f}, {effect['ci_high']:+.4f}] | "
+                f"{'stands' if verdict['stands'] else 'pasting wins'} |") in lines
+    assert "| system | metric | right | shuffled | Lead-k | pasted | effect [95% interval] | vs pasted |" in lines
 
 
 def test_paper_rows_are_labelled_and_on_our_scale(board_dir):
@@ -209,7 +224,9 @@ def test_resume_after_a_killed_run_reuses_the_finished_systems(board_dir, models
 
     monkeypatch.setattr(leaderboard, "evaluate", counted)
     run_board(models_dir, tmp_path)
-    assert evaluated == ["baseline: topic-focused extraction", "topic-tiny"]  # each system once, in all
+    # each system once per test set (the derived one, then each human-reference set), in all
+    sets = 1 + len(REGISTRY["topic"].extra_test_sets)
+    assert evaluated == ["baseline: topic-focused extraction", "topic-tiny"] * sets
     assert load_board(tmp_path)["variants"] == load_board(board_dir)["variants"]
     assert (tmp_path / "leaderboard.md").read_text() == (board_dir / "leaderboard.md").read_text()
     evaluated.clear()
@@ -223,9 +240,10 @@ def test_sharded_processes_split_the_systems_and_the_main_one_gathers(board_dir,
     real_evaluate, evaluated = leaderboard.evaluate, []
     monkeypatch.setattr(leaderboard, "evaluate", lambda s, *a: evaluated.append(s.name) or real_evaluate(s, *a))
     assert run_board(models_dir, tmp_path, state=FakeState(1, 2)) is None  # not main: evaluates, writes nothing else
-    assert evaluated == ["topic-tiny"] and not (tmp_path / "leaderboard.json").exists()
+    sets = 1 + len(REGISTRY["topic"].extra_test_sets)  # each system on the derived and each human-reference set
+    assert evaluated == ["topic-tiny"] * sets and not (tmp_path / "leaderboard.json").exists()
     run_board(models_dir, tmp_path, state=FakeState(0, 2))
-    assert evaluated == ["topic-tiny", "baseline: topic-focused extraction"]
+    assert evaluated == ["topic-tiny"] * sets + ["baseline: topic-focused extraction"] * sets
     assert load_board(tmp_path)["variants"] == load_board(board_dir)["variants"]
 
 
@@ -417,3 +435,32 @@ def test_space_tab_reads_the_latest_leaderboard(board_dir, tmp_path):
     assert none == [] and "python -m benchmarks leaderboard" in hint
     with gr.Blocks():
         leaderboard_tab(board_dir)
+
+
+class TopicWithHumanSet(TopicVariant):
+    """The topic variant with one extra test set, as a variant with MACSum references declares it."""
+
+    id = "topic-extra"
+    extra_test_sets = ("human",)
+
+    def extra_test_set(self, name, max_samples=None):
+        if name != "human":
+            return super().extra_test_set(name, max_samples)
+        return [{**r, "id": f"human-{r['id']}", "dataset": "human_refs"} for r in self.test_examples(max_samples)]
+
+
+def test_extra_test_sets_get_their_own_table_with_every_control_row(tmp_path):
+    from benchmarks.leaderboard import run
+
+    board = run(tmp_path / "no-models", tmp_path, max_samples=2, registry={"topic-extra": TopicWithHumanSet()},
+                state=FakeState(0, 1))["variants"]["topic-extra"]
+    human = board["extra_test_sets"]["human"]
+    assert human["test_set"] == {"file": "data/topic-extra-human.jsonl", "n": 2, "datasets": ["human_refs"],
+                                 "sha256": human["test_set"]["sha256"]}
+    [system] = human["systems"]
+    assert {"shuffled", "lead_k", "pasted", "control_effect", "verdict"} <= set(system)
+    assert set(system["verdict"]) == set(system["control_effect"]) == {"stas", "rouge1", "rouge2", "rougeLsum"}
+    markdown = (tmp_path / "leaderboard.md").read_text()
+    assert "### Test set `human` (human references)" in markdown
+    table = markdown.split("### Test set `human`")[1]
+    assert "| ↳ Lead-k + pasted controls (" in table and "| system | metric | right | shuffled | Lead-k | pasted |" in table

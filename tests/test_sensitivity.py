@@ -6,7 +6,8 @@ from collections import Counter
 import pytest
 
 from training.evaluate import derangement, evaluate
-from training.sensitivity import LeadK, control_effect, control_sensitivity, evaluate_with_sensitivity
+from training.sensitivity import (LeadK, PastedLeadK, control_effect, control_sensitivity, effect_summary,
+                                  evaluate_with_sensitivity, lead_words, stands)
 from variants import REGISTRY
 
 TOPIC = REGISTRY["topic"]
@@ -58,7 +59,7 @@ def test_topic_baseline_has_a_positive_control_effect_on_stas():
     report = evaluate_with_sensitivity(TOPIC.baseline(), TOPIC.test_examples(N_TOPIC), "topic.jsonl")
     sensitivity = report["control_sensitivity"]
     effect = sensitivity["effect"]["stas"]
-    assert sensitivity["control_metrics"] == ["stas"] and sensitivity["shuffled"]["controls_changed"] == N_TOPIC
+    assert sensitivity["control_metrics"] == list(TOPIC.control_metrics) and sensitivity["shuffled"]["controls_changed"] == N_TOPIC
     # Measured on these 20 super-articles: STAS 1.000 with the right topic, 0.578 with another one,
     # effect +0.42 [+0.31, +0.54]. The baseline picks the sentences closest to the topic it is given,
     # so another topic moves it to other sentences; the interval must stay clear of 0.
@@ -124,7 +125,47 @@ def test_evaluate_cli_adds_control_sensitivity_unless_told_not_to(tmp_path, caps
     common = ["evaluate", "--model", "baseline", "--variant", "topic", "--data", str(data)]
     training([*common, "--out", str(tmp_path / "with.json")])
     report = json.loads((tmp_path / "with.json").read_text())
-    assert set(report["control_sensitivity"]["effect"]) == {"stas"} and "stas: " in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert set(report["control_sensitivity"]["effect"]) == set(TOPIC.control_metrics)
+    assert "stas: right " in printed and ", pasted " in printed
     training([*common, "--out", str(tmp_path / "without.json"), "--no-control-sensitivity"])
     without = json.loads((tmp_path / "without.json").read_text())
     assert "control_sensitivity" not in without and without["metrics"] == report["metrics"]
+
+
+# --- the pasted row and the rule it enforces ---------------------------------------------------------
+def test_a_metric_stands_when_the_right_controls_beat_pasted_by_half_the_effect():
+    assert stands(0.90, 0.50, 0.70)  # effect 0.40, margin 0.20: exactly half
+    assert not stands(0.90, 0.50, 0.75)  # margin 0.15 < 0.20
+    assert not stands(0.90, 0.90, 0.10)  # no effect: nothing to stand on
+    assert not stands(0.90, 0.95, 0.10)  # a negative effect neither
+    # lower is better (length_error, egises): effect 0.70 - 0.00, margin 0.60 - 0.00 >= 0.35
+    assert stands(0.00, 0.70, 0.60, lower_is_better=True)
+    assert not stands(0.50, 0.70, 0.45, lower_is_better=True)  # pasted scores better (lower) than the right controls
+
+
+def test_the_report_has_the_pasted_row_and_a_verdict_per_control_metric():
+    records = TOPIC.test_examples(N_TOPIC)
+    report = evaluate_with_sensitivity(TOPIC.baseline(), records, "topic.jsonl")
+    sensitivity = report["control_sensitivity"]
+    pasted, lead = sensitivity["pasted"], sensitivity["lead_k"]
+    assert pasted["budget_words"] == lead["budget_words"] and pasted["n_examples"] == N_TOPIC
+    for example, record in zip(pasted["examples"], records):  # Lead-k, then the topic's ten terms
+        assert example["summary"] == TOPIC.paste(lead_words(record["document"], lead["budget_words"]), record["controls"])
+    assert set(sensitivity["verdict"]) == set(sensitivity["effect"]) == set(TOPIC.control_metrics)
+    for name, verdict in sensitivity["verdict"].items():
+        effect = sensitivity["effect"][name]
+        assert verdict["pasted"] == pasted["metrics"][name]
+        assert verdict["stands"] == stands(effect["given"], effect["shuffled"], pasted["metrics"][name])
+    # the topic's terms pasted after Lead-k add nothing the document supports: STAS stands
+    assert sensitivity["verdict"]["stas"]["stands"]
+    text = effect_summary(sensitivity)
+    assert f"pasted {pasted['metrics']['stas']:.4f}: stands" in text and "Lead-k" in text
+
+
+def test_pasted_lead_k_is_lead_k_plus_the_variants_paste():
+    document = "One two three. Four five six seven. Eight nine."
+    pasted = PastedLeadK(REGISTRY["tdsum"], 3).summarize([document], [{"boost": ["nine", "eight"]}])[0].text
+    assert pasted == "One two three. nine eight"
+    assert PastedLeadK(REGISTRY["entity"], 3).summarize([document], [{"entity": "Ann Lee"}])[0].text == \
+        "Ann Lee. One two three."

@@ -7,7 +7,10 @@ Beside a system's report (controls given) come two rows:
   derangement, :func:`training.evaluate.derangement`: another topic, entity, reader or CCS control
   set) while its document, target and the controls it is *scored* against stay its own;
 * a **control-blind row**, :class:`LeadK`: the document's first sentences up to a length budget in
-  words, whatever the controls say.
+  words, whatever the controls say;
+* a **pasted row**, :class:`PastedLeadK`: the same Lead-k with the controls' own words pasted in
+  (:meth:`Variant.paste`: the topic's terms, the entity's name, the keywords, a cue sentence, the
+  reader's titles), the cheapest imitation of obedience.
 
 The **control effect** of a metric is its mean with the right controls minus its mean with shuffled
 ones, with a 95 % paired-bootstrap interval (:func:`metrics.bootstrap.compare`) that resamples
@@ -21,6 +24,8 @@ a negative one). Metrics that exist only for a whole test set (``egises``, ``len
 get the difference without an interval: there are no per-example scores to resample.
 
 Which metrics measure obedience to the controls is the variant's :attr:`Variant.control_metrics`.
+A control metric **stands** (:func:`stands`) when the system with the right controls beats the pasted
+row by at least half its own control effect: pasting must not buy what obeying buys.
 """
 from __future__ import annotations
 
@@ -51,6 +56,20 @@ class LeadK(Baseline):
 
     def extract(self, document: str, controls: dict) -> Summary:
         return Summary(lead_words(document, self.words))
+
+
+class PastedLeadK(LeadK):
+    """:class:`LeadK` with the controls' own words pasted in by :meth:`Variant.paste`: a summary that
+    looks obedient to a metric that counts control words, without reading the document for them."""
+
+    method = "pasted"
+
+    def __init__(self, variant: Variant, words: int, assets: Any = None):
+        super().__init__(variant, words, assets)
+        self.name = f"Lead-k + pasted controls (first sentences up to {words} words, the controls' words pasted in)"
+
+    def extract(self, document: str, controls: dict) -> Summary:
+        return Summary(self.variant.paste(lead_words(document, self.words), controls, self.assets))
 
 
 def lead_words(document: str, words: int) -> str:
@@ -110,10 +129,35 @@ def control_effect(given: dict, shuffled: dict, names: list[str], n_resamples: i
 
 
 def lead_k_report(variant: Variant, records: list[dict], data_file: str, words: int, budget: str,
-                  assets: Any = None, batch_size: int = 8) -> dict:
-    """The control-blind row: :class:`LeadK` at ``words`` words, scored like any system."""
-    report = evaluate(LeadK(variant, words, assets), records, data_file, batch_size)
+                  assets: Any = None, batch_size: int = 8, pasted: bool = False) -> dict:
+    """The control-blind row, :class:`LeadK` at ``words`` words (``pasted``: :class:`PastedLeadK`),
+    scored like any system."""
+    system = (PastedLeadK if pasted else LeadK)(variant, words, assets)
+    report = evaluate(system, records, data_file, batch_size)
     return {**report, "budget_words": words, "budget_from": budget}
+
+
+def stands(given: float, shuffled: float, pasted: float, lower_is_better: bool = False) -> bool:
+    """Whether a control metric stands: the right controls beat the pasted row by at least half the
+    control effect (right - shuffled), and that effect is positive (negative for a lower-is-better
+    metric). E.g. right 0.90, shuffled 0.50 (effect 0.40), pasted 0.75: 0.15 < 0.20, it falls."""
+    sign = -1.0 if lower_is_better else 1.0
+    effect, margin = sign * (given - shuffled), sign * (given - pasted)
+    return effect > 0 and margin >= effect / 2
+
+
+def verdicts(variant: Variant, effect: dict[str, dict], pasted: dict) -> dict[str, dict]:
+    """Per control metric: the pasted row's score, the ``margin`` of the right controls over it, half
+    the effect, and whether the metric :func:`stands`."""
+    out = {}
+    for name, e in effect.items():
+        value = pasted.get(name)
+        if value is None or e["given"] is None or e["shuffled"] is None:
+            continue
+        lower = name in variant.lower_is_better
+        out[name] = {"pasted": value, "margin": e["given"] - value, "half_effect": e["difference"] / 2,
+                     "lower_is_better": lower, "stands": stands(e["given"], e["shuffled"], value, lower)}
+    return out
 
 
 def control_sensitivity(summarizer, records: list[dict], data_file: str, report: dict, batch_size: int = 8,
@@ -124,9 +168,11 @@ def control_sensitivity(summarizer, records: list[dict], data_file: str, report:
     variant = summarizer.variant
     shuffled = evaluate(summarizer, records, data_file, batch_size, controls="shuffled", seed=seed)
     changed = sum(row["given_controls"] != row["controls"] for row in shuffled["examples"])
-    lead = lead_k_report(variant, records, data_file, length_budget(report, records, budget), budget,
-                         summarizer.assets, batch_size)
+    words = length_budget(report, records, budget)
+    lead = lead_k_report(variant, records, data_file, words, budget, summarizer.assets, batch_size)
+    pasted = lead_k_report(variant, records, data_file, words, budget, summarizer.assets, batch_size, pasted=True)
     names = control_names(variant, report)
+    effect = control_effect(report, shuffled, names, seed=seed, documents=[r["document"] for r in records])
     source = "system's summaries" if budget == "outputs" else "test targets"
     return {
         "control_metrics": names,
@@ -135,14 +181,18 @@ def control_sensitivity(summarizer, records: list[dict], data_file: str, report:
                      "truncated_inputs": shuffled["truncated_inputs"], "metrics": shuffled["metrics"],
                      "examples": [{"id": r["id"], "given_controls": r["given_controls"], "summary": r["summary"]}
                                   for r in shuffled["examples"]]},
-        "effect": control_effect(report, shuffled, names, seed=seed, documents=[r["document"] for r in records]),
+        "effect": effect,
         "lead_k": {"model": lead["model"], "budget_words": lead["budget_words"], "budget_from": budget,
                    "n_examples": lead["n_examples"], "metrics": lead["metrics"]},
+        "pasted": {"model": pasted["model"], "budget_words": words, "budget_from": budget,
+                   "n_examples": pasted["n_examples"], "metrics": pasted["metrics"],
+                   "examples": [{"id": r["id"], "summary": r["summary"]} for r in pasted["examples"][:3]]},
+        "verdict": verdicts(variant, effect, pasted["metrics"]),
         "note": (f"effect = mean with the right controls - mean with shuffled controls (each example given another "
                  f"example's controls, seed {seed}; scored against its own), 95% paired-bootstrap interval "
                  f"({N_RESAMPLES} resamples of the documents, each with all its examples); Lead-k ignores the "
-                 f"controls, budget = mean words of the "
-                 f"{source}"),
+                 f"controls, budget = mean words of the {source}; pasted = Lead-k with the controls' own words "
+                 "pasted in; a metric stands when right - pasted >= effect / 2"),
     }
 
 
@@ -158,14 +208,26 @@ def evaluate_with_sensitivity(summarizer, records: list[dict], data_file: str, b
 
 
 def effect_summary(sensitivity: dict) -> str:
-    """The control effects as lines of text (``python -m training evaluate`` prints them)."""
+    """The control effects as lines of text (``python -m training evaluate`` prints them): per control
+    metric the right-controls, shuffled, Lead-k and pasted scores, the effect with its interval and
+    whether the metric stands against the pasted row."""
+    lead, pasted = sensitivity["lead_k"], sensitivity.get("pasted")
     lines = [f"control effect (right - shuffled controls; {sensitivity['shuffled']['controls_changed']} of "
-             f"{sensitivity['shuffled']['n_examples']} examples given other controls):"]
+             f"{sensitivity['shuffled']['n_examples']} examples given other controls); Lead-k and pasted at "
+             f"{lead['budget_words']} words:"]
     for name, e in sensitivity["effect"].items():
         interval = (f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over {e['documents']} documents"
                     if e["ci_low"] is not None else " (corpus metric)")
-        lines.append(f"  {name}: {e['given']:.4f} - {e['shuffled']:.4f} = {e['difference']:+.4f}{interval}")
-    lead = sensitivity["lead_k"]
-    lines.append(f"Lead-k at {lead['budget_words']} words: "
-                 + ", ".join(f"{n} {v:.4f}" for n, v in lead["metrics"].items() if v is not None))
+        line = (f"  {name}: right {e['given']:.4f}, shuffled {e['shuffled']:.4f}, "
+                f"effect {e['difference']:+.4f}{interval}; Lead-k {number(lead['metrics'].get(name))}")
+        if pasted is not None:
+            line += f", pasted {number(pasted['metrics'].get(name))}"
+        verdict = sensitivity.get("verdict", {}).get(name)
+        if verdict is not None:
+            line += ": stands" if verdict["stands"] else ": pasting wins (right - pasted < effect / 2)"
+        lines.append(line)
     return "\n".join(lines)
+
+
+def number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.4f}"

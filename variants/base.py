@@ -188,6 +188,9 @@ class Variant:
     # "reported in paper" (different data and base model). Each: {"system": ..., "source": "Table 2",
     # "metrics": {metric name: value on the same scale as ours}}.
     reported: tuple[dict, ...] = ()
+    # Metrics (of metric_names) where lower is better (a length error, EGISES): their control effect is
+    # good when negative, and the pasted row is beaten by scoring below it (training.sensitivity).
+    lower_is_better: tuple[str, ...] = ()
 
     def controls_for(self, assets: Any = None) -> tuple[Control, ...]:
         return self.controls
@@ -237,6 +240,13 @@ class Variant:
         raise NotImplementedError
 
     # --- optional ----------------------------------------------------------------------------
+    def paste(self, lead: str, controls: dict, assets: Any = None) -> str:
+        """The pasted-controls adversary: ``lead`` (a control-blind Lead-k) with the controls' own words
+        pasted in (the topic's terms, the entity's name, the keywords, ...), the cheapest way to look
+        obedient. Every control metric must score the controlled baseline well above it
+        (:mod:`training.sensitivity`). ``controls`` are validated. Default: ``lead`` unchanged."""
+        return lead
+
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
         """Words or phrases of ``summary`` that show the controls at work (topic terms, keywords,
         entity mentions), so the Space can highlight them. ``controls`` are validated. Default: none."""

@@ -22,7 +22,10 @@ adapter). Every metric comes from :mod:`metrics.ccs`.
 
 Baseline: length-, keyword-, readability- and focus-controlled extraction (focus by sentence position,
 never the judge). Metrics: ROUGE-L, length MAD/PCC, keyword success rate, ΔFKGL (FKGL by Kincaid's
-formula, every sentence counted), focus F1 (the paper's Table 4 columns).
+formula), focus F1 (the paper's Table 4 columns). So that pasting cannot win them (docs/pasted-controls.md), a
+keyword counts only inside a run of words the document supports (:mod:`metrics.support`), the focus
+judge reads only those runs, and FKGL counts no sentence end where the document goes on in the same
+sentence.
 Test set: 503 SciTLDR test abstracts that hold both kinds of content, each split into its conceptual
 and its empirical sentences (CCSBench App. C.2, by the cue rule of :mod:`metrics.focus`, not by the
 judge): two targets per abstract, each asked with readability normal and high, with the target's
@@ -41,9 +44,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from metrics.ccs import (BIN_WIDTH, CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, keyword_success, length_bin_words,
-                         score_records)
+from metrics.ccs import (BIN_WIDTH, CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, focus_f1, keyword_success,
+                         length_bin_words, score_records)
 from metrics.focus import FOCUS, default_focus_classifier
+from metrics.support import supported_spans
 from metrics.text import STOPWORDS, WORD, sentences, stem, words
 
 from ..base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, whole_groups
@@ -55,6 +59,18 @@ PROMPT_NAMES = {"length": "Length", "keywords": "Keywords", "readability": "Read
 FOCUS_LEVEL = {"conceptual": "low", "empirical": "high"}
 CORPUS_METRICS = ("length_pcc", "delta_fkgl", "focus_f1")  # Table 4 columns that are not per-example means
 DEFAULT_LENGTH_BIN = 1  # the baseline's length when none is asked: 51-100 words, an abstract's size
+# The pasted row (Variant.paste): a period every few words reads "easier" by FKGL, and one sentence of the
+# focus judge's cue words (metrics.focus) reads as the asked focus.
+PASTED_PERIOD_WORDS = 4
+PASTED_CUES = {"empirical": "Experiments on benchmark datasets show improved results and accuracy.",
+               "conceptual": "We propose a novel framework and theory for the problem."}
+
+
+def periods_every(text: str, n: int) -> str:
+    """``text`` with a sentence end after every ``n`` words, the next word capitalized."""
+    tokens = text.split()
+    chunks = [" ".join(tokens[i:i + n]).rstrip(".,;:") + "." for i in range(0, len(tokens), n)]
+    return " ".join(chunk[:1].upper() + chunk[1:] for chunk in chunks)
 
 
 def composition(controls: dict) -> str:
@@ -246,6 +262,7 @@ class CCSVariant(Variant):
     metric_names = ("rougeL", "length_error", "length_hit", "keyword_sr", "fkgl_normal", "fkgl_high", "focus_match",
                     *CORPUS_METRICS)
     control_metrics = ("length_hit", "length_error", "keyword_sr", "focus_match", *CORPUS_METRICS)
+    lower_is_better = ("length_error",)
     # Table 4, on CCSBench's compositional test set (arXiv papers; ours is other data). ROUGE-L /100;
     # the paper's SR pools all keywords, ours is the mean of each summary's share (equal when every
     # summary has as many keywords).
@@ -296,7 +313,8 @@ class CCSVariant(Variant):
 
     def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
               assets: Any = None) -> dict[str, Score]:
-        record = {"prediction": summary, "controls": controls, **({"references": [reference]} if reference else {})}
+        asked = {name: value for name, value in controls.items() if name != "focus"}  # focus: judged below
+        record = {"prediction": summary, "controls": asked, **({"references": [reference]} if reference else {})}
         result = score_records([record])["examples"][0]
         scores = {}
         if "length_produced" in result:
@@ -306,25 +324,41 @@ class CCSVariant(Variant):
                                          f"fall in the requested bin ({length_bin_words(want)})", details)
             scores["length_error"] = Score(float(abs(want - got)), "bins between requested and produced length "
                                            "(its mean over examples is the paper's MAD; lower is better)", details)
+        spans = supported_spans(summary, document)
         if "keywords_found" in result:
-            found = dict(zip(controls["keywords"], result["keywords_found"]))
-            scores["keyword_sr"] = Score(sum(found.values()) / len(found), "share of the keywords in the summary "
-                                         "(after stemming, whole words): the paper's success rate", found)
-        grade = fkgl([summary])[0]
-        scores["fkgl"] = Score(grade, "Flesch-Kincaid grade level of the summary (lower reads easier)")
+            found = dict(zip(controls["keywords"], supported_keywords(spans, controls["keywords"])))
+            scores["keyword_sr"] = Score(sum(found.values()) / len(found), "share of the keywords the summary uses "
+                                         "(after stemming, whole words) inside runs of words the document supports: "
+                                         "the paper's success rate, a pasted keyword list not counted", found)
+        grade = fkgl([summary], [document])[0]
+        scores["fkgl"] = Score(grade, "Flesch-Kincaid grade level of the summary (lower reads easier), a sentence "
+                               "end counted only where the document does not go on in the same sentence")
         if controls.get("readability"):
             level = controls["readability"]
             scores[f"fkgl_{level}"] = Score(grade, f"FKGL of a summary asked for {level} readability; ΔFKGL = "
                                             "mean fkgl_normal - mean fkgl_high (higher is better)")
-        if "focus_predicted" in result:
-            proba = default_focus_classifier().predict_proba([summary])[0]
-            scores["focus_match"] = Score(float(result["focus_predicted"] == controls["focus"]),
-                                          f"1 if the focus judge reads the summary as {controls['focus']} "
-                                          f"(it reads {result['focus_predicted']})",
-                                          {"probabilities": dict(zip(FOCUS, map(float, proba)))})
+        if controls.get("focus"):
+            # The judge reads what the document supports: a pasted cue sentence is not part of it.
+            supported = " ".join(spans)
+            proba = default_focus_classifier().predict_proba([supported])[0] if spans else None
+            read = FOCUS[int(proba.argmax())] if spans else None
+            scores["focus_match"] = Score(float(read == controls["focus"]),
+                                          f"1 if the focus judge reads the summary's words that the document supports "
+                                          f"as {controls['focus']} (it reads {read or 'nothing: no supported words'})",
+                                          {"probabilities": dict(zip(FOCUS, map(float, proba))) if spans else {}})
         if "rougeL" in result:
             scores["rougeL"] = Score(result["rougeL"], "ROUGE-L F1 against the reference")
         return scores
+
+    def paste(self, lead: str, controls: dict, assets: Any = None) -> str:
+        """Lead-k cut by a period every :data:`PASTED_PERIOD_WORDS` words when high readability is
+        asked, then the keywords as a list and a sentence of the asked focus's cue words."""
+        text = periods_every(lead, PASTED_PERIOD_WORDS) if controls.get("readability") == "high" else lead
+        if controls.get("keywords"):
+            text += " " + ", ".join(controls["keywords"]) + "."
+        if controls.get("focus"):
+            text += " " + PASTED_CUES[controls["focus"]]
+        return text
 
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
         """The summary's words that match a requested keyword (same stem)."""
@@ -387,12 +421,34 @@ def composition_metrics(rows: list[dict]) -> dict[str, dict]:
 
 def group_metrics(group: list[dict]) -> dict:
     """ROUGE-L, length PCC and MAD, keyword SR, FKGL per level and ΔFKGL, focus F1 (macro over the two
-    labels) of one group of rows."""
-    corpus = score_records([{"prediction": r["summary"], "controls": r["controls"]} for r in group])["corpus"]
-    rouge_values = [r["rougeL"] for r in group if r.get("rougeL") is not None]
-    return {"n": len(group), "rougeL": sum(rouge_values) / len(rouge_values) if rouge_values else None,
-            **{k: corpus.get(k) for k in ("length_pcc", "length_mad", "keyword_sr", "fkgl_normal", "fkgl_high",
-                                          "delta_fkgl", "focus_f1")}}
+    labels) of one group of rows. Length comes from the summaries; keywords, FKGL and focus from the
+    rows' own scores (``keyword_sr``, ``fkgl_normal`` / ``fkgl_high``, ``focus_match``), which
+    :meth:`CCSVariant.score` computed against the document."""
+    corpus = score_records([{"prediction": r["summary"], "controls": {"length": r["controls"]["length"]}}
+                            for r in group if r["controls"].get("length") is not None])["corpus"]
+    normal, high = (mean([r[f"fkgl_{level}"] for r in group if r.get(f"fkgl_{level}") is not None]) for level in READABILITY)
+    asked = [r for r in group if r.get("focus_match") is not None]
+    other = dict(zip(FOCUS, reversed(FOCUS)))  # two labels: a miss is a reading of the other one
+    read = [r["controls"]["focus"] if r["focus_match"] else other[r["controls"]["focus"]] for r in asked]
+    return {"n": len(group), "rougeL": mean([r["rougeL"] for r in group if r.get("rougeL") is not None]),
+            "length_pcc": corpus.get("length_pcc"), "length_mad": corpus.get("length_mad"),
+            "keyword_sr": mean([r["keyword_sr"] for r in group if r.get("keyword_sr") is not None]),
+            "fkgl_normal": normal, "fkgl_high": high,
+            "delta_fkgl": normal - high if normal is not None and high is not None else None,
+            "focus_f1": focus_f1(read, [r["controls"]["focus"] for r in asked])["macro"] if asked else None}
+
+
+def mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def supported_keywords(spans: list[str], keywords: list[str]) -> list[bool]:
+    """For each keyword, whether some supported run (:func:`metrics.support.supported_spans`) holds it
+    (:func:`metrics.ccs.keyword_success`: stems, whole words, in a row)."""
+    if not spans:
+        return [False] * len(keywords)
+    found = keyword_success(spans, [keywords] * len(spans)).found
+    return [any(flags) for flags in zip(*found)]
 
 
 # The card's and the Space's example: a scientific abstract with conceptual and empirical parts

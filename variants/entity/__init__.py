@@ -11,7 +11,8 @@ input, the guidance, which is one of
 A mention is the entity's full name or, for a person, the surname as written, as whole words
 (:mod:`metrics.entity`; EntSUM uses NER + coreference, so this finds fewer mentions). The model-free baselines are Lead3ent, the first three
 sentences that mention the entity (the default), and Lead-3 (Sec. 4.2.1). Scores: entity coverage
-(:mod:`metrics.entity`) and ROUGE against a reference.
+(:mod:`metrics.entity`), a mention counted only inside a run of words the document supports
+(:func:`supported_mentions`: the name pasted alone is no mention), and ROUGE against a reference.
 
 Named entities come from spaCy's small English model (:func:`named_entities`): the data builder
 (:mod:`variants.entity.data`) and the Space's suggestions use it, batched with ``nlp.pipe``.
@@ -31,7 +32,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterator
 
-from metrics.entity import TITLES, aliases, entity_scores, person_like, sentences_mentioning
+from metrics.entity import TITLES, aliases, mentions, person_like, sentences_mentioning
+from metrics.support import sentence_spans
 from metrics.text import sentences
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
@@ -152,6 +154,17 @@ def absent(entity: str) -> str:
             "so the summary cannot be about it")
 
 
+def supported_mentions(summary: str, document: str, entity: str) -> dict:
+    """Entity coverage counting a sentence only when it names the entity inside a run of words the
+    document supports (:func:`metrics.support.sentence_spans`): the name pasted as a sentence of its own,
+    or glued to another sentence, is no mention. ``mentioned``, ``sentence_coverage`` (over all the
+    summary's sentences), ``sentences`` and ``sentences_mentioning``, as :func:`metrics.entity.entity_scores`."""
+    summary_sentences = sentences(summary)
+    naming = sum(any(mentions(span, entity) for span in sentence_spans(s, document)) for s in summary_sentences)
+    return {"mentioned": int(naming > 0), "sentence_coverage": naming / len(summary_sentences) if summary_sentences else 0.0,
+            "sentences": len(summary_sentences), "sentences_mentioning": naming}
+
+
 class GuidanceIds(list):
     """Guidance token ids padded to a fixed length, so a batch of them stacks like any per-example
     input (training's collator, ``encode``, the card's snippet); the model drops the padding. Printed
@@ -270,19 +283,22 @@ class EntityVariant(Variant):
     def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
               assets: EntityAssets | None = None) -> dict[str, Score]:
         entity = entity_of(controls)
-        if summary.strip():
-            found = entity_scores([summary], [entity])["examples"][0]
-        else:  # an empty generation names nothing
-            found = {"mentioned": 0, "sentence_coverage": 0.0, "sentences": 0, "sentences_mentioning": 0}
+        found = supported_mentions(summary, document, entity)
         scores = {
             "entity_coverage": Score(found["sentence_coverage"], "share of the summary's sentences that name the "
-                                     "entity (full name or surname); 1 = every sentence is about it",
+                                     "entity (full name or surname) in words the document supports; 1 = every "
+                                     "sentence is about it",
                                      {"sentences": {"in the summary": found["sentences"],
                                                     "naming the entity": found["sentences_mentioning"]}}),
-            "entity_mentioned": Score(float(found["mentioned"]), "1 when the summary names the entity at all, else 0"),
+            "entity_mentioned": Score(float(found["mentioned"]), "1 when the summary names the entity in words the "
+                                      "document supports, else 0"),
         }
         scores.update(reference_scores(summary, reference))
         return scores
+
+    def paste(self, lead: str, controls: dict, assets: Any = None) -> str:
+        """The entity's name as a sentence of its own, then Lead-k."""
+        return f"{entity_of(controls)}. {lead}"
 
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
         """The entity's names (full name, surname) that the summary uses."""

@@ -44,6 +44,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
 from metrics.stas import analyze
+from metrics.support import supported_spans
 from metrics.text import WORD, sentences
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
@@ -131,13 +132,17 @@ def history_similarity_extract(document: str, titles: list[str], n_sentences: in
     return " ".join(sents[i] for i in best)
 
 
-def history_overlap(summary: str, titles: list[str]) -> float | None:
+def history_overlap(summary: str, titles: list[str], document: str | None = None) -> float | None:
     """Share of the summary's distinct content terms (lemmas, no stop words) that the reader's
-    titles also use; None without a history or a content term."""
+    titles also use; None without a history or a content term. With the ``document``, a term counts
+    toward the overlap only when a run of words the document supports holds it
+    (:func:`metrics.support.supported_spans`), while every term counts in the denominator: titles
+    pasted after a summary add terms, not overlap."""
     terms = set(analyze(summary))
     if not titles or not terms:
         return None
-    return len(terms & set(analyze(" ".join(titles)))) / len(terms)
+    shown = terms if document is None else set(analyze(" ".join(supported_spans(summary, document))))
+    return len(shown & set(analyze(" ".join(titles)))) / len(terms)
 
 
 class PersonaBaseline(Baseline):
@@ -237,6 +242,7 @@ class PersonaVariant(Variant):
     methods = ("history-prefix", "user-embedding")
     metric_names = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
     control_metrics = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
+    lower_is_better = ("egises",)
     # Table 1 (PENS test set, 100 % sample), EGISES, lower is better. Real PENS with the authors'
     # models: not comparable with SteerSum's numbers on its simulated benchmark. The five generic
     # models were given each reader's gold reference as a title of the document (Sec. 5.1): their
@@ -309,9 +315,9 @@ class PersonaVariant(Variant):
     def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
               assets: PersonaAssets | None = None) -> dict[str, Score]:
         titles = (assets or default_assets()).history(controls)
-        scores = {"history_overlap": Score(history_overlap(summary, titles),
+        scores = {"history_overlap": Score(history_overlap(summary, titles, document),
                                            "share of the summary's content words that the reader's clicked titles "
-                                           "also use (none without a history)")}
+                                           "also use, counted in words the document supports (none without a history)")}
         scores.update(reference_scores(summary, reference, "this reader's reference"))
         return scores
 
@@ -351,6 +357,11 @@ class PersonaVariant(Variant):
 
         test = build_simulated(seed=0)[0]["test"]
         return test if max_samples is None else test[: max(2, max_samples - max_samples % 4)]
+
+    def paste(self, lead: str, controls: dict, assets: PersonaAssets | None = None) -> str:
+        """Lead-k followed by the reader's clicked titles, one sentence each."""
+        titles = (assets or default_assets()).history(controls)
+        return " ".join([lead, *(t.rstrip(".") + "." for t in titles)])
 
     def evidence(self, summary: str, controls: dict, assets: PersonaAssets | None = None) -> list[str]:
         """The summary's words whose term also occurs in the reader's titles."""

@@ -15,7 +15,8 @@ The topic vocabulary is a :class:`metrics.stas.TopicSpace` saved inside each che
 space scores the summary with STAS.
 
 Baseline: topic-focused extraction, the document's sentences closest to the topic in the topic space.
-Metrics: STAS (the topic's affinity, Sec. 3) and ROUGE-1/2/L against the reference.
+Metrics: STAS (the topic's affinity, Sec. 3) of what the document supports (:func:`supported_stas`)
+and ROUGE-1/2/L against the reference of the asked topic's article, both control metrics.
 Test set: super-articles (Sec. 5.1), the sentences of two BBC test articles of different topics
 interleaved, which one leads a seeded coin flip per example, the target the summary of the article
 whose topic is asked for; the topic space scoring them is fitted on training articles only.
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from metrics.stas import TopicSpace, analyze, term
+from metrics.support import support_share, supported_spans
 from metrics.text import WORD, sentences
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
@@ -41,6 +43,7 @@ from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Sum
 TAG, TOPIC = "[TAG]", "[TOPIC]"
 SPECIAL_TOKENS = [TAG, TOPIC]
 DEFAULT_TOP_N = 100  # representative terms per topic (Sec. 5.1: "top-N=100")
+PASTED_TERMS = 10  # the pasted row's terms: ten of them alone already score STAS 1.0
 
 
 @dataclass
@@ -127,6 +130,19 @@ def tagger(terms: frozenset[str]) -> Tagger:
     return Tagger(terms)
 
 
+def supported_stas(summary: str, document: str, topic: str, space: TopicSpace) -> tuple[float, float, float]:
+    """``(score, raw STAS, supported share)``: STAS (Sec. 3) of the summary's supported runs
+    (:func:`metrics.support.supported_spans`) times the share of its words they hold. The topic's terms
+    alone score raw STAS 1.0 and 0 here: no four of them follow one another in the document. A summary
+    the document supports throughout scores the paper's STAS."""
+    raw = float(space.stas([summary], [topic])[0])
+    spans = supported_spans(summary, document)
+    if not spans:
+        return 0.0, raw, 0.0
+    share = support_share(summary, document)
+    return float(space.stas([" ".join(spans)], [topic])[0]) * share, raw, share
+
+
 def topic_focused_extract(document: str, topic: str, space: TopicSpace, n_sentences: int = 3) -> str:
     """The model-free baseline: the ``n_sentences`` sentences most similar to the topic vector, in
     document order (a topic-focused Lead-3)."""
@@ -181,7 +197,9 @@ class TopicVariant(Variant):
     )
     methods = ("tag", "emb", "prepend", "prepend-tag")
     metric_names = ("stas", "rouge1", "rouge2", "rougeLsum")
-    control_metrics = ("stas",)
+    # ROUGE is against the asked topic's article: given another topic, a summary is scored against the
+    # wrong article's reference, so ROUGE measures obedience too, and pasting cannot write that reference.
+    control_metrics = ("stas", "rouge1", "rouge2", "rougeLsum")
     # Table 2 (super-articles from CNN/DailyMail, BART-large) prints percentages; divided by 100 here
     # to be fractions like ours (39.30 -> 0.3930). The paper's "R-L" is listed as rougeLsum; the PG
     # rows have no STAS.
@@ -270,12 +288,19 @@ class TopicVariant(Variant):
               assets: TopicAssets | None = None) -> dict[str, Score]:
         assets, _ = (assets or default_assets()).resolve(controls)
         affinity = assets.space.affinities([summary])[0]
-        stas = float(assets.space.stas([summary], [controls["topic"]])[0])
-        scores = {"stas": Score(stas, "topic affinity: cosine to the requested topic over the best topic's "
-                                "(1 = the summary is most about the requested topic)",
-                                {"affinity": dict(zip(assets.space.topics, map(float, affinity)))})}
+        stas, raw, share = supported_stas(summary, document, controls["topic"], assets.space)
+        scores = {"stas": Score(stas, "topic affinity of what the document supports: STAS (cosine to the requested "
+                                "topic over the best topic's) of the summary's runs of words found in the document, "
+                                "times their share of its words (1 = about the topic, and all from the document)",
+                                {"affinity": dict(zip(assets.space.topics, map(float, affinity))),
+                                 "stas_of_whole_summary": raw, "supported_share": share})}
         scores.update(reference_scores(summary, reference))
         return scores
+
+    def paste(self, lead: str, controls: dict, assets: TopicAssets | None = None) -> str:
+        """Lead-k followed by the topic's :data:`PASTED_TERMS` top representative terms."""
+        assets, _ = (assets or default_assets()).resolve(controls)
+        return f"{lead} {' '.join(assets.space.representative_terms(controls['topic'], PASTED_TERMS))}"
 
     def evidence(self, summary: str, controls: dict, assets: TopicAssets | None = None) -> list[str]:
         """The summary's words whose lemma is a representative term of the requested topic: the
