@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYER = {"models": 0, "metrics": 0, "variants": 1, "hub_cards": 2, "training": 3, "space": 4, "benchmarks": 5}
+LAYER = {"models": 0, "metrics": 0, "store": 0, "variants": 1, "hub_cards": 2, "training": 3, "space": 4, "benchmarks": 5}
 
 
 def project_imports(relative: Path, source: str):
