@@ -35,18 +35,20 @@ DERIVE_SEED = 0  # modules a warm start does not fill start from this seed, at t
 
 
 def base_weights_into(model: torch.nn.Module, base: torch.nn.Module) -> None:
-    """Copy every base weight into ``model`` by name; a table with more rows (added tokens) gets the
-    base's rows first and keeps its own for the rest."""
+    """Copy every base weight into ``model`` by name; a tensor grown along one dimension (the vocabulary,
+    for added tokens: the embedding's rows, ``final_logits_bias``'s columns) gets the base's part first
+    and keeps its own for the rest."""
     own = model.state_dict()
     with torch.no_grad():
         for name, tensor in base.state_dict().items():
             if name not in own:
                 continue
             target = own[name]
-            if target.shape == tensor.shape:
+            grown = [i for i in range(tensor.dim()) if target.dim() == tensor.dim() and target.shape[i] != tensor.shape[i]]
+            if not grown:
                 target.copy_(tensor)
-            elif target.dim() == tensor.dim() and target.shape[1:] == tensor.shape[1:] and target.shape[0] > tensor.shape[0]:
-                target[: tensor.shape[0]].copy_(tensor)
+            elif len(grown) == 1 and target.shape[grown[0]] > tensor.shape[grown[0]]:  # a vocabulary dimension
+                target.narrow(grown[0], 0, tensor.shape[grown[0]]).copy_(tensor)
             else:
                 raise ValueError(f"base weight {name} has shape {tuple(tensor.shape)}, the variant's "
                                  f"{tuple(target.shape)}: not the same architecture")
@@ -83,7 +85,8 @@ def derive(base: torch.nn.Module, config) -> torch.nn.Module:
         return base
     with torch.random.fork_rng(devices=[]), torch.no_grad():
         torch.manual_seed(DERIVE_SEED)
-        model = WARM_STARTS.get(config.model_type, _plain)(model_class, base, config)
+        # the class's model_type: a config loaded from a plain BART folder carries "bart" as its own attribute
+        model = WARM_STARTS.get(type(config).model_type, _plain)(model_class, base, config)
     return model.float()
 
 
@@ -98,18 +101,26 @@ def differences(model: torch.nn.Module, derived: torch.nn.Module) -> tuple[list[
     tied = {id(p) for p in (embeddings, model.get_output_embeddings().weight if model.get_output_embeddings() else None)
             if p is not None}
     theirs = dict(derived.named_parameters(remove_duplicate=False))
-    modules = []
-    for name, parameter in model.named_parameters():
-        if id(parameter) in tied:
-            continue
-        if name not in theirs or theirs[name].shape != parameter.shape or not torch.equal(theirs[name], parameter):
-            modules.append(name.rsplit(".", 1)[0])
-    return tokens, sorted(set(modules))
+    changed = {name for name, parameter in model.named_parameters() if id(parameter) not in tied and (
+        name not in theirs or theirs[name].shape != parameter.shape or not torch.equal(theirs[name], parameter))}
+    return tokens, whole_modules(model, changed)
 
 
-def outermost(modules: list[str]) -> list[str]:
-    """Module names without those inside another one of the list (``a.b`` goes with ``a``)."""
-    return [m for m in modules if not any(m.startswith(other + ".") for other in modules if other != m)]
+def whole_modules(model: torch.nn.Module, changed: set[str]) -> list[str]:
+    """The fewest modules that hold exactly the ``changed`` parameters: each changed parameter's module,
+    replaced by its parent as long as every parameter of the parent changed (``tfidf_encoder``, not its
+    ``fc1`` and ``fc2``)."""
+    params = [name for name, _ in model.named_parameters()]
+    modules = set()
+    for name in changed:
+        module = name.rsplit(".", 1)[0]
+        while "." in module:
+            parent = module.rsplit(".", 1)[0]
+            if not all(p in changed for p in params if p.startswith(parent + ".")):
+                break
+            module = parent
+        modules.add(module)
+    return sorted(modules)
 
 
 def wrap_for_training(model, base: torch.nn.Module, rank: int = 8, alpha: int = 16, dropout: float = 0.05,
@@ -120,7 +131,6 @@ def wrap_for_training(model, base: torch.nn.Module, rank: int = 8, alpha: int = 
     from peft import LoraConfig, TaskType, get_peft_model
 
     tokens, modules = differences(model, derive(base, model.config))
-    modules = outermost(modules)
     config = LoraConfig(task_type=TaskType.SEQ_2_SEQ_LM, r=rank, lora_alpha=alpha, lora_dropout=dropout,
                         target_modules=list(targets), trainable_token_indices=tokens or None,
                         modules_to_save=modules or None)

@@ -81,3 +81,68 @@ def test_compact_entry_point_reports_the_size(tiny_general, tmp_path, capsys):
     assert "x smaller" in capsys.readouterr().out and compact.is_compact(tmp_path / "c")
     with pytest.raises(ValueError, match="compact already"):
         compact.write_compact(tmp_path / "c", tmp_path / "d")
+
+
+def _zoo_models():
+    from training.zoo import MODELS
+
+    return MODELS
+
+
+@pytest.mark.parametrize("zoo_model", _zoo_models(), ids=lambda m: m.name)
+def test_two_step_adapter_saves_small_and_reloads_generating_identically(zoo_model, tiny_general, tmp_path, monkeypatch):
+    """Each zoo variant model, trained two steps as ``--adapter lora`` on a tiny general summarizer: the
+    folder holds an adapter (no full weights), small beside the base; loaded by ``load_summarizer`` (the
+    adapter merged into the derived architecture) it writes the same summaries as peft's unmerged model."""
+    from safetensors import safe_open
+
+    from training.__main__ import main as training_main
+    from training.data import load_examples
+    from training.zoo import Budget, build_data
+    from variants import load_summarizer
+
+    data = build_data(zoo_model, tmp_path, Budget.for_quick())
+    out = tmp_path / zoo_model.name
+    extra = ["--readers", str(data / "persona_readers.json")] if zoo_model.variant == "persona" else []
+    if zoo_model.variant == "ccs":  # its own LoRA (the adapter is its method), on BART's projections
+        extra += ["--lora-target-modules", "q_proj,v_proj"]
+    training_main([zoo_model.variant, "--method", zoo_model.method, "--base-model", str(tiny_general), "--adapter", "lora",
+                   "--train-file", str(data / "train.jsonl"), "--output-dir", str(out), "--max-steps", "2",
+                   "--learning-rate", "5e-2", "--per-device-train-batch-size", "2", "--max-source-length", "64",
+                   "--max-target-length", "12", "--max-train-samples", "4", "--report-to", "none",
+                   "--save-strategy", "no", "--dataloader-pin-memory", "false", *extra])
+    names = {p.name for p in out.iterdir()}
+    assert "adapter_model.safetensors" in names and "model.safetensors" not in names
+    base_bytes = (tiny_general / "model.safetensors").stat().st_size
+    adapter_bytes = (out / "adapter_model.safetensors").stat().st_size
+    assert adapter_bytes < base_bytes / 4, (adapter_bytes, base_bytes)  # never the whole (grown) embedding table
+    with safe_open(str(out / "adapter_model.safetensors"), "pt") as f:
+        keys = list(f.keys())
+    assert any("lora_B" in k for k in keys) and not any("base_layer" in k for k in keys)
+    record = json.loads((out / "steersum.json").read_text())
+    if zoo_model.variant in ("topic", "persona"):  # control tokens were added: their rows, and no more, are trained
+        assert record["adapter"]["trainable_token_indices"] and any("trainable_tokens_delta" in k for k in keys)
+    if zoo_model.variant == "tdsum":  # the TF-IDF encoder starts random: saved whole; the added attention gets LoRA
+        assert record["adapter"]["modules_to_save"] == ["model.encoder.tfidf_encoder", "model.encoder.tfidf_head"]
+        assert any("tfidf_attn.q_proj.lora_B" in k for k in keys)
+    if zoo_model.variant == "entity":  # GSum's guidance path starts as copies of the base: rebuilt, not stored
+        assert record["adapter"]["modules_to_save"] == [] and any("guidance_attn.q_proj.lora_B" in k for k in keys)
+    summarizer = load_summarizer(out)
+    with monkeypatch.context() as patch:  # peft's own model, the adapter beside the derived weights, as trained
+        patch.setattr("store.load_stored_model", lambda folder, **kw: load_adapter_model(folder, merge=False, **kw))
+        unmerged = load_summarizer(out)
+    records = load_examples(data / "test.jsonl", summarizer.variant, summarizer.assets, 3)
+    documents, controls = [r["document"] for r in records], [r["controls"] for r in records]
+    merged_texts = [s.text for s in summarizer.summarize(documents, controls, max_new_tokens=8)]
+    assert merged_texts == [s.text for s in unmerged.summarize(documents, controls, max_new_tokens=8)]
+    # the adapter changed the model: its derived architecture without the adapter scores other logits
+    model = getattr(summarizer, "base", summarizer).model  # a persona summarizer wraps the seq2seq one
+    base = derive(load_base(tiny_general), model.config)
+    batch = summarizer.tokenizer(["the bank said profits rose"], return_tensors="pt")
+    inputs = {**batch, "decoder_input_ids": batch["input_ids"][:, :4]}
+    if zoo_model.variant == "tdsum":
+        inputs["tfidf"] = torch.full(batch["input_ids"].shape, 0.5)
+    if zoo_model.variant == "entity":
+        inputs["guidance_input_ids"] = batch["input_ids"]
+    with torch.no_grad():
+        assert not torch.allclose(model(**inputs).logits, base.eval()(**inputs).logits)
