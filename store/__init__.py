@@ -42,6 +42,7 @@ class StoredModel:
     eval_report: str  # relative to the store's models folder
     card: str
     measure: dict = field(default_factory=dict)  # what "better" was judged on when it was stored
+    fingerprint: str = ""  # sha256 of the fp32 weights (the base) or of the base an adapter was trained on
     stored: str = ""  # UTC date
 
     @property
@@ -60,8 +61,13 @@ class StoredModel:
         return f"{e['metric']} {e['difference']:+.3f}{interval}" + (f" (n={e['n']})" if e.get("n") else "")
 
 
-def read_index(index: Path = INDEX) -> list[StoredModel]:
+def _index(index: Path | None) -> Path:
+    return Path(index) if index else INDEX  # read at call time, so a test can point INDEX elsewhere
+
+
+def read_index(index: Path | None = None) -> list[StoredModel]:
     """The stored models, in index order; none when the index is missing or lists none."""
+    index = _index(index)
     if not index.is_file():
         return []
     try:
@@ -71,29 +77,29 @@ def read_index(index: Path = INDEX) -> list[StoredModel]:
         raise ValueError(f"{index}: not a store index ({err}); expected {{\"models\": [{{\"name\", \"variant\", ...}}]}}") from None
 
 
-def write_index(models: list[StoredModel], index: Path = INDEX) -> None:
-    index.write_text(json.dumps({"models": [m.to_json() for m in models]}, indent=2, sort_keys=True) + "\n",
+def write_index(models: list[StoredModel], index: Path | None = None) -> None:
+    _index(index).write_text(json.dumps({"models": [m.to_json() for m in models]}, indent=2, sort_keys=True) + "\n",
                      encoding="utf-8")
 
 
-def names(index: Path = INDEX) -> list[str]:
+def names(index: Path | None = None) -> list[str]:
     return [m.name for m in read_index(index)]
 
 
-def stored(name: str, index: Path = INDEX) -> StoredModel | None:
+def stored(name: str, index: Path | None = None) -> StoredModel | None:
     return next((m for m in read_index(index) if m.name == name), None)
 
 
-def model_path(name: str, index: Path = INDEX) -> Path:
+def model_path(name: str, index: Path | None = None) -> Path:
     """The folder of stored model ``name``; a KeyError naming the stored models (or saying there are none)."""
     model = stored(name, index)
     if model is None:
         known = names(index)
         raise KeyError(f"no stored model {name!r}; " + (f"the store holds: {', '.join(known)}" if known else EMPTY))
-    return index.parent / "models" / model.name
+    return _index(index).parent / "models" / model.name
 
 
-def servable(index: Path = INDEX) -> list[StoredModel]:
+def servable(index: Path | None = None) -> list[StoredModel]:
     """The stored models a variant can load (the adapters; the base has no controls of its own)."""
     return [m for m in read_index(index) if m.variant != GENERAL]
 

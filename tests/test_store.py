@@ -146,3 +146,107 @@ def test_two_step_adapter_saves_small_and_reloads_generating_identically(zoo_mod
         inputs["guidance_input_ids"] = batch["input_ids"]
     with torch.no_grad():
         assert not torch.allclose(model(**inputs).logits, base.eval()(**inputs).logits)
+
+
+@pytest.fixture(scope="module")
+def tiny_store(tiny_general, tmp_path_factory):
+    """A store written by :func:`training.storing.put` from a tiny general summarizer and a two-step
+    topic adapter on it (tiny random models: in a temporary folder, never the committed store)."""
+    import shutil
+
+    from training.__main__ import main as training_main
+    from training.storing import put
+    from training.zoo import MODELS, Budget, build_data
+    from variants.base import write_record
+
+    root = tmp_path_factory.mktemp("zoo")
+    general = root / "general"
+    shutil.copytree(tiny_general, general)
+    write_record(general, {"variant": "general", "method": "plain", "steps": 2, "data_licenses": {"bbc_summary": "x"}})
+    scores = {"rouge1": 0.30, "ratio_to_lead": 0.7, "verbatim_fact_share": 0.9, "examples": 4}
+    (general / "general_report.json").write_text(json.dumps({"sets": {"bbc_summary test": scores}}))
+    index = root / "store" / "index.json"
+    index.parent.mkdir()
+    stored, sentence = put(general, {"sets": {"bbc_summary test": scores}}, general / "general_report.json", index=index)
+    assert stored and "stored (new)" in sentence
+    topic = next(m for m in MODELS if m.variant == "topic")
+    data = build_data(topic, root, Budget.for_quick())
+    out = root / topic.name
+    training_main(["topic", "--method", topic.method, "--base-model", str(general), "--adapter", "lora",
+                   "--train-file", str(data / "train.jsonl"), "--output-dir", str(out), "--max-steps", "2",
+                   "--per-device-train-batch-size", "2", "--max-source-length", "64", "--max-target-length", "12",
+                   "--max-train-samples", "4", "--report-to", "none", "--save-strategy", "no",
+                   "--dataloader-pin-memory", "false"])
+    report = {"metrics": {"rouge1": 0.2, "stas": 0.5},
+              "control_sensitivity": {"effect": {"stas": {"difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}}}}
+    (out / "eval_report.json").write_text(json.dumps(report))
+    stored, sentence = put(out, report, out / "eval_report.json", index=index)
+    assert stored, sentence
+    return index
+
+
+def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_better(tiny_store, monkeypatch):
+    import store
+    from training.storing import put
+
+    models = store.read_index(tiny_store)
+    assert [(m.name, m.format, m.base) for m in models] == [("general", "int8", None),
+                                                            ("topic-prepend-tag", "lora", "general")]
+    topic = models[1]
+    assert topic.control_effect == {"metric": "stas", "difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}
+    assert topic.effect_text() == "stas +0.040 [+0.010, +0.070] (n=4)" and topic.steps == 2
+    folder = tiny_store.parent / "models" / "topic-prepend-tag"
+    adapter = json.loads((folder / "adapter_config.json").read_text())
+    assert adapter["base_model_name_or_path"] == "../general"  # the stored base, wherever the clone is
+    assert {"README.md", "eval_report.json", "adapter_model.safetensors", ARCHITECTURE} <= {p.name for p in folder.iterdir()}
+    assert "stas +0.040 [+0.010, +0.070]" in (folder / "README.md").read_text()
+    assert not list((tiny_store.parent / "models" / "general").glob("model*.safetensors"))  # int8 shards only
+    # the same measure again is not better: the stored one stays, and the output says so
+    zoo_topic = tiny_store.parent.parent / "topic-prepend-tag"
+    report = json.loads((zoo_topic / "eval_report.json").read_text())
+    stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store)
+    assert not stored and "kept the stored model" in sentence
+    report["control_sensitivity"]["effect"]["stas"]["ci_low"] = 0.02  # a better lower bound replaces it
+    stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store)
+    assert stored and "replaced the stored model, which measured 0.01" in sentence
+    assert store.budget_problems(tiny_store.parent) == []
+    assert store.budget_problems(tiny_store.parent, max_total=10_000, max_file=1_000)  # the check can fail
+
+
+def test_stored_names_load_and_the_space_lists_them(tiny_store, monkeypatch):
+    import store
+    from space.catalog import build_catalog
+    from variants import load_summarizer
+
+    monkeypatch.setattr(store, "INDEX", tiny_store)
+    summarizer = load_summarizer("topic-prepend-tag")  # a stored name: the adapter on the int8 base
+    assert summarizer.summarize(["The bank said profits rose."], [{"topic": "business"}], max_new_tokens=4)
+    with pytest.raises(KeyError, match="the store holds: general, topic-prepend-tag"):
+        store.model_path("nope")
+    catalog = build_catalog(None, None, store_index=tiny_store)
+    entry = next(e for e in catalog.models("topic") if e.source == "store")
+    assert entry.model == "topic-prepend-tag" and entry.available and not catalog.notes
+    # (the lower bound is the one the replacement test above stored)
+    assert entry.title.startswith("topic-prepend-tag: 2 steps on bbc_summary; control effect stas +0.040 [+0.0")
+    assert not [e for e in catalog.entries if e.model == "general"]  # the base has no controls to serve
+
+
+def test_an_empty_store_says_so_everywhere(tmp_path, monkeypatch, capsys):
+    import store
+    from space.catalog import build_catalog
+
+    empty = tmp_path / "index.json"
+    empty.write_text('{"models": []}')
+    monkeypatch.setattr(store, "INDEX", empty)
+    catalog = build_catalog(None, None)
+    assert catalog.notes == [store.EMPTY] and {e.source for e in catalog.entries} == {"baseline"}
+    with pytest.raises(KeyError, match="the model store is empty"):
+        store.model_path("topic-prepend-tag")
+
+
+def test_the_committed_store_fits_its_budget():
+    import store
+
+    assert store.budget_problems() == [], store.budget_problems()
+    for model in store.read_index():  # every listed model has its folder, report and card
+        assert (store.MODELS / model.eval_report).is_file() and (store.MODELS / model.card).is_file()
