@@ -104,6 +104,23 @@ def servable(index: Path | None = None) -> list[StoredModel]:
     return [m for m in read_index(index) if m.variant != GENERAL]
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "vocab.json",
+                   "merges.txt", "spiece.model")
+
+
+def tokenizer_folder(folder: str | Path) -> Path:
+    """Where a folder's tokenizer is: the folder itself, or for a stored adapter without tokenizer files
+    (its tokenizer is its base's, stored once) the base's folder."""
+    from .adapters import base_folder, is_adapter
+
+    folder = Path(folder)
+    if is_adapter(folder) and not (folder / "tokenizer_config.json").is_file():
+        base = base_folder(folder)
+        if isinstance(base, Path):
+            return base
+    return folder
+
+
 def load_stored_model(folder: str | Path, **kwargs: Any):
     """The model of a store-format folder as a plain fp32 transformers model — a compact one
     dequantized, an adapter derived on its base and merged — or None for any other folder."""
@@ -136,5 +153,5 @@ def budget_problems(root: Path = ROOT, max_total: int = MAX_TOTAL_BYTES, max_fil
 
 
 __all__ = ["EMPTY", "GENERAL", "INDEX", "MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "MODELS", "ROOT", "StoredModel",
-           "budget_problems", "file_sizes", "load_stored_model", "model_path", "names", "read_index", "servable",
+           "budget_problems", "file_sizes", "load_stored_model", "tokenizer_folder", "model_path", "names", "read_index", "servable",
            "stored", "write_index"]

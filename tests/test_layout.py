@@ -1,6 +1,7 @@
 """The layout's one rule: imports run one way (DESIGN.md), from the programs people run down to the
 models and metrics. In full: benchmarks (which measure the Space) → space → training → hub_cards (which
-training's ``--push-to-hub`` exports through) → variants → models, metrics. Checked on the source, so a
+training's ``--push-to-hub`` exports through) → variants → models, metrics, store (the committed models
+and their formats). Checked on the source, so a
 lazy import inside a function counts too."""
 import ast
 from pathlib import Path

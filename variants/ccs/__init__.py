@@ -259,8 +259,10 @@ class CCSVariant(Variant):
 
         path = Path(path)
         if (path / ADAPTER_CONFIG).is_file():
+            from store import tokenizer_folder
+
             model = load_adapter(path, device, **kwargs)
-            tokenizer = AutoTokenizer.from_pretrained(path)
+            tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder(path))
         else:
             model, tokenizer = load_seq2seq(path, device, **kwargs)
         return Seq2SeqSummarizer(self, record.get("name", path.name), record["method"], model, tokenizer, None, record)
