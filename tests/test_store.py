@@ -271,3 +271,17 @@ def test_token_agreement_of_the_compact_copy(tiny_general, tmp_path):
     assert token_agreement(model, reversed_head, tokenizer, documents, 8) < 0.5
     compacted = compact.load_compact(compact.write_compact(tiny_general, tmp_path / "c"))
     assert token_agreement(model, compacted, tokenizer, documents, 8) >= 0.9
+
+
+def test_an_adapter_needs_a_base_checkpoint_and_a_known_kind(tmp_path):
+    from training.__main__ import main as training_main
+    from training.adapter import AdapterArguments
+
+    train_file = tmp_path / "train.jsonl"
+    train_file.write_text(json.dumps({"document": "The bank said profits rose.", "controls": {"topic": "business"},
+                                      "target": "Profits rose."}) + "\n")
+    with pytest.raises(SystemExit, match="--adapter lora needs a base checkpoint folder.*--preset tiny"):
+        training_main(["topic", "--preset", "tiny", "--adapter", "lora", "--train-file", str(train_file),
+                       "--output-dir", str(tmp_path / "out"), "--max-steps", "1", "--report-to", "none"])
+    with pytest.raises(ValueError, match="--adapter 'qlora'; allowed: none, lora"):
+        AdapterArguments(adapter="qlora")

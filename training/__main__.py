@@ -15,8 +15,10 @@ Re-running a command on an output folder that holds ``checkpoint-N`` folders res
 latest (``--overwrite-output-dir`` starts again from step 0). ``--push-to-hub`` checks the token
 (``--hub-token``, else ``HF_TOKEN`` or the login cache) with the Hub before training starts; the
 token is kept out of the checkpoint (``training_args.bin``).
-On a CPU with AMX (bf16 matmuls faster than fp32) forward and backward run on a bf16 copy of the model
-(``--bf16-weights``, :mod:`training.bf16`) unless ``--bf16-weights False``, ``--bf16`` or ``--fp16`` is given.
+``--adapter lora`` trains a peft adapter on ``--base-model`` instead of every weight (:mod:`training.adapter`;
+the store's format, the zoo's default). On a CPU with AMX (bf16 matmuls faster than fp32) forward and backward run on a bf16 copy of the model
+(``--bf16-weights``, :mod:`training.bf16`) unless ``--bf16-weights False``, ``--bf16`` or ``--fp16`` is given;
+on one with AVX512-BF16 and no AMX, under bf16 autocast (``--bf16``).
 """
 from __future__ import annotations
 
