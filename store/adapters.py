@@ -8,7 +8,8 @@ rebuilt from the base alone — and saves, besides the LoRA matrices:
 * ``modules_to_save``: the modules an architecture adds that cannot be rebuilt from the base (TDSum's
   TF-IDF encoder, a topic or user table). Added modules that start as copies of base modules (GSum's
   guidance layers, TDSum's query/key/value over TF-IDF) are rebuilt by the architecture's own warm
-  start (:data:`WARM_STARTS`) and get LoRA like any attention, so they cost no stored weights.
+  start (:data:`WARM_STARTS`) and get LoRA like any attention, so they cost no stored weights; an added
+  layer that starts at zero (TDSum's TF-IDF attention output) gets LoRA as well (:func:`silent_linears`).
 
 Loading (:func:`load_adapter_model`) rebuilds the architecture from the base with :func:`derive`,
 applies the adapter with ``PeftModel.from_pretrained`` and folds it in (``merge_and_unload``): the
@@ -123,6 +124,15 @@ def whole_modules(model: torch.nn.Module, changed: set[str]) -> list[str]:
     return sorted(modules)
 
 
+def silent_linears(model: torch.nn.Module, saved: list[str]) -> list[str]:
+    """Linear layers whose weight is all zero and that are not saved whole: an added path that starts
+    silent (TDSum's TF-IDF attention output, so the model starts as its base). Frozen at zero it would stay
+    silent for good, so each gets LoRA too (``B A`` learns from B = 0 as on any weight)."""
+    return [name for name, module in model.named_modules()
+            if isinstance(module, torch.nn.Linear) and not torch.any(module.weight)
+            and not any(name == m or name.startswith(m + ".") for m in saved)]
+
+
 def wrap_for_training(model, base: torch.nn.Module, rank: int = 8, alpha: int = 16, dropout: float = 0.05,
                       targets: tuple[str, ...] = DEFAULT_TARGETS):
     """``model`` (a variant model built from ``base``) as a peft LoRA model whose adapter, on
@@ -131,12 +141,13 @@ def wrap_for_training(model, base: torch.nn.Module, rank: int = 8, alpha: int = 
     from peft import LoraConfig, TaskType, get_peft_model
 
     tokens, modules = differences(model, derive(base, model.config))
+    silent = silent_linears(model, modules)
     config = LoraConfig(task_type=TaskType.SEQ_2_SEQ_LM, r=rank, lora_alpha=alpha, lora_dropout=dropout,
-                        target_modules=list(targets), trainable_token_indices=tokens or None,
+                        target_modules=list(targets) + silent, trainable_token_indices=tokens or None,
                         modules_to_save=modules or None)
     peft_model = get_peft_model(model, config)
     trainable = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
-    facts = {"method": "lora", "r": rank, "alpha": alpha, "dropout": dropout, "target_modules": list(targets),
+    facts = {"method": "lora", "r": rank, "alpha": alpha, "dropout": dropout, "target_modules": list(targets) + silent,
              "trainable_token_indices": tokens, "modules_to_save": modules, "trainable_parameters": trainable}
     return peft_model, facts
 

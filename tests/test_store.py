@@ -125,6 +125,10 @@ def test_two_step_adapter_saves_small_and_reloads_generating_identically(zoo_mod
     if zoo_model.variant == "tdsum":  # the TF-IDF encoder starts random: saved whole; the added attention gets LoRA
         assert record["adapter"]["modules_to_save"] == ["model.encoder.tfidf_encoder", "model.encoder.tfidf_head"]
         assert any("tfidf_attn.q_proj.lora_B" in k for k in keys)
+        # its output projection starts at zero: frozen there, the whole TF-IDF path would stay silent
+        assert "model.decoder.layers.0.tfidf_attn.out_proj" in record["adapter"]["target_modules"]
+        with safe_open(str(out / "adapter_model.safetensors"), "pt") as f:
+            assert f.get_tensor("base_model.model.model.decoder.layers.0.tfidf_attn.out_proj.lora_B.weight").any()
     if zoo_model.variant == "entity":  # GSum's guidance path starts as copies of the base: rebuilt, not stored
         assert record["adapter"]["modules_to_save"] == [] and any("guidance_attn.q_proj.lora_B" in k for k in keys)
     summarizer = load_summarizer(out)
