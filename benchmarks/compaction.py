@@ -3,8 +3,10 @@
 With a trained zoo here (``checkpoints/general`` in fp32 and the stored ``general``): ROUGE-1 on the
 bbc_summary test split and the verbatim share of names and numbers, fp32 vs int8 (goal: ROUGE-1 within
 0.005), and for each stored adapter its ROUGE-1 and control effect on its variant's test split on
-both bases (the int8 effect inside the fp32 interval). Without one: the greedy-token agreement of a
-tiny random BART with its compacted copy, which checks the plumbing, not the quality.
+both bases (the int8 effect inside the fp32 interval). Without one, how far int8 moves a model's
+predictions: greedy-token agreement and teacher-forced next-token top-1 agreement of a fp32 model and
+its compacted copy, for a tiny random BART and for MiniLM-BART (real pretrained weights, before any
+summarization training).
 """
 from __future__ import annotations
 
@@ -13,42 +15,70 @@ from pathlib import Path
 
 ZOO = Path("checkpoints")
 DOCUMENTS = 20
+FORCED_TOKENS = 64
 
 
-def tiny_agreement() -> tuple[float, int]:
-    """(agreement, distinct tokens generated) of a tiny random BART and its int8 copy on bbc_summary test."""
+def agreement(fp32_folder: Path, documents: list[str]) -> dict:
+    """A fp32 checkpoint and its int8 copy: greedy-token agreement (32 tokens) with the distinct tokens the
+    fp32 model wrote (a random model repeats one token, so agreement alone can say little), and the top-1
+    agreement of the next-token prediction with each document as the decoder's input (teacher forced:
+    every position a different context)."""
     import torch
-    from transformers import BartForConditionalGeneration
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     from store.compact import load_compact, write_compact
     from training.storing import token_agreement
-    from variants.presets import tiny_bart_config, tiny_tokenizer
-    from variants.sources import load_source
 
-    tokenizer = tiny_tokenizer()
-    torch.manual_seed(0)
-    model = BartForConditionalGeneration(tiny_bart_config(tokenizer)).eval()
-    documents = [r["source"] for r in load_source("bbc_summary", "test")][:DOCUMENTS]
+    tokenizer = AutoTokenizer.from_pretrained(fp32_folder)
+    model = AutoModelForSeq2SeqLM.from_pretrained(fp32_folder).eval()
     with tempfile.TemporaryDirectory() as scratch:
-        model.save_pretrained(Path(scratch) / "fp32")
-        compact = load_compact(write_compact(Path(scratch) / "fp32", Path(scratch) / "int8"))
+        compact = load_compact(write_compact(fp32_folder, Path(scratch) / "int8"))
     with torch.inference_mode():
         batch = tokenizer(documents, return_tensors="pt", truncation=True, max_length=256, padding=True)
+        batch.pop("token_type_ids", None)
         distinct = len(set(model.generate(**batch, num_beams=1, do_sample=False, max_new_tokens=32).flatten().tolist()))
-    return token_agreement(model, compact, tokenizer, documents), distinct
+        forced = {**batch, "decoder_input_ids": batch["input_ids"][:, :FORCED_TOKENS],
+                  "decoder_attention_mask": batch["attention_mask"][:, :FORCED_TOKENS]}
+        same = model(**forced).logits.argmax(-1) == compact(**forced).logits.argmax(-1)
+        real = forced["decoder_attention_mask"].bool()
+    return {"greedy": token_agreement(model, compact, tokenizer, documents), "distinct": distinct,
+            "forced": float(same[real].float().mean()), "positions": int(real.sum())}
+
+
+def untrained_rows(documents: list[str]) -> list[str]:
+    import torch
+    from transformers import BartForConditionalGeneration
+
+    from training.base import ensure_base
+    from variants.presets import tiny_bart_config, tiny_tokenizer
+
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        tokenizer = tiny_tokenizer()
+        torch.manual_seed(0)
+        tiny = Path(scratch) / "tiny"
+        BartForConditionalGeneration(tiny_bart_config(tokenizer)).save_pretrained(tiny)
+        tokenizer.save_pretrained(tiny)
+        for name, folder in (("tiny random BART (d=64)", tiny), ("MiniLM-BART, converted, untrained", ensure_base("minilm"))):
+            r = agreement(folder, documents)
+            rows.append(f"| {name} | {r['greedy']:.3f} | {r['distinct']} | {r['forced']:.3f} | {r['positions']} |")
+    return rows
 
 
 def run() -> str:
     import store
     from training.storing import compare_compact, compare_compact_adapter
+    from variants.sources import load_source
 
     lines = ["## Compaction (int8 base vs fp32)", ""]
     stored = store.stored(store.GENERAL)
     if stored is None or not (ZOO / "general").is_dir():
-        agreement, distinct = tiny_agreement()
-        lines += [f"No trained general summarizer here ({'the store is empty' if stored is None else 'no checkpoints/general'}). "
-                  f"Tiny random BART (d=64) vs its int8 copy, greedy, {DOCUMENTS} bbc_summary test documents x 32 tokens: "
-                  f"token agreement {agreement:.3f} ({distinct} distinct tokens generated)."]
+        documents = [r["source"] for r in load_source("bbc_summary", "test")][:DOCUMENTS]
+        lines += [f"No trained general summarizer here ({'the store is empty' if stored is None else 'no checkpoints/general'}): "
+                  f"fp32 vs its int8 copy on {DOCUMENTS} bbc_summary test documents, greedy generation of 32 tokens and "
+                  f"next-token top-1 teacher forced on each document's first {FORCED_TOKENS} tokens.", "",
+                  "| model | greedy token agreement | distinct tokens (fp32) | teacher-forced top-1 agreement | positions |",
+                  "|---|---|---|---|---|", *untrained_rows(documents)]
         return "\n".join(lines)
     general = compare_compact(ZOO / "general", store.model_path(store.GENERAL))
     lines += ["| test set | ROUGE-1 fp32 | ROUGE-1 int8 | difference | within 0.005 | verbatim fp32 | verbatim int8 |",
