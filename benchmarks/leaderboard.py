@@ -6,7 +6,7 @@ per variant beside the paper's own numbers.
     accelerate launch -m benchmarks leaderboard ...      # systems shared out across processes / GPUs
 
 Systems come from :func:`space.catalog.build_catalog`, as in the Space: each variant's model-free
-baseline, every checkpoint folder (``steersum.json``) under ``--models-dir``, and the catalog file's Hub
+baseline, every model of the store (``store/index.json``), every checkpoint folder (``steersum.json``) under ``--models-dir``, and the catalog file's Hub
 ids when the Hub can be reached. The test set is :meth:`Variant.test_examples`; a variant that declares
 none is listed as skipped. Each name in :attr:`Variant.extra_test_sets` (human references, e.g.
 MACSum-Doc) is a further test set, :meth:`Variant.extra_test_set`, scored the same way in a table of
@@ -61,7 +61,7 @@ log = logging.getLogger(__name__)
 def fingerprint(entry) -> dict:
     """What identifies a system's numbers besides the data: a Hub revision, or a local folder's
     files (name, size, modification time), so a retrained checkpoint is evaluated again."""
-    if entry.source == "local":
+    if entry.source in ("local", "store"):
         files = sorted(p for p in Path(entry.location).iterdir() if p.is_file())
         return {"location": str(Path(entry.location).resolve()),
                 "files": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]}

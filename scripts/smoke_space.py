@@ -1,4 +1,5 @@
-"""Start a Space, call ``/summarize`` once for every variant's baseline through ``gradio_client``, stop it.
+"""Start a Space, call ``/summarize`` once for every variant's baseline and every stored model (``store/``)
+through ``gradio_client``, stop it.
 
     python scripts/smoke_space.py                       # python -m space, from this checkout
     python scripts/smoke_space.py --cwd S -- app.py     # an exported Space folder (hub_cards space --out S)
@@ -51,6 +52,15 @@ def trained_models(folder: Path) -> list[tuple[str, str]]:
     return [(record["variant"], f"local/{name}") for name, record in records if record.get("variant") in CONTROLS]
 
 
+def stored_models(index: Path) -> list[tuple[str, str]]:
+    """(variant, model choice) of every model in the store's index that a variant serves (read as JSON:
+    this script runs from any folder, without the project on its path)."""
+    if not index.is_file():
+        return []
+    rows = json.loads(index.read_text(encoding="utf-8"))["models"]
+    return [(row["variant"], row["name"]) for row in rows if row["variant"] in CONTROLS]
+
+
 def wait_for(port: int, process: subprocess.Popen, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -92,7 +102,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("command", nargs="*", default=["-m", "space"], help="what python runs (default: -m space)")
     args = parser.parse_args(argv)
     try:
-        models = trained_models(args.models) if args.models else []
+        models = stored_models(args.cwd.resolve() / "store" / "index.json")
+        if not models:
+            print("the model store is empty: only the baselines are called")
+        models += trained_models(args.models) if args.models else []
         command = args.command + (["--models-dir", str(args.models.resolve())] if args.models else [])
         summaries = run(command, args.cwd.resolve(), timeout=args.timeout, models=models)
     except RuntimeError as err:

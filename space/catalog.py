@@ -1,12 +1,15 @@
 """What models the Space offers, found once at start-up.
 
-Three sources, in this order:
+Four sources, in this order:
 
 1. every registered variant's model-free **baseline** (model id ``baseline``): always there, so the
    Space runs on a machine with no Hub and no GPU;
-2. **local checkpoints**: folders under ``--models-dir`` holding ``steersum.json`` (model id
+2. the **model store** committed with the code (``store/index.json``; model id = the stored name,
+   e.g. ``topic-prepend-tag``): every stored adapter, beside its variant's baseline, titled with its
+   training steps, data and control effect with its interval. An empty store is said once at start-up;
+3. **local checkpoints**: folders under ``--models-dir`` holding ``steersum.json`` (model id
    ``local/<folder>``), loaded with :func:`variants.load_summarizer`;
-3. **Hub ids** from a catalog file, each pinned to a revision::
+4. **Hub ids** from a catalog file, each pinned to a revision::
 
        {"models": [{"repo": "org/topic-bart-prepend-tag", "revision": "<commit sha>", "variant": "topic"}]}
 
@@ -37,7 +40,7 @@ class Entry:
     variant: str
     model: str
     title: str
-    source: str  # "baseline" | "local" | "hub"
+    source: str  # "baseline" | "store" | "local" | "hub"
     location: str = ""
     revision: str | None = None
     reason: str = ""
@@ -53,8 +56,9 @@ class Entry:
 
 
 class Catalog:
-    def __init__(self, entries: list[Entry], registry: dict[str, Variant]):
+    def __init__(self, entries: list[Entry], registry: dict[str, Variant], notes: list[str] | None = None):
         self.entries, self.registry = entries, registry
+        self.notes = notes or []  # what the page says about where models come from (e.g. an empty store)
 
     def variant(self, variant_id: str) -> Variant:
         if variant_id not in self.registry:
@@ -77,11 +81,21 @@ class Catalog:
 
 
 def build_catalog(models_dir: str | Path | None = "checkpoints", catalog_file: str | Path | None = None,
-                  registry: dict[str, Variant] | None = None, download: Callable[..., str] | None = None) -> Catalog:
-    """Baselines, then local checkpoints, then the catalog file's Hub ids (``download`` defaults to
+                  registry: dict[str, Variant] | None = None, download: Callable[..., str] | None = None,
+                  store_index: str | Path | None = None) -> Catalog:
+    """Baselines, then the store's models (``store_index``: default the committed ``store/index.json``),
+    then local checkpoints, then the catalog file's Hub ids (``download`` defaults to
     ``huggingface_hub.snapshot_download``; tests pass a stand-in)."""
+    import store
+
     registry = REGISTRY if registry is None else registry
     entries = [Entry(v.id, "baseline", v.baseline().name, "baseline", load=v.baseline) for v in registry.values()]
+    index = Path(store_index) if store_index else store.INDEX
+    stored = store_entries(index, registry)
+    notes = [] if stored else [store.EMPTY]
+    if not stored:
+        log.info("%s", store.EMPTY)
+    entries += stored
     entries += local_entries(Path(models_dir), registry) if models_dir else []
     if catalog_file is None and DEFAULT_CATALOG.is_file():
         catalog_file = DEFAULT_CATALOG
@@ -89,7 +103,22 @@ def build_catalog(models_dir: str | Path | None = "checkpoints", catalog_file: s
     for entry in entries:
         if not entry.available:
             log.warning("model %s (%s) unavailable: %s", entry.model, entry.variant, entry.reason)
-    return Catalog(entries, registry)
+    return Catalog(entries, registry, notes)
+
+
+def store_entries(index: Path, registry: dict[str, Variant]) -> list[Entry]:
+    """One entry per stored adapter (the shared base has no controls of its own), titled with what it is."""
+    import store
+
+    entries = []
+    for model in store.servable(index):
+        folder = index.parent / "models" / model.name
+        title = (f"{model.name}: {model.steps} steps on {', '.join(model.data)}; control effect "
+                 f"{model.effect_text()}")
+        entry = Entry(model.variant, model.name, title, "store", str(folder))
+        entries.append(_checked(entry, folder, registry, load=partial(load_summarizer, folder)))
+        entry.title = title  # _checked appends the method; the name already says it
+    return entries
 
 
 def local_entries(models_dir: Path, registry: dict[str, Variant]) -> list[Entry]:

@@ -109,7 +109,9 @@ def fresh_process_logits(tmp_path):
         torch.save(inputs, tmp_path / "inputs.pt")
         run = subprocess.run([sys.executable, "-c", code, str(folder), str(tmp_path / "inputs.pt"),
                               str(tmp_path / "logits.pt")], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                             env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+                             env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                  # the same threads as this process: fp32 sums in another order differ in the last bit
+                                  "OMP_NUM_THREADS": str(torch.get_num_threads())})
         assert run.returncode == 0, run.stderr[-3000:]
         return torch.load(tmp_path / "logits.pt"), run.stdout.strip()
 

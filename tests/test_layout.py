@@ -1,6 +1,7 @@
 """The layout's one rule: imports run one way (DESIGN.md), from the programs people run down to the
 models and metrics. In full: benchmarks (which measure the Space) → space → training → hub_cards (which
-training's ``--push-to-hub`` exports through) → variants → models, metrics. Checked on the source, so a
+training's ``--push-to-hub`` exports through) → variants → models, metrics, store (the committed models
+and their formats). Checked on the source, so a
 lazy import inside a function counts too."""
 import ast
 from pathlib import Path
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYER = {"models": 0, "metrics": 0, "variants": 1, "hub_cards": 2, "training": 3, "space": 4, "benchmarks": 5}
+LAYER = {"models": 0, "metrics": 0, "store": 0, "variants": 1, "hub_cards": 2, "training": 3, "space": 4, "benchmarks": 5}
 
 
 def project_imports(relative: Path, source: str):

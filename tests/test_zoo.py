@@ -44,6 +44,15 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
         assert (folder / "eval_report.json").is_file() and not list(folder.glob("checkpoint-*"))
         effect = json.loads((folder / "eval_report.json").read_text())["control_sensitivity"]["effect"]
         assert all(v["difference"] == v["given"] - v["shuffled"] for v in effect.values())
+    # every evaluated model went into the quick run's own store (never the committed one): the int8 base, then
+    # one adapter per variant on it, under the budget (the real MiniLM-BART sizes: 1 step changes no size)
+    import store
+
+    index = root / "store" / "index.json"
+    assert [m.name for m in store.read_index(index)] == ["general", *(m.name for m in MODELS)]
+    assert all(m.format == ("int8" if m.name == "general" else "lora") for m in store.read_index(index))
+    assert store.budget_problems(index.parent) == [], store.file_sizes(index.parent)
+    assert "store: general: stored (new)" in capsys.readouterr().out
     adapter = json.loads((root / "ccs-lora" / "adapter_config.json").read_text())
     assert (sorted(adapter["target_modules"]), adapter["r"]) == (["k_proj", "out_proj", "q_proj", "v_proj"], 16)
     readers = {}

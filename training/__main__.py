@@ -15,8 +15,10 @@ Re-running a command on an output folder that holds ``checkpoint-N`` folders res
 latest (``--overwrite-output-dir`` starts again from step 0). ``--push-to-hub`` checks the token
 (``--hub-token``, else ``HF_TOKEN`` or the login cache) with the Hub before training starts; the
 token is kept out of the checkpoint (``training_args.bin``).
-On a CPU with AMX (bf16 matmuls faster than fp32) forward and backward run on a bf16 copy of the model
-(``--bf16-weights``, :mod:`training.bf16`) unless ``--bf16-weights False``, ``--bf16`` or ``--fp16`` is given.
+``--adapter lora`` trains a peft adapter on ``--base-model`` instead of every weight (:mod:`training.adapter`;
+the store's format, the zoo's default). On a CPU with AMX (bf16 matmuls faster than fp32) forward and backward run on a bf16 copy of the model
+(``--bf16-weights``, :mod:`training.bf16`) unless ``--bf16-weights False``, ``--bf16`` or ``--fp16`` is given;
+on one with AVX512-BF16 and no AMX, under bf16 autocast (``--bf16``).
 """
 from __future__ import annotations
 
@@ -34,16 +36,17 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
 
     from variants import get_variant, load_summarizer
 
+    from . import adapter as adapters
     from .data import load_examples
     from .evaluate import REPORT_FILE, write_report
     from .sensitivity import evaluate_with_sensitivity
     from .seq2seq import SAMPLING, DataArguments, checkpoint_to_resume, default_training_flags, train
 
     module = importlib.import_module(f"variants.{variant_id}.train")
-    parser = HfArgumentParser((module.Arguments, DataArguments, Seq2SeqTrainingArguments),
+    parser = HfArgumentParser((module.Arguments, DataArguments, adapters.AdapterArguments, Seq2SeqTrainingArguments),
                               prog=f"python -m training {variant_id}", description=module.__doc__)
     parser.set_defaults(train_sampling_strategy=SAMPLING, **module.PAPER_DEFAULTS)
-    own, data, args = parser.parse_args_into_dataclasses(bare_resume_means_auto(argv) + default_training_flags(argv))
+    own, data, adapter, args = parser.parse_args_into_dataclasses(bare_resume_means_auto(argv) + default_training_flags(argv))
     push, token = args.push_to_hub, args.hub_token
     # SteerSum exports its own layout and card, then pushes (hub_cards); the token stays out of the
     # pickled training_args.bin the Trainer writes into every checkpoint.
@@ -59,11 +62,18 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
         sys.exit(f"error: {err}")
     set_seed(args.seed)  # before the model is built: a random preset's weights follow --seed too
     model, tokenizer, assets = module.build(own, data)
-    out = train(get_variant(variant_id), own.method, model, tokenizer, assets, data, args)
+    try:
+        model, adapter_facts = adapters.wrap(model, adapter, data.base_model, data.preset)
+    except ValueError as err:
+        sys.exit(f"error: {err}")
+    out = train(get_variant(variant_id), own.method, model, tokenizer, assets, data, args,
+                {"adapter": adapter_facts} if adapter_facts else None)
     if not args.process_index == 0:
         return
     from variants.base import read_record, write_record
 
+    if adapter_facts:
+        adapters.save(model, out, data.base_model)
     record = read_record(out)
     record.update(module.save_assets(out, assets))
     write_record(out, record)

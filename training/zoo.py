@@ -29,6 +29,11 @@ On a GPU, minutes measured per step mean little (an H100 ran the general recipe 
 ``--max-steps N`` instead, the same N for every variant model, and a larger ``--batch-size`` (a small
 model leaves a GPU idle at batch 8); evaluation there generates in batches of 32.
 
+Every model is trained as the store keeps it (a variant model is a ``--adapter lora`` adapter on
+``general/``) and, once evaluated, goes into the store (:func:`training.storing.put`: the general
+summarizer compacted to int8, each adapter beside it) when it measures better than the stored one;
+the output says which (``--store``).
+
 ``--quick`` runs the same plumbing on a tiny budget (one step per model, short inputs, a handful of
 examples): what CI runs.
 """
@@ -186,7 +191,7 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
             "--learning-rate", str(model.learning_rate), "--warmup-steps", str(min(50, steps // 10)),
             "--max-source-length", str(source), "--max-target-length", str(target),
             "--save-steps", "100", "--save-total-limit", "2", "--logging-steps", "10", "--report-to", "none",
-            "--generation-num-beams", "2", "--dataloader-pin-memory", "false", *model.train]
+            "--generation-num-beams", "2", "--dataloader-pin-memory", "false", "--adapter", "lora", *model.train]
     if budget.max_train_samples:
         args += ["--max-train-samples", str(budget.max_train_samples)]
     if model.variant == "persona":
@@ -222,7 +227,18 @@ def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
     return {"metrics": report["metrics"], "control_effect": report["control_sensitivity"]["effect"]}
 
 
-def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
+def store_model(folder: Path, report_file: Path, index: Path | None) -> None:
+    """Put an evaluated model into the store at ``index`` (none: not stored), saying what happened."""
+    if index is None:
+        return
+    from .storing import put
+
+    index.parent.mkdir(parents=True, exist_ok=True)
+    _, sentence = put(folder, json.loads(report_file.read_text()), report_file, index=index)
+    print(f"store: {sentence}", flush=True)
+
+
+def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Path | None = None) -> dict:
     from .base import ensure_base
     from .general import evaluate_general, train_general
     from .seq2seq import default_precision, latest_checkpoint
@@ -279,6 +295,7 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
                 (general / "general_report.json").write_text(json.dumps(report, indent=2) + "\n")
                 state["models"]["general"] = {k: {m: v[m] for m in ("rouge1", "ratio_to_lead", "verbatim_fact_share")}
                                               for k, v in report["sets"].items()}
+                store_model(general, general / "general_report.json", store_index)
             else:
                 print("done already", flush=True)
                 continue
@@ -293,6 +310,7 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget) -> dict:
                 train_variant_model(model, general, data, out, budget)
                 remove_checkpoints(out)
             state["models"][model.name] = evaluate_model(out, data / "test.jsonl", budget)
+            store_model(out, out / "eval_report.json", store_index)
         state_file.write_text(json.dumps(state, indent=2) + "\n")
         print(f"[{index}/{len(stages)}] {name}: finished in {(time.time() - started) / 60:.1f} min", flush=True)
     return state
@@ -310,11 +328,18 @@ def main(argv: list[str]) -> None:
                         f"{BATCH}; on a GPU a larger batch takes about as long a step: more epochs in the same time)")
     parser.add_argument("--max-eval-samples", type=int, default=100, help="test examples per model (default 100)")
     parser.add_argument("--quick", action="store_true", help="one step per model, tiny inputs: a plumbing check")
+    parser.add_argument("--store", default=None, help="the store index each evaluated model goes into when it measures "
+                        "better than the stored one (default: the committed store/index.json; with --quick, "
+                        "OUT/store/index.json, so a plumbing check never touches the committed store); 'none': not stored")
     a = parser.parse_args(argv)
     for flag, value in (("--max-steps", a.max_steps), ("--batch-size", a.batch_size)):
         if value is not None and value < 1:
             raise SystemExit(f"{flag} {value}: must be 1 or more")
     budget = Budget.for_quick() if a.quick else Budget(a.minutes_per_model, max_steps=a.max_steps,
                                                          batch_size=a.batch_size, max_eval_samples=a.max_eval_samples)
-    state = run_zoo(Path(a.out), a.only, budget)
+    import store
+
+    index = None if a.store == "none" else Path(a.store) if a.store else (
+        Path(a.out) / "store" / "index.json" if a.quick else store.INDEX)
+    state = run_zoo(Path(a.out), a.only, budget, index)
     print(json.dumps(state["models"], indent=2))

@@ -23,9 +23,14 @@ def get_variant(variant_id: str) -> Variant:
 
 def load_summarizer(path_or_repo: str | Path, revision: str | None = None, device: str | None = None,
                     **kwargs: Any) -> Summarizer:
-    """A checkpoint folder or a Hub repo id (downloaded at ``revision``) as a ready summarizer; the
-    weights are checked against the checksums an exported repo records."""
+    """A checkpoint folder, the name of a stored model (``store/index.json``, e.g. ``topic-prepend-tag``:
+    an adapter loaded on the stored general summarizer) or a Hub repo id (downloaded at ``revision``)
+    as a ready summarizer; the weights are checked against the checksums an exported repo records."""
+    import store
+
     path = Path(path_or_repo)
+    if not path.is_dir() and str(path_or_repo) in store.names():
+        path = store.model_path(str(path_or_repo))
     if not path.is_dir():
         from huggingface_hub import snapshot_download
 

@@ -129,12 +129,17 @@ def pick_device(device: str | None = None) -> str:
 
 
 def load_seq2seq(path: str | Path, device: str | None = None, **kwargs: Any):
-    """Model and tokenizer from a checkpoint folder; bf16 on a GPU that supports it, fp32 on CPU."""
+    """Model and tokenizer from a checkpoint folder; bf16 on a GPU that supports it, fp32 on CPU. The
+    store's folders load too: a compact (int8) model dequantized, an adapter on its base (:mod:`store`)."""
+    from store import load_stored_model, tokenizer_folder
+
     device = pick_device(device)
     dtype = torch.bfloat16 if device.startswith("cuda") and torch.cuda.is_bf16_supported() else torch.float32
-    tokenizer = AutoTokenizer.from_pretrained(path, **kwargs)
-    model = AutoModelForSeq2SeqLM.from_pretrained(path, dtype=dtype, **kwargs).to(device).eval()
-    return model, tokenizer
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder(path), **kwargs)
+    model = load_stored_model(path, **kwargs)
+    if model is None:
+        model = AutoModelForSeq2SeqLM.from_pretrained(path, dtype=dtype, **kwargs)
+    return model.to(dtype).to(device).eval(), tokenizer
 
 
 def tokenize(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[list[list[int]], list[bool]]:

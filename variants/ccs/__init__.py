@@ -211,19 +211,17 @@ def load_adapter(path: str | Path, device: str | None = None, base_model: str | 
     """A LoRA adapter folder on its base model: the base named in ``adapter_config.json``
     (``base_model_name_or_path``: a Hub id or a local folder) unless ``base_model`` is given."""
     import torch
-    from peft import AutoPeftModelForSeq2SeqLM, PeftModel
-    from transformers import AutoModelForSeq2SeqLM
+
+    from store.adapters import load_adapter_model
 
     from ..seq2seq import pick_device
 
     device = pick_device(device)
     dtype = torch.bfloat16 if device.startswith("cuda") and torch.cuda.is_bf16_supported() else torch.float32
-    if base_model:
-        base = AutoModelForSeq2SeqLM.from_pretrained(base_model, dtype=dtype, **kwargs)
-        model = PeftModel.from_pretrained(base, str(path))
-    else:
-        model = AutoPeftModelForSeq2SeqLM.from_pretrained(str(path), dtype=dtype, **kwargs)
-    return model.to(device).eval()
+    # the base as a folder relative to the adapter's (the store's ../general), absolute, or a Hub id;
+    # a compact base is dequantized (store.compact). Not merged: peft's own model, as trained.
+    model = load_adapter_model(path, base_model, merge=False, **kwargs)
+    return model.to(dtype).to(device).eval()
 
 
 # ---- the variant -----------------------------------------------------------------------------------
@@ -305,8 +303,10 @@ class CCSVariant(Variant):
 
         path = Path(path)
         if (path / ADAPTER_CONFIG).is_file():
+            from store import tokenizer_folder
+
             model = load_adapter(path, device, **kwargs)
-            tokenizer = AutoTokenizer.from_pretrained(path)
+            tokenizer = AutoTokenizer.from_pretrained(tokenizer_folder(path))
         else:
             model, tokenizer = load_seq2seq(path, device, **kwargs)
         return Seq2SeqSummarizer(self, record.get("name", path.name), record["method"], model, tokenizer, None, record)

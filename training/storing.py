@@ -1,0 +1,252 @@
+"""Putting trained models into the store (:mod:`store`), and measuring what compaction costs.
+
+:func:`put` stores a checkpoint the zoo has evaluated: the general summarizer compacted to int8
+(:mod:`store.compact`), a variant model as its adapter folder pointed at ``../general``, each with its
+report and a card, listed in ``store/index.json``. A stored model is replaced only by one that measures
+better — the general summarizer on ROUGE-1 over the bbc_summary test split, a variant model on the lower
+end of its control-effect interval for its variant's first control metric (ROUGE-1 breaking ties) — and
+the outcome is returned as a sentence for the zoo to print. Adapters are tied to the base they were
+trained on: one whose base is not the stored general summarizer is refused, and replacing the general
+summarizer drops the adapters of the old one from the index (retrain them on the new one).
+
+:func:`compare_compact` is the compaction check: the same test set through the fp32 and the int8 base
+(ROUGE-1, the control effect, and how many generated tokens agree).
+"""
+from __future__ import annotations
+
+import datetime
+import shutil
+from pathlib import Path
+
+import store
+from store.adapters import ADAPTER_WEIGHTS, is_adapter, point_at_base
+from store.compact import write_compact
+from variants.base import file_sha256, read_record
+
+SKIPPED = {"model.safetensors", "training_args.bin", "training_args.json", "README.md", "optimizer.pt", "scheduler.pt"}
+SKIPPED_DIRS = ("checkpoint-", "merged", "tiny-preset-base", "runs")
+
+
+def weights_fingerprint(folder: Path) -> str:
+    files = sorted(folder.glob("model*.safetensors"))
+    return file_sha256(files[0]) if len(files) == 1 else "+".join(file_sha256(f)[:16] for f in files)
+
+
+def general_measure(report: dict) -> dict:
+    scores = report["sets"]["bbc_summary test"]
+    return {"score": scores["rouge1"], "rouge1": scores["rouge1"], "ratio_to_lead": scores["ratio_to_lead"],
+            "verbatim_fact_share": scores["verbatim_fact_share"], "examples": scores["examples"]}
+
+
+def variant_effect(variant_id: str, report: dict) -> dict | None:
+    """The control effect a card and the index lead with: the variant's first control metric measured."""
+    from variants import get_variant
+
+    effects = (report.get("control_sensitivity") or {}).get("effect") or {}
+    name = next((n for n in get_variant(variant_id).control_metrics if n in effects), None)
+    if name is None:
+        return None
+    e = effects[name]
+    return {"metric": name, "difference": e["difference"], "ci_low": e.get("ci_low"), "ci_high": e.get("ci_high"),
+            "n": e.get("n")}
+
+
+def variant_measure(variant_id: str, report: dict) -> dict:
+    effect = variant_effect(variant_id, report)
+    low = None if effect is None else (effect["ci_low"] if effect["ci_low"] is not None else effect["difference"])
+    return {"score": low, "rouge1": report["metrics"].get("rouge1"), "effect": effect}
+
+
+def better(new: dict, old: dict) -> bool:
+    """Whether measure ``new`` beats ``old``: a higher score, or the same score and a higher ROUGE-1."""
+    key = lambda m: (float("-inf") if m.get("score") is None else m["score"],  # noqa: E731
+                     float("-inf") if m.get("rouge1") is None else m["rouge1"])
+    return key(new) > key(old)
+
+
+def copy_folder(source: Path, dest: Path, base: Path | None = None) -> None:
+    """An adapter folder's files, without the full weights and training state a store has no room for,
+    and without tokenizer files identical to the base's (the loader falls back to the base's:
+    :func:`store.tokenizer_folder`; 0.7 MB each for MiniLM's WordPiece vocabulary)."""
+    for path in source.iterdir():
+        if path.is_file() and path.name not in SKIPPED:
+            if path.name in store.TOKENIZER_FILES and base and (base / path.name).is_file() \
+                    and (base / path.name).read_bytes() == path.read_bytes():
+                continue
+            shutil.copy2(path, dest / path.name)
+        elif path.is_dir() and not path.name.startswith(SKIPPED_DIRS):
+            shutil.copytree(path, dest / path.name)
+
+
+def halve_adapter(folder: Path) -> None:
+    """The adapter's weights in fp16 (LoRA matrices, token rows, saved modules: half the bytes; peft
+    copies them into the fp32 model at load). fp16's 11-bit mantissa keeps each weight to a relative
+    4.9e-4, and adapter weights are far inside its range."""
+    from safetensors.torch import load_file, save_file
+
+    file = folder / ADAPTER_WEIGHTS
+    tensors = load_file(str(file))
+    save_file({k: v.half() if v.is_floating_point() else v for k, v in tensors.items()}, str(file),
+              metadata={"format": "pt"})
+
+
+def card(model: store.StoredModel) -> str:
+    """The stored model's card: what it is, how it was trained and measured, how to load it."""
+    licences = "\n".join(f"| {name} | {licence} |" for name, licence in sorted(model.data_licenses.items()))
+    kind = ("the shared base of every stored adapter, weight-only int8 with per-row scales, dequantized to fp32 "
+            "at load" if model.format == "int8" else f"a peft LoRA adapter on the stored `{model.base}`")
+    return f"""---
+library_name: {"transformers" if model.format == "int8" else "peft"}
+pipeline_tag: summarization
+tags: [summarization, steersum, steersum-{model.variant}]
+---
+# {model.name}
+
+SteerSum's `{model.variant}` model (method `{model.method}`): {kind}.
+
+- trained for {model.steps} steps on {", ".join(model.data)}
+- control effect (given minus shuffled controls, paired-bootstrap 95% interval): {model.effect_text()}
+- evaluation report: [`{Path(model.eval_report).name}`]({Path(model.eval_report).name}); measured when stored: {model.measure}
+- stored {model.stored}
+
+```python
+from variants import load_summarizer
+summarizer = load_summarizer("{model.name}")
+```
+
+## Training data
+
+| data set | licence |
+|---|---|
+{licences}
+"""
+
+
+def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str | None = None,
+        index: Path | None = None) -> tuple[bool, str]:
+    """Store ``checkpoint`` (evaluated: ``report``, saved at ``report_file``) under ``name`` if it measures
+    better than the stored one; ``(stored, sentence)``."""
+    checkpoint, index = Path(checkpoint), Path(index or store.INDEX)
+    record = read_record(checkpoint)
+    general = record["variant"] == store.GENERAL
+    name = name or (store.GENERAL if general else checkpoint.name)
+    models = store.read_index(index)
+    old = next((m for m in models if m.name == name), None)
+    if general:
+        measure, fingerprint, effect = general_measure(report), weights_fingerprint(checkpoint), None
+    else:
+        if not is_adapter(checkpoint):
+            return False, f"{name}: not stored: the store holds adapters (train with --adapter lora), this is a full model"
+        from store.adapters import base_folder
+
+        base = Path(base_folder(checkpoint))
+        fingerprint = weights_fingerprint(base) if base.is_dir() else ""
+        stored_base = next((m for m in models if m.name == store.GENERAL), None)
+        if stored_base is None or stored_base.fingerprint != fingerprint:
+            return False, (f"{name}: not stored: its base {base} is not the stored general summarizer "
+                           f"({'none stored' if stored_base is None else 'another one'})")
+        measure, effect = variant_measure(record["variant"], report), variant_effect(record["variant"], report)
+    if old is not None and not better(measure, old.measure):
+        return False, f"{name}: kept the stored model (stored {old.measure.get('score')}, new {measure.get('score')})"
+    folder = index.parent / "models" / name
+    staging = folder.with_name(name + ".new")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    if general:
+        write_compact(checkpoint, staging)
+    else:
+        copy_folder(checkpoint, staging, base)
+        halve_adapter(staging)
+        point_at_base(staging, f"../{store.GENERAL}")
+    shutil.copy2(report_file, staging / Path(report_file).name)
+    entry = store.StoredModel(
+        name=name, variant=record["variant"], method=record["method"], format="int8" if general else "lora",
+        base=None if general else store.GENERAL,
+        steps=record.get("steps") or (record.get("training") or {}).get("global_step"),
+        data=sorted(record.get("data_licenses", {})), data_licenses=record.get("data_licenses", {}),
+        control_effect=effect, eval_report=f"{name}/{Path(report_file).name}", card=f"{name}/README.md",
+        measure=measure, fingerprint=fingerprint, stored=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"))
+    (staging / "README.md").write_text(card(entry), encoding="utf-8")
+    shutil.rmtree(folder, ignore_errors=True)
+    staging.rename(folder)
+    dropped = [m.name for m in models if general and m.base == store.GENERAL and old is not None]
+    for gone in dropped:  # adapters of the old base are meaningless on the new one
+        shutil.rmtree(index.parent / "models" / gone, ignore_errors=True)
+    models = [m for m in models if m.name != name and m.name not in dropped]
+    store.write_index(([entry] if general else []) + models + ([] if general else [entry]), index)
+    verdict = "replaced the stored model, which measured " + str(old.measure.get("score")) if old else "stored (new)"
+    return True, f"{name}: {verdict}; measured {measure.get('score')}" + (
+        f"; dropped the adapters of the old base: {', '.join(dropped)}" if dropped else "")
+
+
+def compare_compact(fp32_dir: str | Path, compact_dir: str | Path, max_examples: int | None = 100,
+                    batch_size: int = 8) -> dict:
+    """The general summarizer in fp32 and compacted, on the bbc_summary test split: ROUGE-1 of each
+    (the goal: within 0.005), the verbatim share of names and numbers, and the share of generated
+    tokens that agree position by position on the sets' first ``max_examples`` documents."""
+    from .general import evaluate_general
+
+    reports = {kind: evaluate_general(folder, max_examples, batch_size) for kind, folder in
+               (("fp32", fp32_dir), ("int8", compact_dir))}
+    out = {}
+    for set_name in reports["fp32"]["sets"]:
+        a, b = reports["fp32"]["sets"][set_name], reports["int8"]["sets"][set_name]
+        out[set_name] = {"rouge1_fp32": a["rouge1"], "rouge1_int8": b["rouge1"],
+                         "rouge1_difference": b["rouge1"] - a["rouge1"],
+                         "within_goal": abs(b["rouge1"] - a["rouge1"]) <= 0.005,
+                         "verbatim_fp32": a["verbatim_fact_share"], "verbatim_int8": b["verbatim_fact_share"]}
+    return out
+
+
+def token_agreement(model_a, model_b, tokenizer, documents: list[str], max_new_tokens: int = 32) -> float:
+    """Share of positions where two models' greedy generations hold the same token (a shorter output is
+    padded, so a length difference counts as disagreement)."""
+    import torch
+
+    agree = total = 0
+    with torch.inference_mode():
+        for document in documents:
+            batch = tokenizer([document], return_tensors="pt", truncation=True, max_length=256)
+            a, b = (m.generate(**batch, num_beams=1, do_sample=False, max_new_tokens=max_new_tokens)[0].tolist()
+                    for m in (model_a, model_b))
+            width = max(len(a), len(b))
+            a, b = a + [-1] * (width - len(a)), b + [-2] * (width - len(b))
+            agree += sum(x == y for x, y in zip(a, b))
+            total += width
+    return agree / max(total, 1)
+
+
+def compare_compact_adapter(adapter: str | Path, fp32_base: str | Path, test_file: str | Path,
+                            max_examples: int | None = 100, batch_size: int = 8) -> dict:
+    """A stored adapter on the int8 base it is served with against the same adapter on the fp32 base:
+    ROUGE-1 of each (goal: within 0.005) and, per control metric, whether the int8 control effect lies
+    inside the fp32 one's interval."""
+    import tempfile
+
+    from variants import load_summarizer
+
+    from .data import load_examples
+    from .sensitivity import evaluate_with_sensitivity
+
+    reports = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        on_fp32 = Path(scratch) / Path(adapter).name
+        shutil.copytree(adapter, on_fp32)
+        point_at_base(on_fp32, Path(fp32_base).resolve())
+        for kind, folder in (("int8", Path(adapter)), ("fp32", on_fp32)):
+            summarizer = load_summarizer(folder)
+            records = load_examples(test_file, summarizer.variant, summarizer.assets, max_examples)
+            reports[kind] = evaluate_with_sensitivity(summarizer, records, str(test_file), batch_size)
+    a, b = reports["fp32"], reports["int8"]
+    out = {"rouge1_fp32": a["metrics"].get("rouge1"), "rouge1_int8": b["metrics"].get("rouge1"), "effects": {}}
+    if out["rouge1_fp32"] is not None and out["rouge1_int8"] is not None:
+        out["rouge1_difference"] = out["rouge1_int8"] - out["rouge1_fp32"]
+        out["within_goal"] = abs(out["rouge1_difference"]) <= 0.005
+    for name, e in a["control_sensitivity"]["effect"].items():
+        other = b["control_sensitivity"]["effect"].get(name)
+        if other is None:
+            continue
+        inside = None if e.get("ci_low") is None else e["ci_low"] <= other["difference"] <= e["ci_high"]
+        out["effects"][name] = {"fp32": e["difference"], "fp32_interval": [e.get("ci_low"), e.get("ci_high")],
+                                "int8": other["difference"], "int8_inside_fp32_interval": inside}
+    return out
