@@ -42,15 +42,13 @@ from typing import Any
 from metrics.ccs import (BIN_WIDTH, CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, keyword_success, length_bin_words,
                          score_records)
 from metrics.focus import FOCUS, default_focus_classifier
+from models.ccs.processing_ccs import CCSProcessor, hard_prompt
 from metrics.text import STOPWORDS, WORD, sentences, stem, words
 
-from ..base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant
+from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
+                    processor_settings)
 
 ADAPTER_CONFIG = "adapter_config.json"
-# The paper's attribute names (App. C.4); focus is asked as an "Empirical Focus Level" (Sec. 3.1).
-PROMPT_NAMES = {"length": "Length", "keywords": "Keywords", "readability": "Readability",
-                "focus": "Empirical Focus Level"}
-FOCUS_LEVEL = {"conceptual": "low", "empirical": "high"}
 CORPUS_METRICS = ("length_pcc", "delta_fkgl", "focus_f1")  # Table 4 columns that are not per-example means
 DEFAULT_LENGTH_BIN = 1  # the baseline's length when none is asked: 51-100 words, an abstract's size
 
@@ -58,20 +56,6 @@ DEFAULT_LENGTH_BIN = 1  # the baseline's length when none is asked: 51-100 words
 def composition(controls: dict) -> str:
     """The requested controls as one name in the paper's order, e.g. ``length+keywords+focus``."""
     return "+".join(name for name in CONTROLS if controls.get(name) not in (None, "", [])) or "none"
-
-
-def hard_prompt(document: str, controls: dict) -> str:
-    """The model's input: an instruction, one ``Attribute: Value`` line per control, the document."""
-    lines = ["Summarize the document."]
-    if controls.get("length") is not None:
-        lines.append(f"Length: {length_bin_words(controls['length'])}")
-    if controls.get("keywords"):
-        lines.append("Keywords: " + ", ".join(f'"{keyword}"' for keyword in controls["keywords"]))
-    if controls.get("readability"):
-        lines.append(f"Readability: {controls['readability']}")
-    if controls.get("focus"):
-        lines.append(f"{PROMPT_NAMES['focus']}: {FOCUS_LEVEL[controls['focus']]}")
-    return "\n".join(lines + [f"Document: {document}"])
 
 
 def missing_keywords(text: str, keywords: list[str]) -> list[str]:
@@ -248,6 +232,10 @@ class CCSVariant(Variant):
         notices = [f"keyword(s) not in the document (allowed; the summary is scored on them): {', '.join(absent)}"] \
             if absent else []
         return Prepared(hard_prompt(document, controls), notices=notices)
+
+    def processor(self, summarizer: Summarizer) -> CCSProcessor:
+        """The hard prompt as a self-contained processor (:mod:`models.ccs.processing_ccs`)."""
+        return CCSProcessor(summarizer.tokenizer, processor_settings(summarizer))
 
     def baseline(self) -> Summarizer:
         return CCSBaseline(self)
