@@ -25,7 +25,7 @@ import shutil
 
 import numpy as np
 import torch
-from transformers import AutoTokenizer, ProcessorMixin
+from transformers import AutoTokenizer, PreTrainedConfig, ProcessorMixin
 from transformers.utils import cached_file
 
 logger = logging.getLogger(__name__)
@@ -292,7 +292,12 @@ class SteerSumProcessor(ProcessorMixin):
     def from_pretrained(cls, pretrained_model_name_or_path, **kwargs):
         """The processor of a repo (a Hub id or a folder): its tokenizer, ``processor_config.json`` and files."""
         hub = {key: kwargs[key] for key in HUB_KWARGS if kwargs.get(key) is not None}
-        tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, **hub)
+        try:  # the tokenizer's class from tokenizer_config.json: the model's config is not needed (a peft
+            # adapter's repo has none; a custom architecture's would ask to trust its code again)
+            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, config=PreTrainedConfig(), **hub)
+        except (OSError, ValueError):
+            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path,
+                                                      trust_remote_code=kwargs.get("trust_remote_code"), **hub)
         settings = read_file(cached_file(pretrained_model_name_or_path, PROCESSOR_FILE, **hub))
         data = {name: read_file(cached_file(pretrained_model_name_or_path, name, **hub)) for name in cls.files}
         return cls(tokenizer, settings, data)
