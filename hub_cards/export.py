@@ -195,6 +195,9 @@ def resolve_base(base_model: str) -> tuple[Path, str]:
                           "so that it can be checked against the checkpoint") from None
 
 
+SHAPE_KEYS = ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", "num_layers", "num_heads")
+
+
 def tensor_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
     """Every tensor's shape in a folder's safetensors files (headers only: nothing is loaded)."""
     shapes = {}
@@ -208,10 +211,12 @@ def tensor_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
 def check_base_fits(checkpoint: Path, adapter: dict | None, base: Path, name: str) -> None:
     """An adapter's LoRA layers against the base's weights (``lora_A``: rank x in features, ``lora_B``: out
     features x rank); a full model's architecture against the base's config."""
-    if not adapter:
-        mine, theirs = _config(checkpoint).get("model_type"), _config(base).get("model_type")
-        if mine and theirs and mine.split("_")[0] != theirs.split("_")[0]:  # topic_bart is a BART
-            raise ExportError(f"--base-model {name}: a {theirs} model, but {checkpoint} is a {mine}")
+    if not adapter:  # SteerSum's architectures extend their base's (a TDSum is a BART with more layers)
+        mine, theirs = _config(checkpoint), _config(base)
+        differ = [f"{key} {theirs[key]}, the checkpoint's {mine[key]}" for key in SHAPE_KEYS
+                  if key in mine and key in theirs and mine[key] != theirs[key]]
+        if differ:
+            raise ExportError(f"--base-model {name}: not the base this model was fine-tuned from: {'; '.join(differ)}")
         return
     base_shapes, expected = tensor_shapes(base), {}
     for key, shape in tensor_shapes(checkpoint).items():

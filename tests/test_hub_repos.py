@@ -312,3 +312,84 @@ def test_the_adapter_loads_with_auto_peft_from_the_cache_in_a_fresh_process(zoo,
                          env=offline_env(tmp_path, zoo["cache"]), timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split() == ["BartForConditionalGeneration", GENERAL_REPO]
+
+
+# --- 4. zoo --push-to-hub: the base, the five variant models and the Space, against a fake Hub ---------
+class FakeHub:
+    """Records each upload (the files, and what the checks below read) and answers a commit per push."""
+
+    instances: list["FakeHub"] = []
+
+    def __init__(self, token=None):
+        self.token, self.uploads = token, []
+        FakeHub.instances.append(self)
+
+    def whoami(self):
+        return {"name": "tester"}
+
+    def create_repo(self, repo_id, **kwargs):
+        pass
+
+    def upload_folder(self, **kwargs):
+        folder = Path(kwargs["folder_path"])
+        oid = hashlib.sha1(f"{kwargs['repo_id']}:{len(self.uploads)}".encode()).hexdigest()
+        read = {name: (folder / name).read_text() for name in ("adapter_config.json", "space/catalog.json", "README.md")
+                if (folder / name).is_file()}
+        self.uploads.append({"repo_id": kwargs["repo_id"], "repo_type": kwargs["repo_type"], "oid": oid,
+                             "files": sorted(p.name for p in folder.iterdir()), **read})
+        return type("CommitInfo", (), {"oid": oid, "commit_url": f"https://huggingface.co/{kwargs['repo_id']}/commit/{oid}"})()
+
+
+@pytest.fixture
+def fake_hub(monkeypatch, tmp_path):
+    import hub_cards.push
+    from huggingface_hub.repocard import RepoCard
+
+    FakeHub.instances = []
+    monkeypatch.setattr(hub_cards.push, "HfApi", FakeHub)
+    monkeypatch.setattr(RepoCard, "validate", lambda self, repo_type=None: None)
+    for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(hub_constants, "HF_TOKEN_PATH", str(tmp_path / "no-login" / "token"))
+
+
+@pytest.fixture
+def finished_zoo(zoo, tmp_path):
+    """The fixture's zoo as ``training zoo`` leaves it when finished: each model with its evaluation report."""
+    root = tmp_path / "zoo"
+    for name in ["general", *ZOO.values()]:
+        shutil.copytree(zoo["root"] / name, root / name)
+    for name in ZOO.values():
+        (root / name / "eval_report.json").write_text(json.dumps({"n_examples": 0, "metrics": {}}))
+    return root
+
+
+def test_zoo_push_to_hub_publishes_the_base_the_five_models_and_a_pinned_space(finished_zoo, fake_hub, monkeypatch,
+                                                                               capsys):
+    import training.zoo
+    from huggingface_hub import SpaceCard
+
+    from training.__main__ import main as training_main
+
+    with pytest.raises(SystemExit, match="^error: no Hugging Face token"):  # checked before anything trains
+        training_main(["zoo", "--out", str(finished_zoo), "--push-to-hub", "org"])
+    trained = []
+    monkeypatch.setattr(training.zoo, "run_zoo", lambda root, only, budget: trained.append(root) or {"models": {}})
+    training_main(["zoo", "--out", str(finished_zoo), "--push-to-hub", "org", "--hub-token", "hf_test"])
+    [api] = FakeHub.instances
+    assert trained == [finished_zoo] and api.token == "hf_test"
+    pushed = [u["repo_id"] for u in api.uploads]
+    variants = [f"org/steersum-{name}" for name in ZOO.values()]
+    assert pushed == ["org/steersum-general", *variants, "org/steersum"]  # the base first: the adapter names it
+    general, *models, space = api.uploads
+    assert "model.safetensors" in general["files"] and 'repo_id = "org/steersum-general"' in general["README.md"]
+    for upload, variant in zip(models, ZOO):
+        assert {"processor_config.json", "README.md"} <= set(upload["files"]), variant
+        assert any(f.startswith("processing_") for f in upload["files"]) and f'repo_id = "{upload["repo_id"]}"' in upload["README.md"]
+        assert "base_model: org/steersum-general" in upload["README.md"]  # named, never a local folder
+    assert json.loads(models[-1]["adapter_config.json"])["base_model_name_or_path"] == "org/steersum-general"
+    catalog = json.loads(space["space/catalog.json"])["models"]
+    assert [(e["repo"], e["revision"], e["variant"]) for e in catalog] == [
+        (u["repo_id"], u["oid"], variant) for u, variant in zip(models, ZOO)]  # each pinned to the commit pushed
+    assert space["repo_type"] == "space" and SpaceCard(space["README.md"]).data.models == variants
+    assert '"space": "https://huggingface.co/org/steersum/commit/' in capsys.readouterr().out

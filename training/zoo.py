@@ -1,6 +1,7 @@
 """``python -m training zoo``: a trained model for every variant, from real pretrained weights, on CPU.
 
     python -m training zoo [--only V] [--minutes-per-model N | --max-steps N] [--batch-size 8] [--out checkpoints]
+                           [--push-to-hub ORG [--hub-token T] [--private]]
 
 Stages, each skipped when its output is complete and resumed from its newest ``checkpoint-*`` when
 it was interrupted (rerun the same command):
@@ -310,11 +311,33 @@ def main(argv: list[str]) -> None:
                         f"{BATCH}; on a GPU a larger batch takes about as long a step: more epochs in the same time)")
     parser.add_argument("--max-eval-samples", type=int, default=100, help="test examples per model (default 100)")
     parser.add_argument("--quick", action="store_true", help="one step per model, tiny inputs: a plumbing check")
+    parser.add_argument("--push-to-hub", metavar="ORG", help="then publish under ORG: the general summarizer, the "
+                        "five variant models and the Space, its catalog pinned to their revisions (hub_cards.zoo)")
+    parser.add_argument("--hub-token", help="a Hub token with write access (default: HF_TOKEN or the login cache); "
+                        "checked before training starts, never printed")
+    parser.add_argument("--private", action="store_true", help="create the Hub repos private")
     a = parser.parse_args(argv)
     for flag, value in (("--max-steps", a.max_steps), ("--batch-size", a.batch_size)):
         if value is not None and value < 1:
             raise SystemExit(f"{flag} {value}: must be 1 or more")
     budget = Budget.for_quick() if a.quick else Budget(a.minutes_per_model, max_steps=a.max_steps,
                                                          batch_size=a.batch_size, max_eval_samples=a.max_eval_samples)
+    api = None
+    if a.push_to_hub:
+        from hub_cards.push import PushError, hub_api
+
+        try:
+            api = hub_api(a.hub_token)  # fails now, not after hours of training
+        except PushError as err:
+            raise SystemExit(f"error: {err}") from None
     state = run_zoo(Path(a.out), a.only, budget)
     print(json.dumps(state["models"], indent=2))
+    if api is not None:
+        from hub_cards.zoo import publish_zoo
+
+        try:
+            published = publish_zoo(Path(a.out), a.push_to_hub, private=a.private, api=api)
+        except ValueError as err:  # ExportError, PushError: the zoo is trained, the message says what to do
+            raise SystemExit(f"error: {err} (the models are in {a.out}; publish them with python -m training zoo "
+                             f"--out {a.out} --push-to-hub {a.push_to_hub}, which trains nothing more)") from None
+        print(json.dumps(published, indent=2))
