@@ -21,6 +21,7 @@ from huggingface_hub import ModelCard
 from huggingface_hub import constants as hub_constants
 
 from hub_cards.export import ExportError, export_checkpoint
+from conftest import add_to_cache
 from metrics.io import read_jsonl
 
 ORG = "steersum-test"
@@ -57,24 +58,6 @@ def training_data(variant: str, data_dir: Path) -> list[dict]:
     ids = list(readers().readers)[:4]
     return [{"document": r["source"], "controls": {"reader": reader}, "target": r["target"], "dataset": "bbc_summary"}
             for r, reader in zip(bbc, ids)]
-
-
-def add_to_cache(cache: Path, repo_id: str, folder: Path) -> str:
-    """``folder`` as ``hf download repo_id`` leaves it in ``cache``: blobs named by their hash, a snapshot
-    of links to them at a revision, ``refs/main`` naming it. Returns the revision."""
-    files = sorted(p for p in folder.iterdir() if p.is_file())
-    revision = hashlib.sha1("".join(f"{p.name}:{p.stat().st_size}" for p in files).encode()).hexdigest()
-    base = cache / f"models--{repo_id.replace('/', '--')}"
-    snapshot = base / "snapshots" / revision
-    (base / "blobs").mkdir(parents=True, exist_ok=True)
-    snapshot.mkdir(parents=True)
-    for path in files:
-        blob = base / "blobs" / hashlib.sha256(path.read_bytes()).hexdigest()
-        shutil.copyfile(path, blob)
-        (snapshot / path.name).symlink_to(os.path.relpath(blob, snapshot))
-    (base / "refs").mkdir(exist_ok=True)
-    (base / "refs" / "main").write_text(revision)
-    return revision
 
 
 @pytest.fixture(scope="session")
