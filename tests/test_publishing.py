@@ -247,7 +247,7 @@ def test_generation_config_carries_the_recorded_settings(root, tmp_path):
     for folder in (root / "tag", out):
         config = GenerationConfig.from_pretrained(folder)
         assert (config.num_beams, config.max_new_tokens) == (BEAMS, TARGET), folder
-    assert f"num_beams={BEAMS}" in (out / "README.md").read_text()
+    assert f"# {BEAMS} beams, at most {TARGET} new tokens (generation_config.json)" in (out / "README.md").read_text()
 
 
 # --- 6. resuming --------------------------------------------------------------------------------------
