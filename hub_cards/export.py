@@ -4,16 +4,21 @@ What goes in: safetensors weights (pickles are refused: loading one runs arbitra
 with ``auto_map`` and the ``configuration_*.py``/``modeling_*.py`` it names (so the repo alone loads
 with ``trust_remote_code=True``), tokenizer files, ``generation_config.json``, the variant's assets
 (every other file of the checkpoint: ``steersum.json``, a TopicSpace, a TF-IDF vocabulary, ...),
-``eval_report.json`` when there is one, and ``README.md``, the model card. A peft adapter folder
-(``adapter_config.json``) is exported as an adapter, the same way.
+the variant's processor (``processor_config.json``, ``processing_<name>.py`` and the files it reads:
+``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` turns documents and controls into the
+model's inputs with the code the variant's ``prepare`` runs), ``eval_report.json`` when there is one,
+and ``README.md``, the model card. A peft adapter folder (``adapter_config.json``) is exported as an
+adapter, the same way; the general summarizer (``"variant": "general"``) as a plain model with its own
+card (:mod:`hub_cards.general`).
 
 Left out: sub-folders (Trainer's ``checkpoint-N/``, ``runs/``), pickled training state
 (``training_args.bin``, ``optimizer.pt``, ...) and a README the trainer may have written.
 
 Made to work off this machine: no absolute local path is written (paths in the JSON files become
 file names, and the export fails if one is left anywhere); an adapter whose base model is a local
-folder is refused unless ``base_model`` names its Hub id; ``generation_config.json`` carries the
-recorded beams and summary length; ``steersum.json`` gets each weight file's sha256, which
+folder is refused unless ``base_model`` names its Hub id, which must resolve (the local Hugging Face
+cache, or the folder of its export) and fit the adapter's shapes; ``generation_config.json`` carries the
+recorded beams and summary length (an adapter's too, from its base's); ``steersum.json`` gets each weight file's sha256, which
 :func:`variants.load_summarizer` verifies.
 """
 from __future__ import annotations

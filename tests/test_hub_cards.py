@@ -139,6 +139,7 @@ def test_card_front_matter_round_trips_and_model_index_holds_the_report(exported
     # A random test model's zero scores stay out of model-index (tests/test_publishing.py).
     assert {r.metric_type: r.metric_value for r in data.eval_results or []} == {n: v for n, v in scored.items() if v}
     assert {r.dataset_type for r in data.eval_results or []} <= {"bbc_summary"} and data.model_name == "topic-tag-tiny"
+    assert data.metrics == list(dict.fromkeys(r.metric_type for r in data.eval_results))  # only what model-index holds
     for name, value in scored.items():  # the body's table shows every number
         assert f"| {value:.4f} |" in card.text
     assert "custom_code" in ModelCard.load(exported["emb"] / "README.md").data.tags
@@ -172,6 +173,7 @@ def test_card_shows_the_control_effect_from_the_report(exported, copy_of):
     text = build_card(folder, load_checkpoint(folder)).text
     assert "| stas | 0.9000 | 0.5000 | +0.4000 | [+0.3000, +0.5000] |" in text
     assert "| egises | 0.2000 | 0.5000 | -0.3000 | corpus metric: no interval |" in text
+    assert "These intervals come from 2 documents: too few" in " ".join(text.split())
     del report["control_sensitivity"]  # e.g. evaluate --no-control-sensitivity: no section, no error
     (folder / "eval_report.json").write_text(json.dumps(report))
     assert "Control effect" not in build_card(folder, load_checkpoint(folder)).text

@@ -8,7 +8,6 @@ and lays them out in a Hub cache as a download would (``models--ORG--NAME/snapsh
 linked to ``blobs/``, ``refs/main``)."""
 import hashlib
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -20,8 +19,8 @@ import torch
 from huggingface_hub import ModelCard
 from huggingface_hub import constants as hub_constants
 
-from hub_cards.export import ExportError, export_checkpoint
 from conftest import add_to_cache
+from hub_cards.export import ExportError, export_checkpoint
 from metrics.io import read_jsonl
 
 ORG = "steersum-test"
@@ -260,6 +259,15 @@ def test_the_general_summarizer_exports_with_its_card_and_the_adapter_names_it(z
     assert (ccs_card.data.base_model, ccs_card.data.library_name) == (GENERAL_REPO, "peft")
     assert "on the BART attention projections" in " ".join(ccs_card.text.split())  # not T5: the base is a BART
     assert "AutoPeftModelForSeq2SeqLM.from_pretrained(repo_id)" in snippet(ccs / "README.md")
+
+
+def test_cards_of_one_step_models_say_so_and_name_only_reported_metrics(zoo):
+    for variant in ZOO:
+        card = ModelCard.load(zoo["exports"][variant] / "README.md")
+        assert "**Test model.** It was trained for 1 optimizer step " in card.text, variant  # zoo --quick's models
+        assert card.data.metrics is None and card.data.eval_results is None  # not evaluated: no metric is claimed
+    tdsum = (zoo["exports"]["tdsum"] / "README.md").read_text()
+    assert "`rouge_k`" not in tdsum and "`boosted_found`" in tdsum  # the metrics it reports, by their names
 
 
 def test_base_model_must_resolve_and_fit_the_adapter(zoo, from_cache, tmp_path):
