@@ -111,7 +111,10 @@ def fresh_process_logits(tmp_path):
         torch.save(inputs, tmp_path / "inputs.pt")
         run = subprocess.run([sys.executable, "-c", code, str(folder), str(tmp_path / "inputs.pt"),
                               str(tmp_path / "logits.pt")], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                             env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+                             env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                  # the same thread count as this process: a reduction split otherwise sums in
+                                  # another order, and the logits differ in their last bits
+                                  **{k: os.environ[k] for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS") if k in os.environ}})
         assert run.returncode == 0, run.stderr[-3000:]
         return torch.load(tmp_path / "logits.pt"), run.stdout.strip()
 
