@@ -189,6 +189,11 @@ def test_the_copied_part_of_every_processor_is_identical_and_matches_steersum():
     start, end = "# --- Copied into every SteerSum processor", "# --- end of the copied part"
     parts = {f.name: f.read_text().split(start, 1)[1].split(end, 1)[0] for f in files}
     assert len(set(parts.values())) == 1, sorted(parts)
+    allowed = {"__future__", "inspect", "json", "logging", "os", "re", "shutil", "threading", "numpy", "torch",
+               "transformers"}  # a Hub user's environment: transformers needs numpy and torch, nothing more
+    for f in files:
+        imported = set(re.findall(r"^\s*(?:from|import) (\w+)", f.read_text(), re.M))
+        assert imported <= allowed, (f.name, imported - allowed)
     for module in (processing_tdsum, processing_topic_bart):  # the word pattern is SteerSum's
         assert (module.WORD.pattern, module.WORD.flags) == (text.WORD.pattern, text.WORD.flags)
     assert processing_gsum.STOPWORDS == text.STOPWORDS
@@ -254,6 +259,9 @@ def test_the_general_summarizer_exports_with_its_card_and_the_adapter_names_it(z
     assert (card.data.library_name, card.data.pipeline_tag) == ("transformers", "summarization")
     assert "steersum-general" in card.data.tags and "**Test model.** It was trained for 1 optimizer step" in card.text
     assert f'repo_id = "{GENERAL_REPO}"' in snippet(general / "README.md")
+    from hub_cards.push import check_folder
+
+    assert check_folder(general).data.model_name == "general"  # pushable: its metadata parses, its weights load
     assert json.loads((ccs / "adapter_config.json").read_text())["base_model_name_or_path"] == GENERAL_REPO
     ccs_card = ModelCard.load(ccs / "README.md")
     assert (ccs_card.data.base_model, ccs_card.data.library_name) == (GENERAL_REPO, "peft")

@@ -53,7 +53,7 @@ def hard_prompt(document: str, controls: dict) -> str:
     return "\n".join(lines + [f"Document: {document}"])
 
 
-# --- Copied into every SteerSum processor (the copies are identical: tests/test_processors.py checks) -----
+# --- Copied into every SteerSum processor (the copies are identical: tests/test_hub_repos.py checks) -----
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
 PROCESSOR_FILE = "processor_config.json"
 

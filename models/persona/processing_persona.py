@@ -59,7 +59,7 @@ def persona_input(document: str, titles: list[str], method: str, prefix_titles: 
     return document, {"history_ids": history_ids(tokenizer, titles, max_history, max_title_tokens)}, notices
 
 
-# --- Copied into every SteerSum processor (the copies are identical: tests/test_processors.py checks) -----
+# --- Copied into every SteerSum processor (the copies are identical: tests/test_hub_repos.py checks) -----
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
 PROCESSOR_FILE = "processor_config.json"
 

@@ -119,7 +119,7 @@ def token_scores(tokenizer, documents: list[str], controls: list[dict], vocabula
     return out, notices
 
 
-# --- Copied into every SteerSum processor (the copies are identical: tests/test_processors.py checks) -----
+# --- Copied into every SteerSum processor (the copies are identical: tests/test_hub_repos.py checks) -----
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
 PROCESSOR_FILE = "processor_config.json"
 

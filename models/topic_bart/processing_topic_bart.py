@@ -134,7 +134,7 @@ def unseen_notice(topic: str, topic_words: str | None) -> str:
     return f"unseen topic {topic!r}: its representative terms come from the words {topic_words or topic!r}"
 
 
-# --- Copied into every SteerSum processor (the copies are identical: tests/test_processors.py checks) -----
+# --- Copied into every SteerSum processor (the copies are identical: tests/test_hub_repos.py checks) -----
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
 PROCESSOR_FILE = "processor_config.json"
 

