@@ -171,7 +171,7 @@ def load_adapter(path: str | Path, device: str | None = None, base_model: str | 
 
 class CCSVariant(Variant):
     id = "ccs"
-    title = "Compositional control (CCSBench): a seq2seq model with a LoRA adapter or fine-tuned"
+    title = "Compositional control (CCSBench)"
     description = ("Summarize under any mix of four controls at once: length bin, keywords, readability "
                    "and empirical focus.")
     paper = Paper(
