@@ -2,7 +2,7 @@
 run from an offline Hugging Face cache in a fresh process outside the checkout, the general summarizer as
 a repo of its own that the CCS adapter names as its base, and ``zoo --push-to-hub``.
 
-One session fixture builds what the zoo builds, tiny: a general summarizer (a random tiny BART trained
+One shared fixture builds what the zoo builds, tiny: a general summarizer (a random tiny BART trained
 for one step) and the zoo's five variant models fine-tuned from it for one step each, exports all six
 and lays them out in a Hub cache as a download would (``models--ORG--NAME/snapshots/<rev>/``, files
 linked to ``blobs/``, ``refs/main``)."""
