@@ -392,3 +392,20 @@ def test_zoo_push_to_hub_publishes_the_base_the_five_models_and_a_pinned_space(f
         (u["repo_id"], u["oid"], variant) for u, variant in zip(models, ZOO)]  # each pinned to the commit pushed
     assert space["repo_type"] == "space" and SpaceCard(space["README.md"]).data.models == variants
     assert '"space": "https://huggingface.co/org/steersum/commit/' in capsys.readouterr().out
+
+
+def test_the_processors_tfidf_is_scikit_learns(data_dir):
+    # TDSum's features come from the processor's numpy TF-IDF (no scikit-learn in a Hub user's environment):
+    # the same numbers as the fitted vectorizer's transform.
+    import numpy as np
+
+    from variants.tdsum import default_assets, document_words
+
+    vectorizer = default_assets().vectorizer
+    documents = [r["source"] for r in read_jsonl(data_dir / "scitldr" / "test.jsonl")][:20]
+    matrix = vectorizer.transform(documents).tocsr()
+    for row, words in enumerate(document_words(documents, vectorizer)):
+        start, end = matrix.indptr[row], matrix.indptr[row + 1]
+        by_column = dict(zip(matrix.indices[start:end].tolist(), matrix.data[start:end].tolist()))
+        expected = np.array([by_column.get(vectorizer.vocabulary_.get(t, -1), 0.0) for t in words.terms], np.float32)
+        assert np.array_equal(words.scores, expected) and words.scores.any()
