@@ -6,13 +6,18 @@ push it, and package the Space.
     python -m hub_cards space --out DIR [--catalog FILE]
 
 * :mod:`hub_cards.export` the repo layout: safetensors weights, config + remote code, tokenizer,
-  generation config, the variant's assets, the eval report, the card
+  generation config, the variant's assets, the processor (``AutoProcessor`` remote code:
+  ``models/<name>/processing_<name>.py``, the code the variant's ``prepare`` runs, with its files), the
+  eval report, the card; ``--base-model`` checked against the checkpoint before it is written
+* :mod:`hub_cards.general` the general summarizer (no variant, no controls) as a repo of its own
 * :mod:`hub_cards.card`   the model card, one Jinja template per variant family (``templates/``),
   filled from the variant object, ``steersum.json`` and ``eval_report.json``
 * :mod:`hub_cards.push`   checks a folder (card metadata, weights) and uploads it with ``HfApi``
 * :mod:`hub_cards.space`  the Space repo folder: app code, the packages it imports, requirements
+* :mod:`hub_cards.zoo`    ``python -m training zoo --push-to-hub ORG``: the general summarizer, the variant
+  models and the Space, its catalog pinned to the revisions pushed
 
 Nothing here is written per variant: a variant plugs in through its :class:`variants.base.Variant`
 (``paper``, ``description``, ``controls_for``, ``metric_names``, ``prepare``, ``load``, and the
-optional ``card_facts``) and, to say more than the generic card, ``templates/<variant id>.md``.
+optional ``processor`` and ``card_facts``) and, to say more than the generic card, ``templates/<variant id>.md``.
 """

@@ -3,7 +3,7 @@
     python -m hub_cards export CHECKPOINT_DIR --out DIR [--repo-id ORG/NAME] [--eval-report FILE]
                                [--base-model ORG/NAME]
     python -m hub_cards push DIR --repo-id ORG/NAME [--private] [--revision BRANCH] [--commit-message MSG]
-                             [--repo-type model|space] [--skip-load-check]
+                             [--repo-type model|space] [--skip-load-check] [--hub-token TOKEN]
     python -m hub_cards space --out DIR [--catalog FILE] [--hardware cpu-basic]
 
 The token comes from ``HF_TOKEN`` or the login cache (``hf auth login``) and is never printed; the
@@ -43,8 +43,10 @@ def main(argv: list[str] | None = None) -> None:
     export.add_argument("--repo-id", help="ORG/NAME the card's usage snippet loads (default: a placeholder)")
     export.add_argument("--eval-report", help="the evaluation report the card shows, e.g. the test set's "
                                               "(default: CHECKPOINT_DIR/eval_report.json)")
-    export.add_argument("--base-model", help="an adapter's base model as a Hub id (ORG/NAME), written into "
-                                             "adapter_config.json; needed when training used a local copy of it")
+    export.add_argument("--base-model", help="the model's base as a Hub id in the local Hugging Face cache, or the "
+                                             "folder of its export (made with --repo-id): checked against the "
+                                             "checkpoint, then written into the card (and an adapter's "
+                                             "adapter_config.json); needed when training used a local copy of it")
     push = commands.add_parser("push", help="upload an exported folder to the Hub")
     push.add_argument("folder")
     push.add_argument("--repo-id", required=True, help="ORG/NAME")
@@ -52,6 +54,8 @@ def main(argv: list[str] | None = None) -> None:
     push.add_argument("--revision", help="branch to push to (created if missing; default: main)")
     push.add_argument("--commit-message")
     push.add_argument("--repo-type", choices=REPO_TYPES, default="model")
+    push.add_argument("--hub-token", help="a Hub token with write access (default: HF_TOKEN or the login cache); "
+                                          "never printed")
     push.add_argument("--skip-load-check", action="store_true",
                       help="do not load the model with its variant's loader (too big for this machine); "
                            "the safetensors check still runs")
@@ -68,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
         elif args.command == "push":
             print(push_folder(args.folder, args.repo_id, private=args.private, revision=args.revision,
                               commit_message=args.commit_message, repo_type=args.repo_type,
-                              load=not args.skip_load_check))
+                              load=not args.skip_load_check, token=args.hub_token))
         else:
             print(package_space(args.out, catalog=args.catalog, hardware=args.hardware))
     except (ExportError, PushError, ValueError, FileNotFoundError) as err:

@@ -78,14 +78,18 @@ def build_card(folder: str | Path, summarizer: Summarizer, repo_id: str | None =
     custom_code = bool((read_json(folder / "config.json") or {}).get("auto_map"))
     repo_id = repo_id or PLACEHOLDER_REPO
     facts = gather_facts(summarizer, record, report, repo_id, adapter, custom_code)
+    facts["processor_file"] = next((p.name for p in sorted(folder.glob("processing_*.py"))), None)
+    facts["base_architecture"] = architecture_name(summarizer)
+    results = eval_results(report, record)
     tags = ["summarization", "controllable-summarization", "steersum", f"steersum-{variant.id}", summarizer.method]
     data = ModelCardData(
         language="en", library_name="peft" if adapter else "transformers", pipeline_tag="summarization",
         tags=tags + (["custom_code"] if custom_code else []) + (["peft", "lora"] if adapter else []),
         base_model=facts["base_model"],
         datasets=sorted({HUB_DATASETS[d] for d in all_data_licenses(record) if d in HUB_DATASETS}) or None,
-        metrics=list(variant.metric_names) or None, model_name=facts["model_name"],
-        eval_results=eval_results(report, record) or None,
+        model_name=facts["model_name"], eval_results=results or None,
+        # the metrics the model-index reports, no others (the Hub lists them as the card's metrics)
+        metrics=list(dict.fromkeys(r.metric_type for r in results)) or None,
         **license_fields(all_data_licenses(record), facts["license_base"]),
     )
     name = f"{variant.id}.md" if (TEMPLATES / f"{variant.id}.md").is_file() else "base.md"
@@ -96,6 +100,17 @@ def build_card(folder: str | Path, summarizer: Summarizer, repo_id: str | None =
     if MISSING in card.content:
         raise ValueError(f"templates/{name}: the card still says {MISSING!r}")
     return card
+
+
+ARCHITECTURES = {"bart": "BART", "t5": "T5", "mt5": "mT5"}
+
+
+def architecture_name(summarizer: Summarizer) -> str:
+    """The architecture of the model a summarizer runs (an adapter's base model's), as its paper names it."""
+    model = getattr(summarizer, "model", None)
+    model = model.get_base_model() if hasattr(model, "get_base_model") else model
+    model_type = getattr(getattr(model, "config", None), "model_type", None) or "seq2seq"
+    return ARCHITECTURES.get(model_type, model_type)
 
 
 def environment() -> jinja2.Environment:
@@ -129,7 +144,7 @@ def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo
                                                   for name, terms in sorted(inherited.items())],
         license_note=license_note(all_data_licenses(record), base["license_base"], base["tiny"],
                                   base["weights_license"]),
-        report=report, results=[], eval_data=None,
+        report=report, results=[], eval_data=None, few_steps=few_steps(record),
         max_source_length=int(record.get("max_source_length", 1024)),
         max_new_tokens=int(record.get("max_target_length", 128)), num_beams=int(record.get("num_beams", 4)),
     )
@@ -172,6 +187,16 @@ def hyperparameters(record: dict) -> dict[str, Any]:
         table["optimizer steps"] = done["global_step"]
         table["epochs covered"] = f"{done['epochs']:.2f}"
     return table
+
+
+FEW_STEPS = 10  # a model trained for fewer optimizer steps is a plumbing check (zoo --quick trains 1)
+
+
+def few_steps(record: dict) -> int | None:
+    """The optimizer steps of a model trained for fewer than :data:`FEW_STEPS` (its card says it is a
+    test model whatever its base), else None."""
+    steps = (record.get("training") or {}).get("global_step", record.get("steps"))
+    return int(steps) if steps is not None and int(steps) < FEW_STEPS else None
 
 
 def is_test_model(record: dict) -> bool:

@@ -4,20 +4,26 @@ What goes in: safetensors weights (pickles are refused: loading one runs arbitra
 with ``auto_map`` and the ``configuration_*.py``/``modeling_*.py`` it names (so the repo alone loads
 with ``trust_remote_code=True``), tokenizer files, ``generation_config.json``, the variant's assets
 (every other file of the checkpoint: ``steersum.json``, a TopicSpace, a TF-IDF vocabulary, ...),
-``eval_report.json`` when there is one, and ``README.md``, the model card. A peft adapter folder
-(``adapter_config.json``) is exported as an adapter, the same way.
+the variant's processor (``processor_config.json``, ``processing_<name>.py`` and the files it reads:
+``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` turns documents and controls into the
+model's inputs with the code the variant's ``prepare`` runs), ``eval_report.json`` when there is one,
+and ``README.md``, the model card. A peft adapter folder (``adapter_config.json``) is exported as an
+adapter, the same way; the general summarizer (``"variant": "general"``) as a plain model with its own
+card (:mod:`hub_cards.general`).
 
 Left out: sub-folders (Trainer's ``checkpoint-N/``, ``runs/``), pickled training state
 (``training_args.bin``, ``optimizer.pt``, ...) and a README the trainer may have written.
 
 Made to work off this machine: no absolute local path is written (paths in the JSON files become
 file names, and the export fails if one is left anywhere); an adapter whose base model is a local
-folder is refused unless ``base_model`` names its Hub id; ``generation_config.json`` carries the
-recorded beams and summary length; ``steersum.json`` gets each weight file's sha256, which
+folder is refused unless ``base_model`` names its Hub id, which must resolve (the local Hugging Face
+cache, or the folder of its export) and fit the adapter's shapes; ``generation_config.json`` carries the
+recorded beams and summary length (an adapter's too, from its base's); ``steersum.json`` gets each weight file's sha256, which
 :func:`variants.load_summarizer` verifies.
 """
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import re
@@ -33,6 +39,7 @@ from variants.base import (RECORD_FILE, WEIGHT_CHECKSUMS, Summarizer, file_sha25
 
 from .card import (ADAPTER_CONFIG, REPORT_FILE, build_card, is_hub_id, is_test_model, local_base_text,
                    write_license_file)
+from .general import GENERAL, GeneralModel, general_card, load_general
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
 REPLACED = {"README.md"}
@@ -76,6 +83,8 @@ def load_checkpoint(folder: str | Path, record: dict | None = None) -> Summarize
     record = record or read_record(folder)
     try:
         verify_weights(folder, record)
+        if record["variant"] == GENERAL:
+            return load_general(folder, record)
         return get_variant(record["variant"]).load(Path(folder), record, device="cpu")
     except Exception as err:
         raise ExportError(f"{folder}: the '{record['variant']}' variant cannot load it: "
@@ -100,7 +109,7 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, repo_id: str | No
         raise ExportError(f"--eval-report {eval_report}: no such file")
     record = read_record(checkpoint)
     check_weights(checkpoint)
-    check_adapter_base(checkpoint, base_model)
+    base_model = check_base_model(checkpoint, base_model)
     summarizer = load_checkpoint(checkpoint, record)
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -123,17 +132,23 @@ def write_repo(checkpoint: Path, out: Path, summarizer: Summarizer, record: dict
             log.info("not exported: %s", path.name)
     if eval_report:
         shutil.copyfile(eval_report, out / REPORT_FILE)
-    if base_model:
+    if base_model and (out / ADAPTER_CONFIG).is_file():
         set_adapter_base(out, base_model)
     local_base = record.get("base_model") and not is_hub_id(record["base_model"])
     if not is_test_model(record) and (base_model or local_base):  # a test model's record keeps saying so
         record = {**record, "base_model": base_model or local_base_text(record["base_model"])}
-        write_record(out, record)
+    if repo_id:  # so that an adapter exported later can name this repo as its base (check_base_model)
+        record = {**record, "repo_id": repo_id}
+    write_record(out, record)
     add_remote_code(out)
-    add_generation_config(out, record)
-    if not (out / REPORT_FILE).is_file():
-        log.warning("%s: no %s, the card will say the model was not evaluated", checkpoint, REPORT_FILE)
-    build_card(out, summarizer, repo_id).save(out / "README.md")
+    add_generation_config(out, record, summarizer)
+    if isinstance(summarizer, GeneralModel):
+        general_card(out, record, repo_id).save(out / "README.md")
+    else:
+        add_processor(out, summarizer)
+        if not (out / REPORT_FILE).is_file():
+            log.warning("%s: no %s, the card will say the model was not evaluated", checkpoint, REPORT_FILE)
+        build_card(out, summarizer, repo_id).save(out / "README.md")
     write_license_file(out, record)
     drop_local_paths(out)
     record = read_record(out)
@@ -142,20 +157,89 @@ def write_repo(checkpoint: Path, out: Path, summarizer: Summarizer, record: dict
     check_no_local_path(out, checkpoint)
 
 
-def check_adapter_base(checkpoint: Path, base_model: str | None) -> None:
-    """An adapter is only usable where its base model loads: refuse a base that is a local folder
-    (it would not exist on anyone else's machine) unless ``base_model`` gives its Hub id."""
+def check_base_model(checkpoint: Path, base_model: str | None) -> str | None:
+    """The Hub id to write as the model's base, checked before anything is written. ``base_model`` is a
+    Hub id found in the local Hugging Face cache (``HF_HUB_CACHE``; nothing is downloaded), or an exported
+    SteerSum folder whose ``steersum.json`` names its repo id; its weights must fit the checkpoint (every
+    LoRA layer of an adapter has its base layer, with the shapes the adapter was trained on; a full model
+    has the base's architecture). An adapter without ``base_model`` must name a Hub id itself: a local
+    base folder would not exist on anyone else's machine."""
     adapter = _json(checkpoint / ADAPTER_CONFIG)
-    if base_model is not None and not is_hub_id(base_model):
-        raise ExportError(f"--base-model {base_model}: not a Hub id (ORG/NAME)")
-    if not adapter or base_model:
+    if base_model is None:
+        base = (adapter or {}).get("base_model_name_or_path") or ""
+        if adapter and not is_hub_id(base):
+            raise ExportError(
+                f"{checkpoint}: the adapter's base model {base or '(none)'} is not a Hub id, so the adapter would not "
+                "load anywhere else. Export the merged model instead (train with --merge, export OUTPUT_DIR/merged), "
+                "train from a Hub id, or pass --base-model ORG/NAME (in the local Hugging Face cache) or the folder "
+                "of its export, the same base, to write into the adapter")
+        return None
+    folder, repo_id = resolve_base(base_model)
+    check_base_fits(checkpoint, adapter, folder, base_model)
+    return repo_id
+
+
+def resolve_base(base_model: str) -> tuple[Path, str]:
+    """The local folder of ``--base-model`` and the Hub id to write: an exported SteerSum folder (its
+    recorded ``repo_id``), or a Hub id in the local cache."""
+    if Path(base_model).is_dir():
+        record = _json(Path(base_model) / RECORD_FILE) or {}
+        if not is_hub_id(record.get("repo_id") or ""):
+            raise ExportError(f"--base-model {base_model}: a folder, but not one exported with --repo-id ORG/NAME, so "
+                              "there is no Hub id to write; export the base with --repo-id, or pass its Hub id")
+        return Path(base_model), record["repo_id"]
+    if not is_hub_id(base_model):
+        raise ExportError(f"--base-model {base_model}: not a Hub id (ORG/NAME) nor a folder")
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(base_model, local_files_only=True)), base_model
+    except Exception:  # LocalEntryNotFoundError, or a cache entry without a snapshot
+        raise ExportError(f"--base-model {base_model}: not in the local Hugging Face cache (HF_HUB_CACHE) nor a "
+                          f"folder; download it first (hf download {base_model}) or pass the folder of its export, "
+                          "so that it can be checked against the checkpoint") from None
+
+
+SHAPE_KEYS = ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", "num_layers", "num_heads")
+
+
+def tensor_shapes(folder: Path) -> dict[str, tuple[int, ...]]:
+    """Every tensor's shape in a folder's safetensors files (headers only: nothing is loaded)."""
+    shapes = {}
+    for path in check_weights(folder):
+        with safe_open(str(path), framework="pt") as handle:
+            for key in handle.keys():
+                shapes[key] = tuple(handle.get_slice(key).get_shape())
+    return shapes
+
+
+def check_base_fits(checkpoint: Path, adapter: dict | None, base: Path, name: str) -> None:
+    """An adapter's LoRA layers against the base's weights (``lora_A``: rank x in features, ``lora_B``: out
+    features x rank); a full model's architecture against the base's config."""
+    if not adapter:  # SteerSum's architectures extend their base's (a TDSum is a BART with more layers)
+        mine, theirs = _config(checkpoint), _config(base)
+        differ = [f"{key} {theirs[key]}, the checkpoint's {mine[key]}" for key in SHAPE_KEYS
+                  if key in mine and key in theirs and mine[key] != theirs[key]]
+        if differ:
+            raise ExportError(f"--base-model {name}: not the base this model was fine-tuned from: {'; '.join(differ)}")
         return
-    base = adapter.get("base_model_name_or_path") or ""
-    if not is_hub_id(base):
-        raise ExportError(
-            f"{checkpoint}: the adapter's base model {base or '(none)'} is not a Hub id, so the adapter would not load "
-            "anywhere else. Export the merged model instead (train with --merge, export OUTPUT_DIR/merged), train "
-            "from a Hub id, or pass --base-model ORG/NAME, the Hub id of the same base, to write into the adapter")
+    base_shapes, expected = tensor_shapes(base), {}
+    for key, shape in tensor_shapes(checkpoint).items():
+        if ".lora_A." in key or ".lora_B." in key:  # lora_A: rank x in features; lora_B: out features x rank
+            layer, kind = key.split(".lora_")[0], key.split(".lora_")[1][0]
+            weight = layer.removeprefix("base_model.model.") + ".weight"
+            out_in = expected.setdefault(weight, [None, None])
+            out_in[0 if kind == "B" else 1] = shape[0 if kind == "B" else 1]
+    mismatches = []
+    for weight, (out_features, in_features) in sorted(expected.items()):
+        found = base_shapes.get(weight)
+        if found is None:
+            mismatches.append(f"it has no {weight}")
+        elif tuple(found[:2]) != (out_features, in_features):
+            mismatches.append(f"{weight} is {list(found)}, the adapter's is [{out_features}, {in_features}]")
+    if mismatches:
+        shown = "; ".join(mismatches[:3]) + (f" (and {len(mismatches) - 3} more)" if len(mismatches) > 3 else "")
+        raise ExportError(f"--base-model {name}: not the base this adapter was trained on: {shown}")
 
 
 def set_adapter_base(out: Path, base_model: str) -> None:
@@ -223,15 +307,29 @@ def add_remote_code(out: Path) -> None:
             raise ExportError(f"{out}: config.json auto_map names {module}.py, which the checkpoint does not have")
 
 
-def add_generation_config(out: Path, record: dict) -> None:
-    """``generation_config.json`` (from the model config when the checkpoint has none) with the
-    recorded beams and summary length, so a plain ``model.generate(**inputs)`` generates as the card
-    says, not greedily up to ``max_length=20``."""
-    if not _config(out):
-        return  # an adapter: the base model's generation config applies
+def add_processor(out: Path, summarizer: Summarizer) -> None:
+    """The variant's processor (remote code, its settings and files), so that ``AutoProcessor`` turns
+    documents and controls into the model's inputs from the repo alone (:meth:`Variant.processor`)."""
+    try:
+        processor = summarizer.variant.processor(summarizer)
+    except NotImplementedError:
+        log.warning("variant '%s' has no processor: the repo ships none", summarizer.variant.id)
+        return
+    processor.save_pretrained(out)
+
+
+def add_generation_config(out: Path, record: dict, summarizer: Any = None) -> None:
+    """``generation_config.json`` (from the model config when the checkpoint has none; an adapter's from
+    its base model's, which its loaded ``summarizer`` runs) with the recorded beams and summary length, so
+    a plain ``model.generate(**inputs)`` generates as the card says, not greedily up to ``max_length=20``."""
     from transformers import GenerationConfig
 
-    if (out / "generation_config.json").is_file():
+    if not _config(out):
+        model = getattr(summarizer, "model", None)
+        if model is None or not (out / ADAPTER_CONFIG).is_file():
+            return
+        generation = copy.deepcopy(model.generation_config)  # the base model's, as the adapter generates
+    elif (out / "generation_config.json").is_file():
         generation = GenerationConfig.from_pretrained(out)
     else:
         from transformers import AutoConfig
@@ -241,6 +339,9 @@ def add_generation_config(out: Path, record: dict) -> None:
         generation = GenerationConfig.from_model_config(AutoConfig.from_pretrained(out))
     generation.num_beams = int(record.get("num_beams", 4))
     generation.max_new_tokens = int(record.get("max_target_length", 128))
+    # as SteerSum's summarizers generate (variants.seq2seq.GenerationSettings): a beam search ends once
+    # every beam has finished
+    generation.early_stopping = generation.num_beams > 1 or generation.early_stopping
     generation.save_pretrained(out)
 
 

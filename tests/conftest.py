@@ -1,6 +1,8 @@
 """Test-wide settings: nothing may reach the network. Data comes from tests/fixtures (a tiny local
 mirror, so a plain clone passes); tests marked ``full_data`` need ../shared/data and skip without it."""
+import hashlib
 import os
+import shutil
 from pathlib import Path
 
 for var, value in {
@@ -116,3 +118,21 @@ def fresh_process_logits(tmp_path):
         return torch.load(tmp_path / "logits.pt"), run.stdout.strip()
 
     return logits
+
+
+def add_to_cache(cache: Path, repo_id: str, folder: Path) -> str:
+    """``folder`` as ``hf download repo_id`` leaves it in ``cache``: blobs named by their hash, a snapshot
+    of links to them at a revision, ``refs/main`` naming it. Returns the revision."""
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    revision = hashlib.sha1("".join(f"{p.name}:{p.stat().st_size}" for p in files).encode()).hexdigest()
+    base = cache / f"models--{repo_id.replace('/', '--')}"
+    snapshot = base / "snapshots" / revision
+    (base / "blobs").mkdir(parents=True, exist_ok=True)
+    snapshot.mkdir(parents=True)
+    for path in files:
+        blob = base / "blobs" / hashlib.sha256(path.read_bytes()).hexdigest()
+        shutil.copyfile(path, blob)
+        (snapshot / path.name).symlink_to(os.path.relpath(blob, snapshot))
+    (base / "refs").mkdir(exist_ok=True)
+    (base / "refs" / "main").write_text(revision)
+    return revision

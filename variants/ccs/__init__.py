@@ -49,14 +49,12 @@ from metrics.ccs import (BIN_WIDTH, CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, 
 from metrics.focus import FOCUS, default_focus_classifier
 from metrics.support import supported_spans
 from metrics.text import STOPWORDS, WORD, sentences, stem, words
+from models.ccs.processing_ccs import CCSProcessor, hard_prompt
 
-from ..base import Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant, whole_groups
+from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
+                    processor_settings, whole_groups)
 
 ADAPTER_CONFIG = "adapter_config.json"
-# The paper's attribute names (App. C.4); focus is asked as an "Empirical Focus Level" (Sec. 3.1).
-PROMPT_NAMES = {"length": "Length", "keywords": "Keywords", "readability": "Readability",
-                "focus": "Empirical Focus Level"}
-FOCUS_LEVEL = {"conceptual": "low", "empirical": "high"}
 CORPUS_METRICS = ("length_pcc", "delta_fkgl", "focus_f1")  # Table 4 columns that are not per-example means
 DEFAULT_LENGTH_BIN = 1  # the baseline's length when none is asked: 51-100 words, an abstract's size
 # The pasted row (Variant.paste): a period every few words reads "easier" by FKGL, and one sentence of the
@@ -76,20 +74,6 @@ def periods_every(text: str, n: int) -> str:
 def composition(controls: dict) -> str:
     """The requested controls as one name in the paper's order, e.g. ``length+keywords+focus``."""
     return "+".join(name for name in CONTROLS if controls.get(name) not in (None, "", [])) or "none"
-
-
-def hard_prompt(document: str, controls: dict) -> str:
-    """The model's input: an instruction, one ``Attribute: Value`` line per control, the document."""
-    lines = ["Summarize the document."]
-    if controls.get("length") is not None:
-        lines.append(f"Length: {length_bin_words(controls['length'])}")
-    if controls.get("keywords"):
-        lines.append("Keywords: " + ", ".join(f'"{keyword}"' for keyword in controls["keywords"]))
-    if controls.get("readability"):
-        lines.append(f"Readability: {controls['readability']}")
-    if controls.get("focus"):
-        lines.append(f"{PROMPT_NAMES['focus']}: {FOCUS_LEVEL[controls['focus']]}")
-    return "\n".join(lines + [f"Document: {document}"])
 
 
 def missing_keywords(text: str, keywords: list[str]) -> list[str]:
@@ -228,7 +212,7 @@ def load_adapter(path: str | Path, device: str | None = None, base_model: str | 
 
 class CCSVariant(Variant):
     id = "ccs"
-    title = "Compositional control (CCSBench): Flan-T5 + LoRA"
+    title = "Compositional control (CCSBench)"
     description = ("Summarize under any mix of four controls at once: length bin, keywords, readability "
                    "and empirical focus.")
     paper = Paper(
@@ -290,6 +274,10 @@ class CCSVariant(Variant):
         notices = [f"keyword(s) not in the document (allowed; the summary is scored on them): {', '.join(absent)}"] \
             if absent else []
         return Prepared(hard_prompt(document, controls), notices=notices)
+
+    def processor(self, summarizer: Summarizer) -> CCSProcessor:
+        """The hard prompt as a self-contained processor (:mod:`models.ccs.processing_ccs`)."""
+        return CCSProcessor(summarizer.tokenizer, processor_settings(summarizer))
 
     def baseline(self) -> Summarizer:
         return CCSBaseline(self)

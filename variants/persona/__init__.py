@@ -46,19 +46,17 @@ from sklearn.metrics.pairwise import cosine_similarity
 from metrics.stas import analyze
 from metrics.support import supported_spans
 from metrics.text import WORD, sentences
+from models.persona.processing_persona import (HISTORY, NO_HISTORY, READERS_FILE, TITLE_SEPARATOR, PersonaProcessor,
+                                               history_ids, history_prefix, persona_input)
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                   check_document, reference_scores)
+                   check_document, processor_settings, reference_scores)
 from .interests import MISSING_ENCODER, Encode, interest_encoder, interest_similarity
 
-HISTORY = "[HISTORY]"
 SPECIAL_TOKENS = [HISTORY]
-TITLE_SEPARATOR = " | "
 DEFAULT_PREFIX_TITLES = 32  # titles put in front of the article: a simulated reader's whole history (24-30)
 DEFAULT_MAX_HISTORY = 32  # titles user-embedding encodes: the whole history too
-READERS_FILE = "persona_readers.json"
 BUNDLED_READERS = Path(__file__).with_name("assets") / READERS_FILE
-NO_HISTORY = "no reading history (no reader, or an empty history): the summary is not personalized"
 
 
 @dataclass
@@ -89,22 +87,6 @@ class PersonaAssets:
     def save(self, folder: str | Path) -> None:
         data = {"simulated": self.simulated, "readers": list(self.readers.values())}
         Path(folder, READERS_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def history_prefix(document: str, titles: list[str], n_titles: int) -> str:
-    """``"t1 | t2 | t3 [HISTORY] document"`` with the ``n_titles`` most recent titles."""
-    return f"{TITLE_SEPARATOR.join(titles[-n_titles:])} {HISTORY} {document}"
-
-
-def history_ids(tokenizer, titles: list[str], max_history: int, max_title_tokens: int) -> list[list[int]]:
-    """The ``max_history`` most recent titles as a fixed (max_history, max_title_tokens) grid of token
-    ids, padded with the tokenizer's pad id (a padding row is no title), so a batch stacks."""
-    pad = tokenizer.pad_token_id
-    grid = [[pad] * max_title_tokens for _ in range(max_history)]
-    recent = titles[-max_history:]
-    for row, ids in enumerate(tokenizer(recent, truncation=True, max_length=max_title_tokens)["input_ids"] if recent else []):
-        grid[row][:len(ids)] = ids
-    return grid
 
 
 def history_similarity_extract(document: str, titles: list[str], n_sentences: int = 2,
@@ -169,6 +151,7 @@ class PersonaSummarizer(Summarizer):
         self.base = base
         self.variant, self.name, self.method, self.assets = base.variant, base.name, base.method, base.assets
         self.model, self.tokenizer = base.model, base.tokenizer
+        self.max_source_length, self.record = base.max_source_length, base.record
 
     @property
     def settings(self):
@@ -285,15 +268,18 @@ class PersonaVariant(Variant):
     def prepare(self, document: str, controls: dict, method: str, assets: PersonaAssets | None = None) -> Prepared:
         assets = assets or default_assets()
         self.check_method(method)
-        titles = assets.history(controls)
-        notices = [] if titles else [NO_HISTORY]
-        if method == "history-prefix":
-            return Prepared(history_prefix(document, titles, assets.prefix_titles) if titles else document,
-                            notices=notices)
-        if assets.tokenizer is None:
-            raise ValueError("method 'user-embedding' needs the model's tokenizer in its assets (load a checkpoint)")
-        grid = history_ids(assets.tokenizer, titles, assets.max_history, assets.max_title_tokens)
-        return Prepared(document, {"history_ids": grid}, notices)
+        text, extra, notices = persona_input(document, assets.history(controls), method, assets.prefix_titles,
+                                             assets.tokenizer, assets.max_history, assets.max_title_tokens)
+        return Prepared(text, extra, notices)
+
+    def processor(self, summarizer: Summarizer) -> PersonaProcessor:
+        """The reader histories and the method's input as a self-contained processor
+        (:mod:`models.persona.processing_persona`), with the readers this summarizer knows."""
+        assets = summarizer.assets
+        settings = processor_settings(summarizer, prefix_titles=assets.prefix_titles, max_history=assets.max_history,
+                                      max_title_tokens=assets.max_title_tokens)
+        readers = {"simulated": assets.simulated, "readers": list(assets.readers.values())}
+        return PersonaProcessor(summarizer.tokenizer, settings, {READERS_FILE: readers})
 
     def baseline(self) -> Summarizer:
         return PersonaBaseline(self, default_assets())

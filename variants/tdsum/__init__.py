@@ -51,12 +51,12 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from metrics.rouge_k import extract_keywords, found_keywords
 from metrics.support import supported_spans
 from metrics.text import STOPWORDS, WORD, sentences, words
+from models.tdsum.processing_tdsum import (BOOST_SCORE, VECTORIZER_FILE, TDSumProcessor, control_terms, steer,
+                                           token_scores, token_words, word_scores)
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                   check_document, reference_scores)
+                   check_document, processor_settings, reference_scores)
 
-VECTORIZER_FILE = "tfidf_vectorizer.json"
-BOOST_SCORE = 1.0  # the highest score in an l2-normalized TF-IDF vector: the word as the document's only term
 TOP_TERMS = 5  # the document's keywords for doc_keyword_recall (SciTLDR: ~4-5 keywords, Table 4)
 BASELINE_SENTENCES = 2  # extreme summaries are one or two sentences (SciTLDR, XSum)
 BASELINE_WORDS = 18  # the baseline's budget: median words of the SciTLDR training TLDRs (tests/test_tdsum.py checks)
@@ -112,29 +112,10 @@ class DocumentWords:
 
 
 def document_words(documents: list[str], vectorizer: TfidfVectorizer) -> list[DocumentWords]:
-    """Every document's words and their scores from one ``transform`` call over the batch."""
-    matrix = vectorizer.transform(documents).tocsr()  # (N, V), rows l2-normalized
-    vocabulary, out = vectorizer.vocabulary_, []
-    for row, document in enumerate(documents):
-        spans = [(m.start(), m.end(), m.group(0).lower()) for m in WORD.finditer(document)]
-        start, end = matrix.indptr[row], matrix.indptr[row + 1]
-        by_column = dict(zip(matrix.indices[start:end].tolist(), matrix.data[start:end].tolist()))
-        terms = [t for _, _, t in spans]
-        scores = np.array([by_column.get(vocabulary.get(t, -1), 0.0) for t in terms], dtype=np.float32)
-        out.append(DocumentWords(np.array([s for s, _, _ in spans], dtype=np.int64),
-                                 np.array([e for _, e, _ in spans], dtype=np.int64), terms, scores))
-    return out
-
-
-def token_words(doc: DocumentWords, offsets: np.ndarray) -> np.ndarray:
-    """For each token (character span ``[a, b)``), the index of the first word it overlaps, or -1
-    (special tokens, punctuation, spaces). Subwords of one word share its index."""
-    if not len(doc.terms):
-        return np.full(len(offsets), -1, dtype=np.int64)
-    first = np.searchsorted(doc.ends, offsets[:, 0], side="right")  # first word ending after the token's start
-    inside = first < len(doc.ends)
-    hit = inside & (doc.starts[np.minimum(first, len(doc.ends) - 1)] < offsets[:, 1])
-    return np.where(hit, first, -1)
+    """Every document's words and their scores: ``vectorizer.transform``'s values, computed by the exported
+    repo's processor code (:func:`models.tdsum.processing_tdsum.word_scores`), so SteerSum and a Hub user
+    give the model the same numbers."""
+    return [DocumentWords(*word_scores(document, vectorizer.vocabulary_, vectorizer.idf_)) for document in documents]
 
 
 @dataclass
@@ -151,43 +132,16 @@ class TDSumAssets:
     def token_scores(self, documents: list[str], controls: list[dict]) -> tuple[list[TokenScores], list[list[str]]]:
         """Batched TF-IDF features aligned to the tokenizer's subwords, with each document's boosts
         and suppressions applied; cut as ``encode`` cuts the ids and padded with 0 to
-        ``max_source_length``. Returns the scores and, per document, notices about the controls."""
-        if self.tokenizer is None or not getattr(self.tokenizer, "is_fast", False):
-            raise ValueError("TDSum aligns TF-IDF scores to subwords with a fast tokenizer's offsets: "
-                             "give the model's tokenizer in TDSumAssets.tokenizer")
-        encoded = self.tokenizer(documents, return_offsets_mapping=True)
-        width, out, notices = self.max_source_length, [], []
-        for doc, offsets, given in zip(document_words(documents, self.vectorizer), encoded["offset_mapping"], controls):
-            scores, said = self.steered(doc, given)
-            index = token_words(doc, np.asarray(offsets, dtype=np.int64).reshape(-1, 2))
-            per_token = np.where(index >= 0, scores[np.maximum(index, 0)], 0.0).astype(np.float32)
-            if len(per_token) > width:  # as seq2seq.encode: keep the first width - 1 and the end token
-                per_token = np.concatenate([per_token[: width - 1], per_token[-1:]])
-            padded = np.zeros(width, dtype=np.float32)
-            padded[: len(per_token)] = per_token
-            out.append(TokenScores(padded.tolist()))
-            notices.append(said)
-        return out, notices
+        ``max_source_length`` (:func:`models.tdsum.processing_tdsum.token_scores`). Returns the scores and,
+        per document, notices about the controls."""
+        scores, notices = token_scores(self.tokenizer, documents, controls, self.vectorizer.vocabulary_,
+                                       self.vectorizer.idf_, self.max_source_length, self.method)
+        return [TokenScores(row) for row in scores], notices
 
     def steered(self, doc: DocumentWords, controls: dict) -> tuple[np.ndarray, list[str]]:
         """The document's word scores after the user's boosts (raised to :data:`BOOST_SCORE`) and
         suppressions (0), and notices for words that change nothing or are unknown to the vocabulary."""
-        scores, notices = doc.scores.copy(), []
-        terms = np.array(doc.terms, dtype=object)
-        for control, value in (("boost", BOOST_SCORE), ("suppress", 0.0)):
-            for term in control_terms(controls.get(control)):
-                where = terms == term if len(terms) else np.zeros(0, dtype=bool)
-                if not where.any():
-                    notices.append(f"{control} word {term!r} does not occur in the document: nothing to {control}")
-                    continue
-                if control == "boost" and term not in self.vectorizer.vocabulary_:
-                    notices.append(f"boost word {term!r} is not in the TF-IDF vocabulary (a stop word or a word "
-                                   "unseen in training): its tokens are boosted anyway")
-                scores[where] = value
-        if self.method == "tdmtl" and (controls.get("boost") or controls.get("suppress")):
-            notices.append("method 'tdmtl' reads TF-IDF only as a training target: boost and suppress do not "
-                           "change its summary")
-        return scores, notices
+        return steer(doc.terms, doc.scores, controls, self.vectorizer.vocabulary_, self.method)
 
     def top_terms(self, document: str, n: int = TOP_TERMS, exclude: frozenset[str] = frozenset()) -> list[str]:
         """The document's ``n`` highest-scoring terms (ties in order of first occurrence)."""
@@ -197,11 +151,6 @@ class TDSumAssets:
             if score > 0 and term not in exclude and term not in best:
                 best[term] = score
         return sorted(best, key=lambda t: -best[t])[:n]
-
-
-def control_terms(values: list[str] | None) -> list[str]:
-    """The words of keyword controls, lower-cased, each once ("neural networks" is two words)."""
-    return list(dict.fromkeys(w for value in values or [] for w in words(value)))
 
 
 # --- the model-free baseline -------------------------------------------------------------------
@@ -326,6 +275,14 @@ class TDSumVariant(Variant):
                              "load the checkpoint with variants.load_summarizer")
         scores, notices = assets.token_scores([check_document(document)], [controls])
         return Prepared(document, {"tfidf": scores[0]}, notices[0])
+
+    def processor(self, summarizer: Summarizer) -> TDSumProcessor:
+        """TF-IDF features as a self-contained processor (:mod:`models.tdsum.processing_tdsum`), with the
+        checkpoint's vocabulary and IDF."""
+        vectorizer = summarizer.assets.vectorizer
+        terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
+        saved = {"terms": terms, "idf": [float(x) for x in vectorizer.idf_], "min_df": vectorizer.min_df}
+        return TDSumProcessor(summarizer.tokenizer, processor_settings(summarizer), {VECTORIZER_FILE: saved})
 
     def keywords(self, document: str, controls: dict, assets: TDSumAssets | None = None):
         """The words a summary should contain: the boosted ones, else the document's top TF-IDF terms

@@ -27,7 +27,8 @@ defaults and flags ``variants/topic/train.py`` (``python -m training topic``); m
 """
 from __future__ import annotations
 
-import threading
+import json
+import tempfile
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -36,11 +37,12 @@ from typing import Any
 from metrics.stas import TopicSpace, analyze, term
 from metrics.support import support_share, supported_spans
 from metrics.text import WORD, sentences
+from models.topic_bart import processing_topic_bart as processing
+from models.topic_bart.processing_topic_bart import TAG, TOPIC, TopicProcessor, topic_text
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                   reference_scores, whole_groups)
+                   processor_settings, reference_scores, whole_groups)
 
-TAG, TOPIC = "[TAG]", "[TOPIC]"
 SPECIAL_TOKENS = [TAG, TOPIC]
 DEFAULT_TOP_N = 100  # representative terms per topic (Sec. 5.1: "top-N=100")
 PASTED_TERMS = 10  # the pasted row's terms: ten of them alone already score STAS 1.0
@@ -86,42 +88,15 @@ def tag_document(document: str, terms: frozenset[str]) -> str:
 def tag_words(document: str, terms: frozenset[str]) -> str:
     """The tagging rule itself, word by word (:data:`metrics.text.WORD` tokens, each looked up through
     :func:`metrics.stas.term`): the definition :class:`Tagger` reproduces faster."""
-    return WORD.sub(lambda m: f"{TAG} {m.group(0)} {TAG}" if term(m.group(0).lower()) in terms else m.group(0),
-                    document)
+    return processing.tag_words(document, terms, term)
 
 
-class Tagger:
-    """:func:`tag_words` for one topic's terms, fast: a document is cut at spaces (``str.split``) into
-    chunks such as ``"(banks'"``; a chunk met before is looked up in a dict of the chunks holding a
-    tagged word, with their tagged text; a chunk not met before goes through the lemma rule
-    (:func:`tag_words` on the chunk alone: exactly what it gives inside the document, since no WORD
-    token holds a space). Python touches each chunk once, in one list comprehension; the lemma rule
-    runs only for new chunks. Thread-safe; the cache starts over past ``max_chunks`` chunks."""
+class Tagger(processing.Tagger):
+    """:class:`models.topic_bart.processing_topic_bart.Tagger` (the exported processor's code) with the
+    lemmatizer's :func:`metrics.stas.term`."""
 
     def __init__(self, terms: frozenset[str], max_chunks: int = 500_000):
-        self.terms, self.max_chunks = terms, max_chunks
-        self._lock = threading.Lock()
-        # chunks (as written) already looked at; those among them holding a tagged word → their tagged text
-        self._state: tuple[set[str], dict[str, str]] = (set(), {})
-
-    def __call__(self, document: str) -> str:
-        chunks = document.split(" ")
-        seen, tagged = self._state
-        new = set(chunks) - seen
-        if new:
-            with self._lock:  # tagged first, then seen: a reader never sees a chunk before its tagged text
-                seen, tagged = self._state
-                if len(seen) > self.max_chunks:
-                    seen, tagged = set(), {}
-                for chunk in new - seen:
-                    text = tag_words(chunk, self.terms)
-                    if text != chunk:
-                        tagged[chunk] = text
-                seen |= new
-                self._state = (seen, tagged)
-        if tagged.keys().isdisjoint(chunks):
-            return document
-        return " ".join([tagged.get(chunk, chunk) for chunk in chunks])
+        super().__init__(terms, term, max_chunks)
 
 
 @lru_cache(maxsize=64)
@@ -141,6 +116,45 @@ def supported_stas(summary: str, document: str, topic: str, space: TopicSpace) -
         return 0.0, raw, 0.0
     share = support_share(summary, document)
     return float(space.stas([" ".join(spans)], [topic])[0]) * share, raw, share
+
+
+def lemma_table(space: TopicSpace) -> dict[str, Any]:
+    """:func:`vocabulary_lemmas` of the space's vocabulary (built once per vocabulary: ~25,000 lemmatizer
+    calls for the default space's 20,588 terms)."""
+    return vocabulary_lemmas(tuple(map(str, space.terms)))
+
+
+@lru_cache(maxsize=4)
+def vocabulary_lemmas(vocabulary: tuple[str, ...]) -> dict[str, Any]:
+    """What the exported processor knows of the lemmatizer (``topic_lemmas.json``): every written form
+    whose :func:`metrics.stas.term` is a term of the space's vocabulary, with that term (``forms``, the
+    forms that differ from their term), and the vocabulary terms that are not their own term
+    (``not_terms``). WordNet's morphology (``nltk``'s ``_morphy``) gives a lemma by one suffix rule or
+    one exception list entry, so a term's forms are the term, each rule undone once and the exceptions
+    naming it: each is checked with :func:`metrics.stas.term` itself."""
+    from nltk.corpus import wordnet
+
+    from metrics.text import lemma
+
+    lemma("warmup")  # loads WordNet
+    undone: dict[str, set[str]] = {}
+    for pos in ("n", "v"):
+        for form, lemmas in wordnet._exception_map[pos].items():
+            for name in lemmas:
+                undone.setdefault(name, set()).add(form)
+    forms, not_terms = {}, []
+    for vocabulary_term in vocabulary:
+        candidates = {vocabulary_term} | undone.get(vocabulary_term, set())
+        for pos in ("n", "v"):
+            for old, new in wordnet.MORPHOLOGICAL_SUBSTITUTIONS[pos]:
+                if vocabulary_term.endswith(new):
+                    candidates.add(vocabulary_term[: len(vocabulary_term) - len(new)] + old)
+        for form in sorted(candidates):
+            if term(form) == vocabulary_term and form != vocabulary_term:
+                forms[form] = vocabulary_term
+        if term(vocabulary_term) != vocabulary_term:
+            not_terms.append(vocabulary_term)
+    return {"forms": dict(sorted(forms.items())), "not_terms": not_terms}
 
 
 def topic_focused_extract(document: str, topic: str, space: TopicSpace, n_sentences: int = 3) -> str:
@@ -268,10 +282,22 @@ class TopicVariant(Variant):
                                    f"allowed: {', '.join(assets.embedding_topics)}")
             return Prepared(document, {"topic_ids": assets.embedding_topics.index(topic)})
         assets, notices = assets.resolve(controls)
-        text = tag_document(document, assets.terms(topic)) if "tag" in method else document
-        if method.startswith("prepend"):
-            text = f"{topic} {TOPIC} {text}"
-        return Prepared(text, notices=notices)
+        tag = tagger(assets.terms(topic)) if "tag" in method else None
+        return Prepared(topic_text(document, topic, method, tag), notices=notices)
+
+    def processor(self, summarizer: Summarizer) -> TopicProcessor:
+        """The method's input as a self-contained processor (:mod:`models.topic_bart.processing_topic_bart`):
+        the checkpoint's topic space and its :func:`lemma_table`."""
+        import numpy as np
+
+        assets, files = summarizer.assets, {}
+        with tempfile.TemporaryDirectory() as folder:
+            assets.space.save(folder)
+            files[processing.SPACE_FILE] = json.loads(Path(folder, processing.SPACE_FILE).read_text(encoding="utf-8"))
+        files[processing.VECTORS_FILE] = {"topic_vectors": np.asarray(assets.space.topic_vectors)}
+        files[processing.LEMMAS_FILE] = lemma_table(assets.space)
+        settings = processor_settings(summarizer, top_n=assets.top_n, embedding_topics=list(assets.embedding_topics))
+        return TopicProcessor(summarizer.tokenizer, settings, files)
 
     def baseline(self) -> Summarizer:
         return TopicBaseline(self, default_assets())

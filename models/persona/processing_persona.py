@@ -1,0 +1,252 @@
+"""The persona processor: an article and a reader as the model's inputs (SteerSum's persona variant, after
+PENS). A reader is their reading history, the titles they clicked, most recent last: a reader the
+model knows (``persona_readers.json``, shipped in the repo) or a pasted history (wins over the reader).
+
+* ``history-prefix``  the most recent ``prefix_titles`` titles joined by `` | ``, then ``[HISTORY]``,
+                      in front of the article;
+* ``user-embedding``  the article, plus ``history_ids``: the ``max_history`` most recent titles as a
+                      (titles x tokens) grid of token ids that the model encodes (``modeling_persona``).
+
+Self-contained (torch, transformers, numpy and the standard library): it ships in every exported
+persona repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` loads it; SteerSum's
+``variants.persona`` builds its inputs with the functions of this file, so the two cannot differ.
+"""
+import inspect
+import json
+import logging
+import os
+import shutil
+
+import numpy as np
+import torch
+from transformers import AutoTokenizer, PreTrainedConfig, ProcessorMixin
+from transformers.utils import cached_file
+
+logger = logging.getLogger(__name__)
+
+HISTORY = "[HISTORY]"
+TITLE_SEPARATOR = " | "
+READERS_FILE = "persona_readers.json"
+NO_HISTORY = "no reading history (no reader, or an empty history): the summary is not personalized"
+
+
+def history_prefix(document: str, titles: list[str], n_titles: int) -> str:
+    """``"t1 | t2 | t3 [HISTORY] document"`` with the ``n_titles`` most recent titles."""
+    return f"{TITLE_SEPARATOR.join(titles[-n_titles:])} {HISTORY} {document}"
+
+
+def history_ids(tokenizer, titles: list[str], max_history: int, max_title_tokens: int) -> list[list[int]]:
+    """The ``max_history`` most recent titles as a fixed (max_history, max_title_tokens) grid of token
+    ids, padded with the tokenizer's pad id (a padding row is no title), so a batch stacks."""
+    pad = tokenizer.pad_token_id
+    grid = [[pad] * max_title_tokens for _ in range(max_history)]
+    recent = titles[-max_history:]
+    for row, ids in enumerate(tokenizer(recent, truncation=True, max_length=max_title_tokens)["input_ids"] if recent else []):
+        grid[row][:len(ids)] = ids
+    return grid
+
+
+def persona_input(document: str, titles: list[str], method: str, prefix_titles: int, tokenizer=None,
+                  max_history: int = 32, max_title_tokens: int = 24) -> tuple[str, dict, list[str]]:
+    """Source text, extra inputs and notices for one article and a reader's titles."""
+    notices = [] if titles else [NO_HISTORY]
+    if method == "history-prefix":
+        return (history_prefix(document, titles, prefix_titles) if titles else document), {}, notices
+    if method != "user-embedding":
+        raise ValueError(f"unknown method {method!r}; allowed: history-prefix, user-embedding")
+    if tokenizer is None:
+        raise ValueError("method 'user-embedding' needs the model's tokenizer")
+    return document, {"history_ids": history_ids(tokenizer, titles, max_history, max_title_tokens)}, notices
+
+
+# --- Copied into every SteerSum processor (the copies are identical: tests/test_hub_repos.py checks) -----
+HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
+PROCESSOR_FILE = "processor_config.json"
+
+
+def cut(ids: list[int], max_length: int) -> list[int]:
+    """Token ids cut to ``max_length``, keeping the last (end-of-sequence) one: how SteerSum's trainer and
+    summarizer cut a source that is too long."""
+    return ids[: max_length - 1] + ids[-1:] if len(ids) > max_length else ids
+
+
+def check_value(control: dict, value):
+    """One control's value normalized, or a ValueError naming it and what is allowed (SteerSum's
+    ``variants.base.Control.check``, on the control as ``processor_config.json`` lists it)."""
+    name, kind = control["name"], control["kind"]
+    if kind == "choice":
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"control '{name}' must be one of {list(control['choices'])}, got {value!r}")
+        value = value.strip()
+        if value not in control["choices"] and not control.get("open"):
+            raise ValueError(f"unknown {name} {value!r}; allowed: {', '.join(control['choices'])}")
+        return value
+    if kind == "text":
+        if not isinstance(value, str):
+            raise ValueError(f"control '{name}' must be text, got {type(value).__name__}")
+        return value.strip()
+    if kind in ("keywords", "history"):
+        if isinstance(value, str):
+            value = [part for part in (p.strip() for p in value.split(",")) if part]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"control '{name}' must be a list of strings, got {value!r}")
+        return [v.strip() for v in value if v.strip()]
+    if kind == "integer":
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        low, high = control.get("minimum"), control.get("maximum")
+        if not isinstance(value, int) or isinstance(value, bool) or not (
+                (low is None or value >= low) and (high is None or value <= high)):
+            raise ValueError(f"control '{name}' must be an integer in [{low}, {high}], got {value!r}")
+        return value
+    raise ValueError(f"control '{name}' has unknown kind {kind!r}")
+
+
+def check_controls(controls, schema: list[dict]) -> dict:
+    """A controls object checked against the model's schema (unknown names, bad values, missing required
+    controls raise a ValueError naming them and the allowed values); defaults filled in."""
+    controls = {} if controls is None else controls
+    if not isinstance(controls, dict):
+        raise ValueError(f"controls must be a dict, got {type(controls).__name__}")
+    by_name = {control["name"]: control for control in schema}
+    unknown = sorted(set(controls) - set(by_name))
+    if unknown:
+        raise ValueError(f"unknown control(s) {', '.join(unknown)}; allowed: {', '.join(by_name)}")
+    checked = {}
+    for name, control in by_name.items():
+        value = controls.get(name)
+        if value is None or value == "" or value == []:
+            if control.get("required"):
+                raise ValueError(f"control '{name}' is required" + (
+                    f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else ""))
+            if control.get("default") is not None:
+                checked[name] = control["default"]
+            continue
+        checked[name] = check_value(control, value)
+    return checked
+
+
+def read_file(path: str):
+    """A processor file's content: JSON parsed, an ``.npz`` as a dict of arrays (no pickle)."""
+    if path.endswith(".npz"):
+        with np.load(path, allow_pickle=False) as arrays:
+            return {key: arrays[key] for key in arrays.files}
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def write_file(path: str, content) -> None:
+    if path.endswith(".npz"):
+        np.savez_compressed(path, **content)
+    else:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(content, ensure_ascii=False) + "\n")
+
+
+class SteerSumProcessor(ProcessorMixin):
+    """Documents and controls in, model inputs out: ``processor(documents, controls, return_tensors="pt")``
+    gives ``input_ids``, ``attention_mask`` and the model's own inputs, ready for ``model.generate``.
+    What a subclass adds is :meth:`prepare` (one document) and the repo files it reads (:attr:`files`,
+    besides ``processor_config.json``, which holds the settings and the controls' schema).
+    ``notices`` holds, after each call, what each document's preparation said (a control that changes
+    nothing, an input that was cut); they are logged as warnings too."""
+
+    files: tuple[str, ...] = ()
+
+    def __init__(self, tokenizer, settings: dict | None = None, data: dict | None = None):
+        super().__init__(tokenizer)
+        self.settings = dict(settings or {})
+        self.data = dict(data or {})
+        self.max_source_length = int(self.settings.get("max_source_length", 1024))
+        self.notices: list[list[str]] = []
+
+    def check(self, controls) -> dict:
+        return check_controls(controls, self.settings.get("controls", []))
+
+    def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
+        """The model's source text, its extra inputs and notices, for one document and checked controls."""
+        raise NotImplementedError
+
+    def __call__(self, documents, controls=None, return_tensors=None, **_):
+        documents = [documents] if isinstance(documents, str) else list(documents)
+        if controls is None or isinstance(controls, dict):
+            controls = [controls] * len(documents)
+        if len(controls) != len(documents):
+            raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
+        prepared = []
+        for document, given in zip(documents, controls):
+            if not isinstance(document, str) or not document.strip():
+                raise ValueError("document is empty: give the text to summarize")
+            prepared.append(self.prepare(document.strip(), self.check(given)))
+        ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
+        batch = self.tokenizer.pad({"input_ids": [cut(x, self.max_source_length) for x in ids]},
+                                   return_tensors=return_tensors)
+        for key in prepared[0][1] if prepared else ():
+            values = [extra[key] for _, extra, _ in prepared]
+            batch[key] = torch.tensor(values) if return_tensors == "pt" else values
+        self.notices = [notes + ([f"the input was longer than the model's limit of {self.max_source_length} "
+                                  "tokens and was truncated"] if len(x) > self.max_source_length else [])
+                        for (_, _, notes), x in zip(prepared, ids)]
+        for notes in self.notices:
+            for note in notes:
+                logger.warning(note)
+        return batch
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, **kwargs):
+        """The processor of a repo (a Hub id or a folder): its tokenizer, ``processor_config.json`` and files."""
+        hub = {key: kwargs[key] for key in HUB_KWARGS if kwargs.get(key) is not None}
+        try:  # the tokenizer's class from tokenizer_config.json: the model's config is not needed (a peft
+            # adapter's repo has none; a custom architecture's would ask to trust its code again)
+            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, config=PreTrainedConfig(), **hub)
+        except (OSError, ValueError):
+            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path,
+                                                      trust_remote_code=kwargs.get("trust_remote_code"), **hub)
+        settings = read_file(cached_file(pretrained_model_name_or_path, PROCESSOR_FILE, **hub))
+        data = {name: read_file(cached_file(pretrained_model_name_or_path, name, **hub)) for name in cls.files}
+        return cls(tokenizer, settings, data)
+
+    def save_pretrained(self, save_directory, **_):
+        """Tokenizer, ``processor_config.json`` (with ``auto_map``: ``AutoProcessor`` loads this class from
+        the repo with ``trust_remote_code=True``), this code file and the processor's files."""
+        os.makedirs(save_directory, exist_ok=True)
+        self.tokenizer.save_pretrained(save_directory)
+        code = inspect.getfile(type(self))
+        module = os.path.splitext(os.path.basename(code))[0]
+        config = {**self.settings, "processor_class": type(self).__name__,
+                  "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"}}
+        write_file(os.path.join(save_directory, PROCESSOR_FILE), config)
+        shutil.copyfile(code, os.path.join(save_directory, os.path.basename(code)))
+        for name in self.files:
+            write_file(os.path.join(save_directory, name), self.data[name])
+        return [os.path.join(save_directory, PROCESSOR_FILE)]
+# --- end of the copied part ------------------------------------------------------------------------------
+
+
+class PersonaProcessor(SteerSumProcessor):
+    """``processor(article, {"reader": "sim01-business"})`` or ``{"history": ["title 1", "title 2"]}``
+    (a pasted history: a list, or one title per line)."""
+
+    files = (READERS_FILE,)
+
+    def check(self, controls) -> dict:
+        if isinstance(controls, dict) and isinstance(controls.get("history"), str):  # one title per line
+            controls = {**controls, "history": [t.strip() for t in controls["history"].splitlines() if t.strip()]}
+        checked = super().check(controls)
+        readers = {reader["id"] for reader in self.data[READERS_FILE]["readers"]}
+        if checked.get("reader") is not None and checked["reader"] not in readers:
+            raise ValueError(f"unknown reader {checked['reader']!r}; allowed: {', '.join(sorted(readers))}, "
+                             "or paste a history (one title per line)")
+        return checked
+
+    def titles(self, controls: dict) -> list[str]:
+        """The reader's titles: the pasted ``history`` if any, else the chosen ``reader``'s, else []."""
+        if controls.get("history"):
+            return list(controls["history"])
+        readers = {reader["id"]: reader for reader in self.data[READERS_FILE]["readers"]}
+        return list(readers[controls["reader"]]["history"]) if controls.get("reader") else []
+
+    def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
+        s = self.settings
+        return persona_input(document, self.titles(controls), s["method"], int(s["prefix_titles"]), self.tokenizer,
+                             int(s.get("max_history", 32)), int(s.get("max_title_tokens", 24)))

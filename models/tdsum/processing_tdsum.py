@@ -1,0 +1,306 @@
+"""The TDSum processor: a document and the user's keyword controls as the model's inputs (SteerSum's
+tdsum variant, after Takeshita et al. 2024, Sec. 4): ``input_ids`` and ``tfidf``, each source token's
+TF-IDF score (the score of the word it belongs to), padded with 0 to ``max_source_length``.
+
+The scores are scikit-learn's ``TfidfVectorizer.transform`` for the vectorizer fitted on the training
+documents (``tfidf_vectorizer.json`` in the repo: vocabulary and IDF): a term's count in the document
+times its IDF, the document's vector l2-normalized. Words are SteerSum's word tokens (:data:`WORD`,
+lower-cased). ``boost`` raises the listed words' scores to 1.0 (the highest a word can have),
+``suppress`` sets them to 0.
+
+Self-contained (torch, transformers, numpy and the standard library): it ships in every exported
+TDSum repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` loads it; SteerSum's
+``variants.tdsum`` computes its model inputs with the functions of this file, so the two cannot differ.
+"""
+import re
+
+import inspect
+import json
+import logging
+import os
+import shutil
+
+import numpy as np
+import torch
+from transformers import AutoTokenizer, PreTrainedConfig, ProcessorMixin
+from transformers.utils import cached_file
+
+logger = logging.getLogger(__name__)
+
+VECTORIZER_FILE = "tfidf_vectorizer.json"
+BOOST_SCORE = 1.0  # the highest score in an l2-normalized TF-IDF vector: the word as the document's only term
+# A word: letters/digits with an optional inner apostrophe (SteerSum's metrics.text.WORD).
+WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?", re.IGNORECASE)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens."""
+    return WORD.findall(text.lower())
+
+
+def control_terms(values: list[str] | None) -> list[str]:
+    """The words of keyword controls, lower-cased, each once ("neural networks" is two words)."""
+    return list(dict.fromkeys(w for value in values or [] for w in words(value)))
+
+
+def word_scores(document: str, vocabulary: dict[str, int], idf: np.ndarray):
+    """The document's words: character starts and ends, lower-cased terms, and TF-IDF scores (float32;
+    0 for a word outside the vocabulary)."""
+    spans = [(m.start(), m.end(), m.group(0).lower()) for m in WORD.finditer(document)]
+    terms = [t for _, _, t in spans]
+    counts: dict[int, int] = {}
+    for t in terms:
+        column = vocabulary.get(t)
+        if column is not None:
+            counts[column] = counts.get(column, 0) + 1
+    columns = np.fromiter(counts, dtype=np.int64, count=len(counts))
+    weights = np.fromiter(counts.values(), dtype=np.float64, count=len(counts)) * np.asarray(idf)[columns]
+    norm = np.sqrt(np.dot(weights, weights))
+    by_column = dict(zip(columns.tolist(), (weights / norm if norm > 0 else weights).tolist()))
+    scores = np.array([by_column.get(vocabulary.get(t, -1), 0.0) for t in terms], dtype=np.float32)
+    return (np.array([s for s, _, _ in spans], dtype=np.int64), np.array([e for _, e, _ in spans], dtype=np.int64),
+            terms, scores)
+
+
+def token_words(starts: np.ndarray, ends: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """For each token (character span ``[a, b)``), the index of the first word it overlaps, or -1
+    (special tokens, punctuation, spaces). Subwords of one word share its index."""
+    if not len(ends):
+        return np.full(len(offsets), -1, dtype=np.int64)
+    first = np.searchsorted(ends, offsets[:, 0], side="right")  # first word ending after the token's start
+    inside = first < len(ends)
+    hit = inside & (starts[np.minimum(first, len(ends) - 1)] < offsets[:, 1])
+    return np.where(hit, first, -1)
+
+
+def steer(terms: list[str], scores: np.ndarray, controls: dict, vocabulary: dict[str, int],
+          method: str) -> tuple[np.ndarray, list[str]]:
+    """The word scores after the user's boosts (raised to :data:`BOOST_SCORE`) and suppressions (0),
+    and notices for words that change nothing or are unknown to the vocabulary."""
+    scores, notices = scores.copy(), []
+    array = np.array(terms, dtype=object)
+    for control, value in (("boost", BOOST_SCORE), ("suppress", 0.0)):
+        for term in control_terms(controls.get(control)):
+            where = array == term if len(array) else np.zeros(0, dtype=bool)
+            if not where.any():
+                notices.append(f"{control} word {term!r} does not occur in the document: nothing to {control}")
+                continue
+            if control == "boost" and term not in vocabulary:
+                notices.append(f"boost word {term!r} is not in the TF-IDF vocabulary (a stop word or a word "
+                               "unseen in training): its tokens are boosted anyway")
+            scores[where] = value
+    if method == "tdmtl" and (controls.get("boost") or controls.get("suppress")):
+        notices.append("method 'tdmtl' reads TF-IDF only as a training target: boost and suppress do not "
+                       "change its summary")
+    return scores, notices
+
+
+def token_scores(tokenizer, documents: list[str], controls: list[dict], vocabulary: dict[str, int], idf,
+                 width: int, method: str) -> tuple[list[list[float]], list[list[str]]]:
+    """Per-token TF-IDF features aligned to the tokenizer's subwords (a fast tokenizer's offsets), with each
+    document's boosts and suppressions; cut as the ids are cut (first ``width - 1`` and the end token) and
+    padded with 0 to ``width``. Returns the scores and, per document, notices about the controls."""
+    if tokenizer is None or not getattr(tokenizer, "is_fast", False):
+        raise ValueError("TDSum aligns TF-IDF scores to subwords with a fast tokenizer's offsets: "
+                         "give the model's (fast) tokenizer")
+    encoded = tokenizer(documents, return_offsets_mapping=True)
+    out, notices = [], []
+    for document, offsets, given in zip(documents, encoded["offset_mapping"], controls):
+        starts, ends, terms, scores = word_scores(document, vocabulary, idf)
+        scores, said = steer(terms, scores, given, vocabulary, method)
+        index = token_words(starts, ends, np.asarray(offsets, dtype=np.int64).reshape(-1, 2))
+        per_token = np.where(index >= 0, scores[np.maximum(index, 0)], 0.0).astype(np.float32)
+        if len(per_token) > width:
+            per_token = np.concatenate([per_token[: width - 1], per_token[-1:]])
+        padded = np.zeros(width, dtype=np.float32)
+        padded[: len(per_token)] = per_token
+        out.append(padded.tolist())
+        notices.append(said)
+    return out, notices
+
+
+# --- Copied into every SteerSum processor (the copies are identical: tests/test_hub_repos.py checks) -----
+HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
+PROCESSOR_FILE = "processor_config.json"
+
+
+def cut(ids: list[int], max_length: int) -> list[int]:
+    """Token ids cut to ``max_length``, keeping the last (end-of-sequence) one: how SteerSum's trainer and
+    summarizer cut a source that is too long."""
+    return ids[: max_length - 1] + ids[-1:] if len(ids) > max_length else ids
+
+
+def check_value(control: dict, value):
+    """One control's value normalized, or a ValueError naming it and what is allowed (SteerSum's
+    ``variants.base.Control.check``, on the control as ``processor_config.json`` lists it)."""
+    name, kind = control["name"], control["kind"]
+    if kind == "choice":
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"control '{name}' must be one of {list(control['choices'])}, got {value!r}")
+        value = value.strip()
+        if value not in control["choices"] and not control.get("open"):
+            raise ValueError(f"unknown {name} {value!r}; allowed: {', '.join(control['choices'])}")
+        return value
+    if kind == "text":
+        if not isinstance(value, str):
+            raise ValueError(f"control '{name}' must be text, got {type(value).__name__}")
+        return value.strip()
+    if kind in ("keywords", "history"):
+        if isinstance(value, str):
+            value = [part for part in (p.strip() for p in value.split(",")) if part]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValueError(f"control '{name}' must be a list of strings, got {value!r}")
+        return [v.strip() for v in value if v.strip()]
+    if kind == "integer":
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        low, high = control.get("minimum"), control.get("maximum")
+        if not isinstance(value, int) or isinstance(value, bool) or not (
+                (low is None or value >= low) and (high is None or value <= high)):
+            raise ValueError(f"control '{name}' must be an integer in [{low}, {high}], got {value!r}")
+        return value
+    raise ValueError(f"control '{name}' has unknown kind {kind!r}")
+
+
+def check_controls(controls, schema: list[dict]) -> dict:
+    """A controls object checked against the model's schema (unknown names, bad values, missing required
+    controls raise a ValueError naming them and the allowed values); defaults filled in."""
+    controls = {} if controls is None else controls
+    if not isinstance(controls, dict):
+        raise ValueError(f"controls must be a dict, got {type(controls).__name__}")
+    by_name = {control["name"]: control for control in schema}
+    unknown = sorted(set(controls) - set(by_name))
+    if unknown:
+        raise ValueError(f"unknown control(s) {', '.join(unknown)}; allowed: {', '.join(by_name)}")
+    checked = {}
+    for name, control in by_name.items():
+        value = controls.get(name)
+        if value is None or value == "" or value == []:
+            if control.get("required"):
+                raise ValueError(f"control '{name}' is required" + (
+                    f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else ""))
+            if control.get("default") is not None:
+                checked[name] = control["default"]
+            continue
+        checked[name] = check_value(control, value)
+    return checked
+
+
+def read_file(path: str):
+    """A processor file's content: JSON parsed, an ``.npz`` as a dict of arrays (no pickle)."""
+    if path.endswith(".npz"):
+        with np.load(path, allow_pickle=False) as arrays:
+            return {key: arrays[key] for key in arrays.files}
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def write_file(path: str, content) -> None:
+    if path.endswith(".npz"):
+        np.savez_compressed(path, **content)
+    else:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(content, ensure_ascii=False) + "\n")
+
+
+class SteerSumProcessor(ProcessorMixin):
+    """Documents and controls in, model inputs out: ``processor(documents, controls, return_tensors="pt")``
+    gives ``input_ids``, ``attention_mask`` and the model's own inputs, ready for ``model.generate``.
+    What a subclass adds is :meth:`prepare` (one document) and the repo files it reads (:attr:`files`,
+    besides ``processor_config.json``, which holds the settings and the controls' schema).
+    ``notices`` holds, after each call, what each document's preparation said (a control that changes
+    nothing, an input that was cut); they are logged as warnings too."""
+
+    files: tuple[str, ...] = ()
+
+    def __init__(self, tokenizer, settings: dict | None = None, data: dict | None = None):
+        super().__init__(tokenizer)
+        self.settings = dict(settings or {})
+        self.data = dict(data or {})
+        self.max_source_length = int(self.settings.get("max_source_length", 1024))
+        self.notices: list[list[str]] = []
+
+    def check(self, controls) -> dict:
+        return check_controls(controls, self.settings.get("controls", []))
+
+    def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
+        """The model's source text, its extra inputs and notices, for one document and checked controls."""
+        raise NotImplementedError
+
+    def __call__(self, documents, controls=None, return_tensors=None, **_):
+        documents = [documents] if isinstance(documents, str) else list(documents)
+        if controls is None or isinstance(controls, dict):
+            controls = [controls] * len(documents)
+        if len(controls) != len(documents):
+            raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
+        prepared = []
+        for document, given in zip(documents, controls):
+            if not isinstance(document, str) or not document.strip():
+                raise ValueError("document is empty: give the text to summarize")
+            prepared.append(self.prepare(document.strip(), self.check(given)))
+        ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
+        batch = self.tokenizer.pad({"input_ids": [cut(x, self.max_source_length) for x in ids]},
+                                   return_tensors=return_tensors)
+        for key in prepared[0][1] if prepared else ():
+            values = [extra[key] for _, extra, _ in prepared]
+            batch[key] = torch.tensor(values) if return_tensors == "pt" else values
+        self.notices = [notes + ([f"the input was longer than the model's limit of {self.max_source_length} "
+                                  "tokens and was truncated"] if len(x) > self.max_source_length else [])
+                        for (_, _, notes), x in zip(prepared, ids)]
+        for notes in self.notices:
+            for note in notes:
+                logger.warning(note)
+        return batch
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, **kwargs):
+        """The processor of a repo (a Hub id or a folder): its tokenizer, ``processor_config.json`` and files."""
+        hub = {key: kwargs[key] for key in HUB_KWARGS if kwargs.get(key) is not None}
+        try:  # the tokenizer's class from tokenizer_config.json: the model's config is not needed (a peft
+            # adapter's repo has none; a custom architecture's would ask to trust its code again)
+            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, config=PreTrainedConfig(), **hub)
+        except (OSError, ValueError):
+            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path,
+                                                      trust_remote_code=kwargs.get("trust_remote_code"), **hub)
+        settings = read_file(cached_file(pretrained_model_name_or_path, PROCESSOR_FILE, **hub))
+        data = {name: read_file(cached_file(pretrained_model_name_or_path, name, **hub)) for name in cls.files}
+        return cls(tokenizer, settings, data)
+
+    def save_pretrained(self, save_directory, **_):
+        """Tokenizer, ``processor_config.json`` (with ``auto_map``: ``AutoProcessor`` loads this class from
+        the repo with ``trust_remote_code=True``), this code file and the processor's files."""
+        os.makedirs(save_directory, exist_ok=True)
+        self.tokenizer.save_pretrained(save_directory)
+        code = inspect.getfile(type(self))
+        module = os.path.splitext(os.path.basename(code))[0]
+        config = {**self.settings, "processor_class": type(self).__name__,
+                  "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"}}
+        write_file(os.path.join(save_directory, PROCESSOR_FILE), config)
+        shutil.copyfile(code, os.path.join(save_directory, os.path.basename(code)))
+        for name in self.files:
+            write_file(os.path.join(save_directory, name), self.data[name])
+        return [os.path.join(save_directory, PROCESSOR_FILE)]
+# --- end of the copied part ------------------------------------------------------------------------------
+
+
+class TDSumProcessor(SteerSumProcessor):
+    """``processor(document, {"boost": ["keywords"], "suppress": ["rouge"]})``: ``input_ids`` and ``tfidf``."""
+
+    files = (VECTORIZER_FILE,)
+
+    def check(self, controls) -> dict:
+        checked = super().check(controls)
+        both = sorted(set(control_terms(checked.get("boost"))) & set(control_terms(checked.get("suppress"))))
+        if both:
+            raise ValueError(f"word(s) {', '.join(map(repr, both))} are both boosted and suppressed; "
+                             "allowed: a word in one of the two lists")
+        return checked
+
+    def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
+        saved = self.data[VECTORIZER_FILE]
+        if "_vocabulary" not in self.__dict__:
+            self._vocabulary = {term: i for i, term in enumerate(saved["terms"])}
+            self._idf = np.asarray(saved["idf"], dtype=np.float64)
+        [scores], [notices] = token_scores(self.tokenizer, [document], [controls], self._vocabulary, self._idf,
+                                           self.max_source_length, self.settings["method"])
+        return document, {"tfidf": scores}, notices
