@@ -1,0 +1,154 @@
+"""Control strength: classifier-free guidance for encoder-decoder summarizers.
+
+A model trained briefly learns a control weakly: given the controls, its next-token distribution
+moves only a little from the one it has without them. Classifier-free guidance (Ho & Salimans 2022;
+for language models Sanchez et al. 2023, "Stay on topic with classifier-free guidance") strengthens
+that move at every decoding step::
+
+    l = l_u + γ (l_c − l_u)
+
+``l_c``: log-probabilities given the input with the controls (what ``generate`` computes anyway);
+``l_u``: log-probabilities given the same document with the controls removed, each variant's
+:meth:`~variants.base.Variant.unconditional` input. γ = 1 is plain generation; γ > 1 pushes the
+output further in the direction the controls move it. Training drops the controls from a share of
+its examples (``--control-dropout``), so the control-free input is one the model knows.
+
+transformers' :class:`~transformers.UnbatchedClassifierFreeGuidanceLogitsProcessor` does this for
+decoder-only models, the unconditional prompt re-run with its own cache. :class:`EncoderDecoderGuidance`
+adds the encoder side: it encodes the unconditional inputs once (with any extra model inputs: TF-IDF
+scores, guidance ids, topic ids), runs the decoder on the same decoder tokens as ``generate`` with its
+own ``past_key_values``, and follows beam search's reordering of the beams (below).
+
+The guidance reads nothing but the model's two distributions: no judge (the focus classifier), no
+topic space (the STAS scorer), no reranking. ``tests/test_guidance.py`` checks that it imports neither.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from transformers import UnbatchedClassifierFreeGuidanceLogitsProcessor
+from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+from transformers.modeling_outputs import BaseModelOutput
+
+GUIDANCE_RANGE = (1.0, 10.0)
+
+
+def check_guidance(value: Any) -> float:
+    """γ as a float in :data:`GUIDANCE_RANGE`, or a ``ValueError`` naming the bad value and the range.
+
+    γ < 1 is refused: between 0 and 1 guidance weakens the controls, which the evaluation's shuffled
+    and ignored-control rows already measure, and at 0 it would drop the masks other processors set
+    (a forced end of sequence). Above 10 the mixture is dominated by the difference of two nearly equal
+    distributions: noise, not control."""
+    low, high = GUIDANCE_RANGE
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not low <= value <= high:
+        raise ValueError(f"guidance (control strength γ) must be a number from {low:g} (plain generation) to "
+                         f"{high:g}, got {value!r}")
+    return float(value)
+
+
+def expand_rows(value: Any, times: int) -> Any:
+    """Every tensor of an encoder output (a ModelOutput or a tensor) repeated ``times`` times along
+    the batch, each row's copies together, as ``generate`` expands its own for beams."""
+    if times == 1 or value is None:
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.repeat_interleave(times, dim=0)
+    for key in list(value.keys()):
+        if isinstance(value[key], torch.Tensor):
+            value[key] = value[key].repeat_interleave(times, dim=0)
+    return value
+
+
+def parent_rows(sequences: torch.Tensor, previous: torch.Tensor, group: int) -> torch.Tensor | None:
+    """Which row of the previous step each row continues: beam search keeps the best continuations,
+    so row r's tokens but the last are some row's tokens of the previous step, in the same example's
+    group of ``group`` beams. Rows with equal prefixes have equal caches, so the first match serves.
+    ``None`` when some row has no parent (then the caller recomputes from scratch)."""
+    n, length = previous.shape
+    current = sequences[:, :length].view(n // group, group, 1, length)  # (B, k, 1, t)
+    before = previous.view(n // group, 1, group, length)  # (B, 1, k, t)
+    same = (current == before).all(-1)  # (B, k, k): row i continues row j
+    if not bool(same.any(-1).all()):
+        return None
+    first = same.int().argmax(-1)  # (B, k)
+    offsets = torch.arange(0, n, group, device=sequences.device)[:, None]
+    return (offsets + first).reshape(-1)
+
+
+class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
+    """Classifier-free guidance for an encoder-decoder ``model``, as a logits processor for ``generate``.
+
+    ``unconditional``: the control-free encoder inputs, one row per example of the batch
+    (``input_ids``, ``attention_mask`` and any extra encoder input such as ``tfidf``,
+    ``guidance_input_ids``, ``topic_ids``); or give ``encoder_outputs`` (and ``attention_mask``)
+    already computed, e.g. a persona model's article states without the reader. With beams, each
+    example's rows are expanded as ``generate`` expands its own.
+
+    Beam search reorders the beams after each step and tells only its own cache (``reorder_cache``);
+    a logits processor sees the reordered token sequences. Each row's tokens but the last are those of
+    the row it continues (:func:`parent_rows`), so the unconditional cache is reordered to match.
+    ``use_cache=False`` re-runs the decoder on the whole prefix at each step instead (the reference
+    the cached path is tested against, and slower: ``benchmarks/guidance.py``).
+    """
+
+    def __init__(self, model, guidance_scale: float, unconditional: dict[str, torch.Tensor] | None = None,
+                 encoder_outputs: Any = None, attention_mask: torch.Tensor | None = None, use_cache: bool = True):
+        if unconditional is None and encoder_outputs is None:
+            raise ValueError("EncoderDecoderGuidance needs the unconditional inputs or their encoder_outputs")
+        super().__init__(check_guidance(guidance_scale), model, use_cache=use_cache)
+        self.inputs = dict(unconditional or {})
+        self.encoder_outputs = encoder_outputs
+        self.attention_mask = attention_mask if attention_mask is not None else self.inputs.get("attention_mask")
+        self.cache: EncoderDecoderCache | None = None
+        self.previous: torch.Tensor | None = None  # the decoder tokens the cache holds
+        self.group, self.encoded = 1, False
+
+    def encode(self, rows: int) -> None:
+        """The unconditional encoder outputs, once, expanded to the ``rows`` that ``generate`` decodes."""
+        if self.encoder_outputs is None:
+            self.encoder_outputs = self.model.get_encoder()(**self.inputs, return_dict=True)
+        if not isinstance(self.encoder_outputs, (BaseModelOutput, dict)):
+            self.encoder_outputs = BaseModelOutput(last_hidden_state=self.encoder_outputs)
+        batch = self.encoder_outputs["last_hidden_state"].shape[0]
+        if rows % batch:
+            raise ValueError(f"guidance was given {batch} unconditional inputs for {rows} decoded rows")
+        self.group = rows // batch
+        self.encoder_outputs = expand_rows(self.encoder_outputs, self.group)
+        self.attention_mask = expand_rows(self.attention_mask, self.group)
+        self.encoded = True
+
+    def get_unconditional_logits(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Next-token logits ``(rows, vocab)`` of the unconditional input after the decoder tokens ``input_ids``."""
+        if not self.encoded:
+            self.encode(input_ids.shape[0])
+        step = input_ids
+        if not self.unconditional_context["use_cache"]:
+            cache = None
+        elif self.previous is not None and self.previous.shape[1] == input_ids.shape[1] - 1 and (
+                parents := parent_rows(input_ids, self.previous, self.group)) is not None:
+            if not torch.equal(parents, torch.arange(len(parents), device=parents.device)):
+                self.cache.reorder_cache(parents)
+            cache, step = self.cache, input_ids[:, -1:]
+        else:  # the first step, or a sequence the cache cannot follow: start again from the whole prefix
+            cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
+        out = self.model(encoder_outputs=self.encoder_outputs, attention_mask=self.attention_mask,
+                         decoder_input_ids=step, past_key_values=cache, use_cache=cache is not None, return_dict=True)
+        self.cache, self.previous = cache, input_ids
+        return out.logits[:, -1, :]
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        # As UnbatchedClassifierFreeGuidanceLogitsProcessor.__call__, in float32, with two changes. A
+        # token another processor ruled out (-inf: end of sequence before min_new_tokens, anything but
+        # it at max_length) stays ruled out. And the mixture is normalized again, p ∝ p_u^(1-γ) p_c^γ
+        # (Ho & Salimans' guided distribution): beam search adds these scores up, and unnormalized they
+        # would rank hypotheses by more than their tokens (a forced end of sequence would score
+        # (1 - γ) l_u instead of 0).
+        conditional = torch.nn.functional.log_softmax(scores.float(), dim=-1)
+        unconditional = torch.nn.functional.log_softmax(self.get_unconditional_logits(input_ids).float(), dim=-1)
+        mixed = unconditional + self.guidance_scale * (conditional - unconditional)
+        mixed = torch.where(torch.isneginf(conditional), conditional, mixed)
+        return torch.nn.functional.log_softmax(mixed, dim=-1).to(scores.dtype)
