@@ -93,27 +93,42 @@ class _DecodedRows:
 
 
 class WordBoundsLogitsProcessor(LogitsProcessor):
-    """Per row: no end of sequence before ``min_words`` words; no token that starts a word once the
-    text has ``max_words`` words (and, when the row asks for keywords, no end before they are in,
-    unless the limit is reached)."""
+    """Per row: no end of sequence before ``min_words`` words, and when the tokens left in the budget
+    (``max_new_tokens``) are barely enough for the words missing, only tokens that start a word; no
+    token that starts a word once the text has ``max_words`` words; and, when the row asks for
+    keywords, no end before they are in, unless the limit is reached. A rule that would leave a row
+    no token at all (another processor forcing the end) gives way."""
 
-    def __init__(self, tokenizer, constraints: list[HardConstraints], decoded: _DecodedRows | None = None):
-        self.constraints, self.eos = constraints, tokenizer.eos_token_id
+    def __init__(self, tokenizer, constraints: list[HardConstraints], max_new_tokens: int,
+                 decoded: _DecodedRows | None = None):
+        self.constraints, self.eos, self.max_new_tokens = constraints, tokenizer.eos_token_id, max_new_tokens
         self.decoded = decoded or _DecodedRows(tokenizer)
         self.starts = word_starts(tokenizer)
+        self.start_length: int | None = None
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         rows = per_row(self.constraints, input_ids.shape[0])
-        scores = scores.clone()
-        starts = self.starts[: scores.shape[-1]].to(scores.device)
+        if self.start_length is None:
+            self.start_length = input_ids.shape[1]
+        left = self.max_new_tokens - (input_ids.shape[1] - self.start_length)  # tokens still to come, this one included
+        width = min(len(self.starts), scores.shape[-1])
+        starts = torch.zeros(scores.shape[-1], dtype=torch.bool, device=scores.device)
+        starts[:width] = self.starts[:width].to(scores.device)
+        out = scores.clone()
         for i, (text, c) in enumerate(zip(self.decoded(input_ids), rows)):
             count = len(text.split())
-            at_limit = c.max_words is not None and count >= c.max_words
-            if at_limit:
-                scores[i, : len(starts)][starts] = -math.inf
-            elif (c.min_words is not None and count < c.min_words) or missing(text, c.keywords):
-                scores[i, self.eos] = -math.inf
-        return scores
+            banned = torch.zeros_like(starts)
+            if c.max_words is not None and count >= c.max_words:
+                banned |= starts
+            else:
+                if (c.min_words is not None and count < c.min_words) or missing(text, c.keywords):
+                    banned[self.eos] = True
+                if c.min_words is not None and left <= c.min_words - count + 1:
+                    banned |= ~starts
+            row = out[i].masked_fill(banned, -math.inf)
+            if bool(torch.isfinite(row).any()):
+                out[i] = row
+        return out
 
 
 def missing(text: str, keywords: tuple[str, ...]) -> list[str]:
@@ -130,8 +145,9 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
     is there."""
 
     def __init__(self, tokenizer, constraints: list[HardConstraints], bias: float = KEYWORD_BIAS,
-                 decoded: _DecodedRows | None = None):
-        self.constraints, self.bias = constraints, bias
+                 decoded: _DecodedRows | None = None, max_new_tokens: int | None = None):
+        self.constraints, self.bias, self.max_new_tokens = constraints, bias, max_new_tokens
+        self.start_length: int | None = None
         self.decoded = decoded or _DecodedRows(tokenizer)
         self.spellings: dict[str, list[list[int]]] = {}
         for keyword in {k for c in constraints for k in c.keywords}:
@@ -141,16 +157,35 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         rows = per_row(self.constraints, input_ids.shape[0])
-        boost = torch.zeros_like(scores)
+        if self.start_length is None:
+            self.start_length = input_ids.shape[1]
+        left = math.inf if self.max_new_tokens is None else self.max_new_tokens - (input_ids.shape[1] - self.start_length)
+        out = scores.clone()
         for i, (text, c) in enumerate(zip(self.decoded(input_ids), rows)):
-            tail = input_ids[i].tolist()
-            for keyword in missing(text, c.keywords):
+            tail, wanted = input_ids[i].tolist(), missing(text, c.keywords)
+            boosted, fits = set(), set()  # fits: tokens that still leave room for every missing keyword
+            room = sum(min(len(s) for s in self.spellings[k]) for k in wanted)  # tokens the keywords need at least
+            for keyword in wanted:
                 for spelling in self.spellings[keyword]:
-                    boost[i, spelling[0]] = self.bias
+                    boosted.add(spelling[0])
+                    if len(spelling) + room - min(len(s) for s in self.spellings[keyword]) < left:
+                        fits.add(spelling[0])
                     for done in range(1, len(spelling)):  # the spelling's first `done` tokens end the text
                         if tail[-done:] == list(spelling[:done]):
-                            boost[i, spelling[done]] = self.bias
-        return scores + boost
+                            boosted.add(spelling[done])
+                            fits.add(spelling[done])
+            if boosted:
+                out[i, sorted(boosted)] += self.bias
+            # The last resort: when the budget (one token kept for the end of sequence), or the words left
+            # under the length limit, have just room for the missing keywords, only their tokens may come (constrained decoding), so a keyword the
+            # bias did not bring is still written; never so far that the row is left no token at all.
+            words_left = math.inf if c.max_words is None else c.max_words - len(text.split())
+            if wanted and (left <= room + 1 or words_left <= sum(len(k.split()) for k in wanted)) and fits:
+                row = torch.full_like(out[i], -math.inf)
+                row[sorted(fits)] = out[i, sorted(fits)]
+                if bool(torch.isfinite(row).any()):
+                    out[i] = row
+        return out
 
 
 class WordLimitStoppingCriteria(StoppingCriteria):
@@ -173,9 +208,10 @@ def constraint_kwargs(tokenizer, constraints: list[HardConstraints], sources: li
     if all(c.empty for c in constraints):
         return {}
     decoded = _DecodedRows(tokenizer)
-    processors = [WordBoundsLogitsProcessor(tokenizer, constraints, decoded)]
+    budget = token_budget(constraints, tokens_per_word(tokenizer, sources), max_new_tokens)
+    processors = [WordBoundsLogitsProcessor(tokenizer, constraints, budget, decoded)]
     if any(c.keywords for c in constraints):
-        processors.insert(0, KeywordBiasLogitsProcessor(tokenizer, constraints, decoded=decoded))
+        processors.insert(0, KeywordBiasLogitsProcessor(tokenizer, constraints, decoded=decoded, max_new_tokens=budget))
     return {"logits_processor": processors,
             "stopping_criteria": [WordLimitStoppingCriteria(tokenizer, constraints, decoded)],
-            "max_new_tokens": token_budget(constraints, tokens_per_word(tokenizer, sources), max_new_tokens)}
+            "max_new_tokens": budget}
