@@ -258,3 +258,30 @@ def test_guidance_reads_no_judge(monkeypatch):
                                                                      constraints=True))
     topic, controls = summarizer_of("topic", "prepend", topic_case)
     topic.summarize(DOCS, controls, settings=GenerationSettings(num_beams=2, max_new_tokens=8, guidance=3.0))
+
+
+def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_default(tiny_topic_checkpoint, tmp_path,
+                                                                                  capsys):
+    import json
+    import shutil
+
+    from training.__main__ import main as training
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_topic_checkpoint, model)
+    data = tmp_path / "test.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").test_examples(3)))
+    out = tmp_path / "report.json"
+    training(["evaluate", "--model", str(model), "--data", str(data), "--out", str(out), "--guidance", "2",
+              "--batch-size", "3", "--save-default-guidance"])
+    report = json.loads(out.read_text())
+    assert report["generation"]["guidance"] == 2.0
+    assert set(report["at_guidance_1"]) == {"metrics", "control_sensitivity"}
+    assert "at guidance 1 (plain generation)" in capsys.readouterr().out
+    assert json.loads((model / "generation_config.json").read_text())["control_guidance"] == 2.0
+    from variants import load_summarizer
+
+    assert load_summarizer(model).settings.guidance == 2.0
+    with pytest.raises(SystemExit):
+        training(["evaluate", "--model", "baseline", "--variant", "topic", "--data", str(data), "--guidance", "2"])
+    assert "model-free: guidance and constraints apply to models only" in capsys.readouterr().err
