@@ -27,6 +27,7 @@ GROUPS = {
     "bf16": ["benchmarks.bf16_training"],
     "dropout": ["benchmarks.attention_dropout"],
     "grouping": ["benchmarks.length_grouping"],
+    "guidance": ["benchmarks.guidance"],
 }
 RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADER = "# SteerSum benchmarks\n\nRatios are measured in the same run, on the same inputs, same outputs checked.\n"

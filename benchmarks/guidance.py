@@ -1,0 +1,136 @@
+"""The time cost of classifier-free guidance (variants/guidance.py): guided generation (γ = 2, the
+unconditional pass with its own cache following the beams) against plain generation (γ = 1) in the
+same run, on the same inputs, plus the unconditional pass recomputed from the whole prefix at every
+step (what one does without following beam search's reordering).
+
+Model: the converted MiniLM-BART base (``python -m training base minilm``: real MiniLM weights in a
+BART encoder, the decoder warm-started from them; 37M parameters), used as a topic ``prepend``
+summarizer: not trained to summarize, so its text means nothing, but its cost per step is a trained
+model's of that shape. Without the MiniLM package, a random tiny BART (said so in the section).
+Inputs: bundled BBC test super-articles (two articles interleaved, ``TopicVariant.test_examples``),
+each with its topic, cut to 512 tokens; one batch, sorted by length, as the evaluation runs it.
+Checks on the same batch: the guided tokens with the control-free input replaced by the controlled one
+equal plain generation's (the unconditional cache follows the beams exactly), and the cached and the
+recomputed unconditional passes give the same summaries.
+Threads: ``STEERSUM_BENCH_THREADS`` (default 1: the machine is shared).
+"""
+from __future__ import annotations
+
+import functools
+import os
+from unittest import mock
+
+import torch
+
+from benchmarks import best_time
+
+THREADS = int(os.environ.get("STEERSUM_BENCH_THREADS", "1"))
+N_EXAMPLES, NEW_TOKENS, BEAMS, MAX_SOURCE, GAMMA = 8, 48, 4, 512, 2.0
+
+
+def summarizer_for_timing():
+    """A topic ``prepend`` summarizer on the converted MiniLM-BART base, and how to describe it."""
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from variants import get_variant
+    from variants.seq2seq import Seq2SeqSummarizer, add_control_tokens
+    from variants.topic import SPECIAL_TOKENS, default_assets
+
+    try:
+        from training.base import ensure_base
+
+        folder = ensure_base("minilm")
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model = AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
+        described = "the converted MiniLM-BART base (real MiniLM weights, 6+6 layers, d_model 384)"
+    except (ImportError, OSError) as err:  # no MiniLM package: a tiny random BART
+        from transformers import BartForConditionalGeneration
+
+        from variants.presets import tiny_bart_config, tiny_tokenizer
+
+        tokenizer = tiny_tokenizer()
+        model = BartForConditionalGeneration(tiny_bart_config(tokenizer)).eval()
+        described = f"a tiny random BART (the MiniLM base could not be built: {err})"
+    add_control_tokens(tokenizer, model, SPECIAL_TOKENS)
+    record = {"max_source_length": MAX_SOURCE, "max_target_length": NEW_TOKENS, "num_beams": BEAMS}
+    summarizer = Seq2SeqSummarizer(get_variant("topic"), "minilm-bart", "prepend", model, tokenizer,
+                                   default_assets(), record)
+    n_params = sum(p.numel() for p in model.parameters()) / 1e6
+    return summarizer, f"{described}, {n_params:.0f}M parameters"
+
+
+def summaries(summarizer, records, settings, cache: bool = True) -> list[str]:
+    from variants.guidance import EncoderDecoderGuidance
+
+    processor = EncoderDecoderGuidance if cache else functools.partial(EncoderDecoderGuidance, use_cache=False)
+    with mock.patch("variants.seq2seq.EncoderDecoderGuidance", processor):
+        return [s.text for s in summarizer.summarize([r["document"] for r in records], [r["controls"] for r in records],
+                                                     settings=settings)]
+
+
+def beams_followed(summarizer, records) -> tuple[int, int]:
+    """Guidance whose control-free input is the controlled input itself must give plain generation's
+    tokens, beam for beam: how many of the batch's summaries do."""
+    from transformers import LogitsProcessorList
+
+    from variants.guidance import EncoderDecoderGuidance
+    from variants.seq2seq import encode
+
+    variant, assets = summarizer.variant, summarizer.assets
+    prepared = [variant.prepare(r["document"], variant.validate(r["controls"], assets), summarizer.method, assets)
+                for r in records]
+    batch, _ = encode(summarizer.tokenizer, prepared, MAX_SOURCE)
+    kwargs = dict(num_beams=BEAMS, max_new_tokens=NEW_TOKENS, early_stopping=True)
+    with torch.inference_mode():
+        plain = summarizer.model.generate(**batch, **kwargs)
+        same = summarizer.model.generate(**batch, **kwargs, logits_processor=LogitsProcessorList(
+            [EncoderDecoderGuidance(summarizer.model, GAMMA, dict(batch))]))
+    return sum(torch.equal(a, b) for a, b in zip(plain, same)), len(records)
+
+
+def run() -> str:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    torch.set_num_threads(THREADS)
+    from variants import get_variant
+    from variants.seq2seq import GenerationSettings
+
+    records = get_variant("topic").test_examples(N_EXAMPLES)
+    summarizer, described = summarizer_for_timing()
+    rows, checks = [], []
+    for beams in (1, BEAMS):
+        plain = GenerationSettings(num_beams=beams, max_new_tokens=NEW_TOKENS, batch_size=N_EXAMPLES)
+        guided = plain.but(guidance=GAMMA)
+        summaries(summarizer, records[:2], plain)  # warm-up: first-call costs out of the timings
+        plain_s, plain_out = best_time(summaries, summarizer, records, plain, repeats=2)
+        guided_s, guided_out = best_time(summaries, summarizer, records, guided, repeats=2)
+        recomputed_s, recomputed_out = best_time(summaries, summarizer, records, guided, False, repeats=1)
+        words = lambda out: sum(len(t.split()) for t in out) / len(out)
+        rows.append((beams, plain_s, guided_s, recomputed_s, words(plain_out), words(guided_out)))
+        checks.append(sum(a == b for a, b in zip(guided_out, recomputed_out)))
+    followed, n = beams_followed(summarizer, records)
+    lines = ["## Guidance: the cost of the unconditional pass",
+             "",
+             f"{described}, as a topic `prepend` summarizer; {n} BBC test super-articles with their topics, cut to "
+             f"{MAX_SOURCE} tokens, one batch; up to {NEW_TOKENS} new tokens; γ = {GAMMA:g} against γ = 1 (plain "
+             f"generation) in the same process, best of 2 runs each (recomputed: 1 run); "
+             f"`torch.set_num_threads({THREADS})`.",
+             "",
+             "| decoding | plain (γ = 1) | guided, cached | ratio | guided, recomputed each step | ratio | "
+             "mean words plain / guided |",
+             "|---|---|---|---|---|---|---|"]
+    for beams, plain_s, guided_s, recomputed_s, plain_words, guided_words in rows:
+        name = "greedy" if beams == 1 else f"{beams} beams"
+        lines.append(f"| {name} | {plain_s:.2f} s | {guided_s:.2f} s | {guided_s / plain_s:.2f}× | {recomputed_s:.2f} s | "
+                     f"{recomputed_s / plain_s:.2f}× | {plain_words:.0f} / {guided_words:.0f} |")
+    lines += ["",
+              f"Checks: with the control-free input replaced by the controlled one, {BEAMS}-beam guided generation "
+              f"gave plain generation's tokens for {followed}/{n} summaries (the unconditional cache follows beam "
+              f"search's reordering); the cached and the recomputed passes gave the same summary for "
+              f"{checks[0]}/{n} (greedy) and {checks[1]}/{n} ({BEAMS} beams). γ = 1 runs no second pass, so it costs "
+              "nothing and gives today's tokens (tests/test_guidance.py). The ratio counts the second encoder pass "
+              "and a second decoder step per token; summaries of different lengths make it differ from 2× either way."]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(run())
