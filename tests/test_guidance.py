@@ -285,3 +285,27 @@ def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_defau
     with pytest.raises(SystemExit):
         training(["evaluate", "--model", "baseline", "--variant", "topic", "--data", str(data), "--guidance", "2"])
     assert "model-free: guidance and constraints apply to models only" in capsys.readouterr().err
+
+
+def test_the_cards_effect_table_shows_gamma_1_beside_the_models_default():
+    from hub_cards.card import environment
+
+    def effect(given, shuffled, low=None):
+        return {"given": given, "shuffled": shuffled, "difference": given - shuffled, "ci_low": low,
+                "ci_high": None if low is None else low + 0.2}
+
+    sensitivity = {"effect": {"stas": effect(0.9, 0.5, 0.3), "length_pcc": effect(0.6, 0.1)},
+                   "shuffled": {"controls_changed": 4, "n_examples": 4},
+                   "lead_k": {"budget_words": 30, "metrics": {"stas": 0.6}}}
+    plain = {"effect": {"stas": effect(0.8, 0.6, 0.1)}}
+    template = environment().get_template("control_effect.md")
+    report = {"n_examples": 4, "control_sensitivity": sensitivity}
+    text = template.render(report=report)
+    assert "| stas | 0.9000 | 0.5000 | +0.4000 | [+0.3000, +0.5000] |\n| length_pcc |" in text
+    assert "γ" not in text  # a report at γ = 1: the table as it was
+    text = template.render(report={**report, "generation": {"guidance": 2.0},
+                                    "at_guidance_1": {"control_sensitivity": plain}})
+    assert "control strength γ = 2 (classifier-free guidance" in text
+    assert "| control effect | 95% interval | effect at γ = 1 | 95% interval |\n|---|---|---|---|---|---|---|" in text
+    assert "| stas | 0.9000 | 0.5000 | +0.4000 | [+0.3000, +0.5000] | +0.2000 | [+0.1000, +0.3000] |\n" in text
+    assert "| length_pcc | 0.6000 | 0.1000 | +0.5000 | corpus metric: no interval | — | — |\n" in text
