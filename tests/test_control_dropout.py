@@ -66,4 +66,4 @@ class _Embeddings:
 def test_a_trained_checkpoint_records_its_control_dropout(tiny_topic_checkpoint):
     from variants.base import read_record
 
-    assert read_record(tiny_topic_checkpoint)["control_dropout"] == DEFAULT_CONTROL_DROPOUT
+    assert read_record(tiny_topic_checkpoint)["hyperparameters"]["control_dropout"] == DEFAULT_CONTROL_DROPOUT

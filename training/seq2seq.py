@@ -217,7 +217,7 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
         write_record(out, {
             "variant": variant.id, "method": method, "base_model": data.base_model if not data.preset else f"{data.preset} preset (random init)",
             "max_source_length": data.max_source_length, "max_target_length": data.max_target_length,
-            "num_beams": args.generation_num_beams or DEFAULT_NUM_BEAMS, "control_dropout": data.control_dropout,
+            "num_beams": args.generation_num_beams or DEFAULT_NUM_BEAMS,
             "train_file": str(data.train_file), "eval_file": data.eval_file, "train_examples": len(train_records),
             "data_licenses": data_licenses(train_records),
             "upstream_data_licenses": {} if data.preset else upstream_data_licenses(data.base_model),
@@ -225,6 +225,7 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
                                 "gradient_accumulation_steps": args.gradient_accumulation_steps, "num_train_epochs": args.num_train_epochs,
                                 "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16,
                                 "bf16_weights": data.bf16_weights, "train_sampling_strategy": args.train_sampling_strategy,
+                                "control_dropout": data.control_dropout,
                                 "optim": str(args.optim.value if hasattr(args.optim, "value") else args.optim)},
             "train_loss": result.training_loss, "loss_history": history, "base_weights": base_weights(data.base_model),
             "hardware": training_hardware(),

@@ -131,7 +131,10 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         elif self.previous is not None and self.previous.shape[1] == input_ids.shape[1] - 1 and (
                 parents := parent_rows(input_ids, self.previous, self.group)) is not None:
             if not torch.equal(parents, torch.arange(len(parents), device=parents.device)):
-                self.cache.reorder_cache(parents)
+                # Only the self-attention cache: an example's beams share one encoder row and a parent is
+                # in its child's group, so the cross-attention keys and values are already right, and
+                # reordering them would copy rows x source length x d_model per layer at every step.
+                self.cache.self_attention_cache.reorder_cache(parents)
             cache, step = self.cache, input_ids[:, -1:]
         else:  # the first step, or a sequence the cache cannot follow: start again from the whole prefix
             cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
