@@ -161,10 +161,16 @@ def test_the_guided_scores_are_the_mixture_by_hand():
     with torch.no_grad():
         l_c = model(**conditional, decoder_input_ids=prefix).logits[:, -1].log_softmax(-1)
         l_u = model(**unconditional, decoder_input_ids=prefix).logits[:, -1].log_softmax(-1)
-        guided = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False)(prefix, l_c.clone())
+        every = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=None)
+        guided = every(prefix, l_c.clone())
+        top = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(prefix, l_c.clone())
     expected = (l_u + 2.5 * (l_c - l_u)).log_softmax(-1)  # renormalized: p ∝ p_u^(1-γ) p_c^γ
     torch.testing.assert_close(guided, expected, atol=1e-5, rtol=1e-5)
     assert torch.exp(guided).sum(-1).sub(1).abs().max() < 1e-5
+    # 50 candidates: the same mixture over the conditional's 50 most likely tokens, renormalized there
+    candidates = l_c.topk(50, dim=-1).indices
+    kept = torch.full_like(expected, -float("inf")).scatter(1, candidates, expected.gather(1, candidates))
+    torch.testing.assert_close(top, kept.log_softmax(-1), atol=1e-5, rtol=1e-5)
     # a token another processor ruled out stays ruled out
     l_c[:, 5] = -float("inf")
     assert torch.isneginf(EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False)(prefix, l_c)[:, 5]).all()

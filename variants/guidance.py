@@ -24,15 +24,23 @@ topic space (the STAS scorer), no reranking. ``tests/test_guidance.py`` checks t
 """
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
 import torch
+from torch import nn
 from transformers import UnbatchedClassifierFreeGuidanceLogitsProcessor
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput
 
 GUIDANCE_RANGE = (1.0, 10.0)
+# Tokens per row whose unconditional logits are computed: the conditional distribution's most likely.
+# The mixture is renormalized, so the unconditional normalizer cancels and only these logits are
+# needed; the language-model head then costs K x d instead of vocabulary x d per row (most of a small
+# model's decoding step: 30k x 384 for the MiniLM base). Tokens outside them get no guided score:
+# guidance re-ranks what the controlled model finds plausible rather than promoting tokens it does not.
+CANDIDATES = 256
 
 
 def check_guidance(value: Any) -> float:
@@ -79,6 +87,41 @@ def parent_rows(sequences: torch.Tensor, previous: torch.Tensor, group: int) -> 
     return (offsets + first).reshape(-1)
 
 
+class CandidateHead(nn.Module):
+    """Stands in for a language-model head (a Linear) during the unconditional pass: each row's logits
+    for its candidate tokens only, -inf for every other token, in the head's full output shape."""
+
+    def __init__(self, head: nn.Linear, candidates: torch.Tensor):
+        super().__init__()
+        self.head, self.candidates = head, candidates  # candidates: (rows, K) token ids
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        weight = self.head.weight[self.candidates]  # (N, K, d)
+        logits = torch.einsum("nsd,nkd->nsk", hidden, weight.to(hidden.dtype))  # (N, S, K)
+        if self.head.bias is not None:
+            logits = logits + self.head.bias[self.candidates][:, None, :]
+        out = hidden.new_full((*hidden.shape[:2], self.head.out_features), -math.inf)  # (N, S, V)
+        return out.scatter(2, self.candidates[:, None, :].expand(-1, hidden.shape[1], -1), logits)
+
+
+@contextlib.contextmanager
+def candidate_head(model, candidates: torch.Tensor | None):
+    """The model with its LM head computing only ``candidates`` while inside; as it is when the head
+    is not a plain Linear (an int8 copy) or the model post-processes its logits over the whole
+    vocabulary (TDSum's RwGen), where every logit is needed."""
+    head = model.get_output_embeddings()
+    owner = next((m for m in model.modules() if m._modules.get("lm_head") is head), None)
+    plain = type(head) is nn.Linear and owner is not None and not getattr(model.config, "rwgen_lambda", 0)
+    if candidates is None or not plain:
+        yield
+        return
+    owner.lm_head = CandidateHead(head, candidates)
+    try:
+        yield
+    finally:
+        owner.lm_head = head
+
+
 class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
     """Classifier-free guidance for an encoder-decoder ``model``, as a logits processor for ``generate``.
 
@@ -92,11 +135,14 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
     a logits processor sees the reordered token sequences. Each row's tokens but the last are those of
     the row it continues (:func:`parent_rows`), so the unconditional cache is reordered to match.
     ``use_cache=False`` re-runs the decoder on the whole prefix at each step instead (the reference
-    the cached path is tested against, and slower: ``benchmarks/guidance.py``).
+    the cached path is tested against, and slower: ``benchmarks/guidance.py``). ``candidates``: how
+    many of each row's most likely conditional tokens get a guided score (:data:`CANDIDATES`; None:
+    every token, the whole LM head run twice).
     """
 
     def __init__(self, model, guidance_scale: float, unconditional: dict[str, torch.Tensor] | None = None,
-                 encoder_outputs: Any = None, attention_mask: torch.Tensor | None = None, use_cache: bool = True):
+                 encoder_outputs: Any = None, attention_mask: torch.Tensor | None = None, use_cache: bool = True,
+                 candidates: int | None = CANDIDATES):
         if unconditional is None and encoder_outputs is None:
             raise ValueError("EncoderDecoderGuidance needs the unconditional inputs or their encoder_outputs")
         super().__init__(check_guidance(guidance_scale), model, use_cache=use_cache)
@@ -106,6 +152,7 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         self.cache: EncoderDecoderCache | None = None
         self.previous: torch.Tensor | None = None  # the decoder tokens the cache holds
         self.group, self.encoded = 1, False
+        self.candidates = candidates
 
     def encode(self, rows: int) -> None:
         """The unconditional encoder outputs, once, expanded to the ``rows`` that ``generate`` decodes."""
@@ -121,8 +168,9 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         self.attention_mask = expand_rows(self.attention_mask, self.group)
         self.encoded = True
 
-    def get_unconditional_logits(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """Next-token logits ``(rows, vocab)`` of the unconditional input after the decoder tokens ``input_ids``."""
+    def get_unconditional_logits(self, input_ids: torch.Tensor, candidates: torch.Tensor | None = None) -> torch.Tensor:
+        """Next-token logits ``(rows, vocab)`` of the unconditional input after the decoder tokens
+        ``input_ids``; with ``candidates`` (``(rows, K)`` token ids) only theirs, -inf elsewhere."""
         if not self.encoded:
             self.encode(input_ids.shape[0])
         step = input_ids
@@ -138,8 +186,10 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
             cache, step = self.cache, input_ids[:, -1:]
         else:  # the first step, or a sequence the cache cannot follow: start again from the whole prefix
             cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
-        out = self.model(encoder_outputs=self.encoder_outputs, attention_mask=self.attention_mask,
-                         decoder_input_ids=step, past_key_values=cache, use_cache=cache is not None, return_dict=True)
+        with candidate_head(self.model, candidates):
+            out = self.model(encoder_outputs=self.encoder_outputs, attention_mask=self.attention_mask,
+                             decoder_input_ids=step, past_key_values=cache, use_cache=cache is not None,
+                             return_dict=True)
         self.cache, self.previous = cache, input_ids
         return out.logits[:, -1, :]
 
@@ -151,7 +201,12 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         # would rank hypotheses by more than their tokens (a forced end of sequence would score
         # (1 - γ) l_u instead of 0).
         conditional = torch.nn.functional.log_softmax(scores.float(), dim=-1)
-        unconditional = torch.nn.functional.log_softmax(self.get_unconditional_logits(input_ids).float(), dim=-1)
+        candidates = None
+        if self.candidates is not None and self.candidates < scores.shape[-1]:
+            candidates = conditional.topk(self.candidates, dim=-1).indices  # (rows, K)
+        unconditional = torch.nn.functional.log_softmax(
+            self.get_unconditional_logits(input_ids, candidates).float(), dim=-1)
+        scored = torch.isfinite(unconditional) & ~torch.isneginf(conditional)
         mixed = unconditional + self.guidance_scale * (conditional - unconditional)
-        mixed = torch.where(torch.isneginf(conditional), conditional, mixed)
+        mixed = torch.where(scored, mixed, torch.full_like(mixed, -math.inf))
         return torch.nn.functional.log_softmax(mixed, dim=-1).to(scores.dtype)
