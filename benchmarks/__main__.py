@@ -28,6 +28,7 @@ GROUPS = {
     "dropout": ["benchmarks.attention_dropout"],
     "grouping": ["benchmarks.length_grouping"],
     "compaction": ["benchmarks.compaction"],
+    "guidance": ["benchmarks.guidance"],
 }
 RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADER = "# SteerSum benchmarks\n\nRatios are measured in the same run, on the same inputs, same outputs checked.\n"

@@ -233,6 +233,7 @@ def build_app(service: Service) -> gr.Blocks:
                 variant = gr.Dropdown([(v.title, v.id) for v in service.catalog.registry.values()], value=first,
                                       label="variant", elem_id="variant")
                 model = gr.Dropdown(model_choices(service, first), value="baseline", label="model", elem_id="model")
+                strength = strength_slider()
             about_text = gr.Markdown(about(service, first), elem_id="about")
             example_columns = examples_section(service, panel, document, reference, first)
             with gr.Row():
@@ -290,9 +291,9 @@ def build_app(service: Service) -> gr.Blocks:
         inputs = [document, reference, variant]
 
         @user_errors
-        def on_generate(document, reference, variant, model, *values):
+        def on_generate(document, reference, variant, model, guidance, *values):
             controls = panel.controls(variant, values)
-            result = service.summarize(document, variant, model, controls, reference)
+            result = service.summarize(document, variant, model, controls, reference, guidance)
             for notice in result["notices"]:
                 gr.Warning(escape_html(notice))
             frame = chart_frame(result["scores"], result["controls"])
@@ -304,24 +305,34 @@ def build_app(service: Service) -> gr.Blocks:
             return metrics_markdown(service.score(summary, document, variant, panel.controls(variant, values), reference, model))
 
         @user_errors
-        def on_compare(document, reference, variant, models, *values):
-            results = service.compare(document, variant, models, panel.controls(variant, values), reference)
+        def on_compare(document, reference, variant, models, guidance, *values):
+            results = service.compare(document, variant, models, panel.controls(variant, values), reference, guidance)
             return gr.update(value=table_frame(results, "model"), visible=True)
 
         @user_errors
-        def on_sweep(document, reference, variant, model, control, *values):
+        def on_sweep(document, reference, variant, model, control, guidance, *values):
             controls = panel.controls(variant, values)
-            results = service.sweep(document, variant, model, control, controls, reference)
+            results = service.sweep(document, variant, model, control, controls, reference, guidance)
             return gr.update(value=table_frame(results, "value"), visible=True)
 
         private = {"api_visibility": "private"}
-        generate_button.click(on_generate, [*inputs, model, *panel.all], [summary, metrics, chart], **private)
+        generate_button.click(on_generate, [*inputs, model, strength, *panel.all], [summary, metrics, chart], **private)
         score_button.click(on_score, [own_summary, *inputs, model, *panel.all], own_metrics, **private)
-        compare_button.click(on_compare, [*inputs, compare_models, *panel.all], compare_table, **private)
-        sweep_button.click(on_sweep, [*inputs, model, sweep_control, *panel.all], sweep_table, **private)
+        compare_button.click(on_compare, [*inputs, compare_models, strength, *panel.all], compare_table, **private)
+        sweep_button.click(on_sweep, [*inputs, model, sweep_control, strength, *panel.all], sweep_table, **private)
+        model.change(user_errors(lambda v, m: service.default_guidance(v, m) if v and m else gr.update()),
+                     [variant, model], strength, api_visibility="private")  # the slider starts at the model's default
         for name, function in api_functions(service).items():
             gr.api(user_errors(function, escape=False), api_name=name)
     return demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT)
+
+
+def strength_slider() -> gr.Slider:
+    """Control strength: γ of classifier-free guidance (variants/guidance.py). 1 is plain generation;
+    higher pushes the summary further the way the controls move it. Set to the model's default when a
+    model is picked; baselines ignore it."""
+    return gr.Slider(1.0, 5.0, value=1.0, step=0.25, label="control strength (γ: 1 = plain generation; "
+                     "higher obeys the controls more, at some cost in fluency)", elem_id="strength")
 
 
 def sweepable(service: Service, variant: str) -> list[str]:
@@ -368,22 +379,26 @@ def wire_ui(service: Service, panel: ControlPanel, variant, model, about_text, e
 def api_functions(service: Service) -> dict[str, Callable]:
     """The named endpoints; their signatures (type hints, docstrings) are the API's documentation."""
     def summarize(document: str, variant: str, model: str = "baseline", controls: str = "{}",
-                  reference: str = "") -> tuple[str, dict]:
-        """Summarize `document` with a model of `variant` under `controls` (a JSON object).
-        Returns the summary and a result object: scores, evidence, notices, controls used, timings."""
-        result = service.summarize(document, variant, model, controls, reference)
+                  reference: str = "", guidance: float | None = None) -> tuple[str, dict]:
+        """Summarize `document` with a model of `variant` under `controls` (a JSON object), at control
+        strength `guidance` (γ from 1, plain generation, to 10; default: the model's).
+        Returns the summary and a result object: scores, evidence, notices, controls used, γ, timings."""
+        result = service.summarize(document, variant, model, controls, reference, guidance)
         return result["summary"], result
 
-    def compare(document: str, variant: str, models: str, controls: str = "{}", reference: str = "") -> list[dict]:
+    def compare(document: str, variant: str, models: str, controls: str = "{}", reference: str = "",
+                guidance: float | None = None) -> list[dict]:
         """The same document and controls through two or more models (comma-separated ids), side by
-        side; an error when the variant serves only one model."""
-        return service.compare(document, variant, [m.strip() for m in models.split(",") if m.strip()], controls, reference)
+        side, at control strength `guidance` (default: each model's own); an error when the variant
+        serves only one model."""
+        return service.compare(document, variant, [m.strip() for m in models.split(",") if m.strip()], controls,
+                               reference, guidance)
 
     def sweep(document: str, variant: str, model: str, control: str, controls: str = "{}",
-              reference: str = "") -> list[dict]:
+              reference: str = "", guidance: float | None = None) -> list[dict]:
         """One model, every value of one control: a choice (e.g. every topic) or a short integer range
-        (e.g. CCS length bins 0-4)."""
-        return service.sweep(document, variant, model, control, controls, reference)
+        (e.g. CCS length bins 0-4), at control strength `guidance`."""
+        return service.sweep(document, variant, model, control, controls, reference, guidance)
 
     def score(summary: str, document: str, variant: str, controls: str = "{}", reference: str = "",
               model: str = "baseline") -> dict:

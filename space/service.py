@@ -37,6 +37,8 @@ from metrics.text import STOPWORDS
 from variants import InputError, Summarizer
 from variants.base import Score, Summary, check_document
 
+from variants.guidance import check_guidance
+
 from .catalog import Catalog, Entry
 
 log = logging.getLogger(__name__)
@@ -81,12 +83,27 @@ def on_torch_thread(function, *args):
 
 
 @on_gpu
-def _generate(summarizer: Summarizer, documents: list[str], controls: list[dict]) -> list[Summary]:
-    return summarizer.summarize(documents, controls)
+def _generate(summarizer: Summarizer, documents: list[str], controls: list[dict],
+              guidance: float | None = None) -> list[Summary]:
+    if guidance is None or getattr(summarizer, "settings", None) is None:
+        return summarizer.summarize(documents, controls)
+    return summarizer.summarize(documents, controls, settings=summarizer.settings.but(guidance=guidance))
 
 
-def generate(summarizer: Summarizer, documents: list[str], controls: list[dict]) -> list[Summary]:
-    return on_torch_thread(_generate, summarizer, documents, controls)
+def generate(summarizer: Summarizer, documents: list[str], controls: list[dict],
+             guidance: float | None = None) -> list[Summary]:
+    """Summaries on the torch thread; ``guidance`` (None: the model's default) is the control strength γ."""
+    return on_torch_thread(_generate, summarizer, documents, controls, guidance)
+
+
+def check_strength(guidance: Any) -> float | None:
+    """The API's ``guidance`` (γ) checked: None (the model's default) or a number from 1 to 10."""
+    if guidance is None or guidance == "":
+        return None
+    try:
+        return check_guidance(float(guidance) if isinstance(guidance, str) else guidance)
+    except ValueError as err:
+        raise InputError(str(err)) from None
 
 
 class Batcher:
@@ -105,11 +122,11 @@ class Batcher:
         self._lock = threading.Lock()
         self._worker: threading.Thread | None = None
 
-    def submit(self, documents: list[str], controls: list[dict]) -> list[Summary]:
+    def submit(self, documents: list[str], controls: list[dict], guidance: float | None = None) -> list[Summary]:
         futures = [Future() for _ in documents]
         with self._lock:
-            for item in zip(documents, controls, futures):
-                self._queue.put(item)
+            for document, control, future in zip(documents, controls, futures):
+                self._queue.put((document, control, future, guidance))
             if self._worker is None:
                 self._worker = threading.Thread(target=self._work, name="batcher", daemon=True)
                 self._worker.start()
@@ -134,16 +151,22 @@ class Batcher:
                     break
             self._run(batch)
 
-    def _run(self, batch: list[tuple[str, dict, Future]]) -> None:
+    def _run(self, batch: list[tuple[str, dict, Future, float | None]]) -> None:
+        # requests at different control strengths are generated apart (γ is a setting of the whole call)
+        strengths = list(dict.fromkeys(item[3] for item in batch))
+        for guidance in strengths:
+            self._run_at([item[:3] for item in batch if item[3] == guidance], guidance)
+
+    def _run_at(self, batch: list[tuple[str, dict, Future]], guidance: float | None) -> None:
         self.batch_sizes.append(len(batch))
         batch = sorted(batch, key=lambda item: len(item[0]))  # similar lengths side by side: less padding
         try:
-            summaries = generate(self.summarizer, [d for d, _, _ in batch], [c for _, c, _ in batch])
+            summaries = generate(self.summarizer, [d for d, _, _ in batch], [c for _, c, _ in batch], guidance)
         except Exception:
             # One bad request must not fail the others: run them one by one, each gets its own error.
             for document, controls, future in batch:
                 try:
-                    future.set_result(generate(self.summarizer, [document], [controls])[0])
+                    future.set_result(generate(self.summarizer, [document], [controls], guidance)[0])
                 except Exception as err:
                     future.set_exception(err)
             return
@@ -394,12 +417,18 @@ class Service:
         """The controls a model accepts (a trained model may narrow its variant's choices)."""
         return self.summarizer(variant, model).controls()
 
+    def default_guidance(self, variant: str, model: str) -> float:
+        """The model's default control strength γ (1 for a baseline: it has nothing to guide)."""
+        settings = getattr(self.summarizer(variant, model), "settings", None)
+        return settings.guidance if settings is not None else 1.0
+
     def summarize(self, document: str, variant: str, model: str, controls: dict | str | None,
-                  reference: str | None = None) -> dict:
-        return self._summarize_many(document, variant, model, [parse_controls(controls)], reference)[0]
+                  reference: str | None = None, guidance: float | None = None) -> dict:
+        """``guidance``: the control strength γ, 1 to 10 (None: the model's default)."""
+        return self._summarize_many(document, variant, model, [parse_controls(controls)], reference, guidance)[0]
 
     def compare(self, document: str, variant: str, models: list[str], controls: dict | str | None,
-                reference: str | None = None) -> list[dict]:
+                reference: str | None = None, guidance: float | None = None) -> list[dict]:
         """The same document and controls through several models of one variant."""
         served = [e.model for e in self.catalog.models(variant, available=True)]
         if len(served) < 2:
@@ -409,10 +438,10 @@ class Service:
         if len(set(models)) < 2:
             raise InputError(f"choose at least two models to compare (got {len(set(models))}); "
                              f"allowed: {', '.join(served)}")
-        return [self.summarize(document, variant, model, controls, reference) for model in models]
+        return [self.summarize(document, variant, model, controls, reference, guidance) for model in models]
 
     def sweep(self, document: str, variant: str, model: str, control: str, controls: dict | str | None,
-              reference: str | None = None) -> list[dict]:
+              reference: str | None = None, guidance: float | None = None) -> list[dict]:
         """One model, every value of one control (every topic; every CCS length bin 0-4), generated
         as one batch: choice controls over their choices, integer controls over their range."""
         values_of = {c.name: sweep_values(c) for c in self.controls(variant, model)}
@@ -424,7 +453,8 @@ class Service:
             raise InputError(f"cannot sweep {control!r} for variant '{variant}'; allowed: {', '.join(schema)}")
         base = parse_controls(controls)
         values = schema[control]
-        results = self._summarize_many(document, variant, model, [{**base, control: v} for v in values], reference)
+        results = self._summarize_many(document, variant, model, [{**base, control: v} for v in values], reference,
+                                       guidance)
         return [{"value": value, **result} for value, result in zip(values, results)]
 
     def score(self, summary: str, document: str, variant: str, controls: dict | str | None,
@@ -451,8 +481,9 @@ class Service:
         return clip_controls(controls, {c.name: c.kind for c in summarizer.controls()})
 
     def _summarize_many(self, document: str, variant: str, model: str, controls: list[dict],
-                        reference: str | None) -> list[dict]:
+                        reference: str | None, guidance: float | None = None) -> list[dict]:
         start = time.perf_counter()
+        guidance = check_strength(guidance)
         batcher = self.cache.get(self.catalog.get(variant, model))
         summarizer = batcher.summarizer
         reference, reference_notices = clip_reference(reference)  # first: a 2 MB reference is cut at once
@@ -461,10 +492,15 @@ class Service:
         bounded = [self._bounded(summarizer, c) for c in controls]
         notices += reference_notices + [n for _, control_notices in bounded for n in control_notices]
         checked = [summarizer.variant.validate(c, summarizer.assets) for c, _ in bounded]  # fail fast, before batching
-        summaries = batcher.submit([document] * len(checked), checked)
+        summaries = batcher.submit([document] * len(checked), checked, guidance)
         seconds = {"generate": (time.perf_counter() - start) / len(checked)}
-        return [self._scored(summarizer, model, s.text, document, c, reference,
-                             notices + s.notices + unfinished_notices(summarizer, s.text), dict(seconds))
+        settings = getattr(summarizer, "settings", None)
+        if guidance not in (None, 1.0) and settings is None:
+            notices.append("control strength applies to trained models; this model-free baseline ignores it")
+        used = {"guidance": guidance if guidance is not None and settings is not None
+                else (settings.guidance if settings is not None else 1.0)}
+        return [{**self._scored(summarizer, model, s.text, document, c, reference,
+                                notices + s.notices + unfinished_notices(summarizer, s.text), dict(seconds)), **used}
                 for s, c in zip(summaries, checked)]
 
     def _scored(self, summarizer: Summarizer, model: str, summary: str, document: str, controls: dict,

@@ -2,7 +2,9 @@
 
     python -m training topic --method tag --train-file F --eval-file F --output-dir DIR [--preset tiny] ...
     python -m training evaluate --model DIR_OR_HUB_ID_OR_baseline --variant topic --data F [--out report.json]
-        (a checkpoint folder's report goes into the folder, where ``python -m hub_cards export`` reads it)
+        (a checkpoint folder's report goes into the folder, where ``python -m hub_cards export`` reads it;
+        ``--guidance G`` generates at control strength G and reports γ = 1 beside it, ``--constraints``
+        enforces length bins and keywords, ``--save-default-guidance`` keeps G as the model's default)
     python -m training build-data topic --out DIR
     python -m training base minilm --out DIR      (a BART checkpoint warm-started from MiniLM; training/base.py)
     python -m training general --preset minilm --output-dir DIR   (the general summarizer; training/general.py)
@@ -109,7 +111,10 @@ def evaluate_main(argv: list[str]) -> None:
 
     from .data import load_examples
     from .evaluate import REPORT_FILE, evaluate, write_report
-    from .sensitivity import effect_summary, evaluate_with_sensitivity
+    from variants.seq2seq import save_default_guidance
+
+    from .guidance import evaluate_guided, with_settings
+    from .sensitivity import effect_summary
 
     parser = argparse.ArgumentParser(prog="python -m training evaluate", description="Evaluate a summarizer on JSONL examples.")
     parser.add_argument("--model", required=True, help="checkpoint folder, Hub id, or 'baseline'")
@@ -125,6 +130,13 @@ def evaluate_main(argv: list[str]) -> None:
     parser.add_argument("--dtype", choices=DTYPES, default=None,
                         help="CPU generation: bf16 autocast (auto: where the CPU has bf16 instructions), an int8 "
                              "copy of the Linear layers, or fp32 (default: the model's generation settings)")
+    parser.add_argument("--guidance", type=float, default=None,
+                        help="control strength γ of classifier-free guidance, 1 (plain generation) to 10 (default: "
+                             "the model's, from its generation config); at γ != 1 the report also holds γ = 1")
+    parser.add_argument("--constraints", action="store_true", default=None,
+                        help="enforce controls that are a number or a list (length bin, keywords) in the decoder")
+    parser.add_argument("--save-default-guidance", action="store_true",
+                        help="after evaluating, keep --guidance as the checkpoint folder's default (generation config)")
     parser.add_argument("--ignore-controls", action="store_true",
                         help="summarize every example with no controls (ablation: what the controls add)")
     parser.add_argument("--no-control-sensitivity", dest="control_sensitivity", action="store_false",
@@ -139,17 +151,27 @@ def evaluate_main(argv: list[str]) -> None:
         summarizer = load_summarizer(a.model, revision=a.revision)
     if a.dtype and hasattr(summarizer, "settings"):
         summarizer.settings = summarizer.settings.but(dtype=a.dtype)
+    local = Path(a.model).is_dir() and (Path(a.model) / RECORD_FILE).is_file()
+    if a.save_default_guidance and (a.guidance is None or not local):
+        parser.error("--save-default-guidance needs --guidance and a local checkpoint folder as --model")
+    try:
+        with_settings(summarizer, a.guidance, a.constraints)
+    except ValueError as err:
+        parser.error(str(err))
     records = load_examples(a.data, summarizer.variant, summarizer.assets, a.max_samples)
     if a.ignore_controls:
         report = evaluate(summarizer, records, a.data, a.batch_size, ignore_controls=True)
     else:
-        report = evaluate_with_sensitivity(summarizer, records, a.data, a.batch_size, a.control_sensitivity)
-    local = Path(a.model).is_dir() and (Path(a.model) / RECORD_FILE).is_file()
+        report = evaluate_guided(summarizer, records, a.data, a.batch_size, a.control_sensitivity)
+    if a.save_default_guidance:
+        save_default_guidance(a.model, a.guidance)
     out = a.out or (Path(a.model) / REPORT_FILE if local and not a.ignore_controls else REPORT_FILE)
     write_report(report, out)
-    print({k: v for k, v in report.items() if k not in ("examples", "control_sensitivity")})
+    print({k: v for k, v in report.items() if k not in ("examples", "control_sensitivity", "at_guidance_1")})
     if "control_sensitivity" in report:
         print(effect_summary(report["control_sensitivity"]))
+    if report.get("at_guidance_1", {}).get("control_sensitivity"):
+        print("at guidance 1 (plain generation):\n" + effect_summary(report["at_guidance_1"]["control_sensitivity"]))
     print(f"report: {out}")
 
 

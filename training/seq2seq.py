@@ -31,6 +31,10 @@ DEFAULT_NUM_BEAMS = 4  # beams at inference unless --generation-num-beams says o
 # grouping``; 1.15x the Trainer's train_runtime over 120 steps, docs/log.md). ``--train-sampling-strategy random``
 # is the Trainer's default back.
 SAMPLING = "group_by_length"
+# Training drops the controls from this share of its examples, so the control-free input that
+# classifier-free guidance contrasts with (variants/guidance.py) is one the model has seen; the share
+# Sanchez et al. and the guidance probe on the topic model (README) trained with.
+DEFAULT_CONTROL_DROPOUT = 0.15
 
 
 @dataclass
@@ -53,6 +57,9 @@ class DataArguments:
     bf16_weights: bool = field(default=False, metadata={
         "help": "forward and backward on a bf16 copy of the model, AdamW on the fp32 weights (training/bf16.py); "
                 "the default on CPUs with AMX, where it is faster than --bf16 (autocast)"})
+    control_dropout: float = field(default=DEFAULT_CONTROL_DROPOUT, metadata={
+        "help": "share of training examples given without their controls (the variant's control-free input), "
+                "so that input is in distribution for classifier-free guidance at generation (0: none)"})
     overwrite_output_dir: bool = field(default=False, metadata={
         "help": "train from step 0 even if OUTPUT_DIR holds checkpoint-N folders (by default training resumes "
                 "from the latest)"})
@@ -68,6 +75,8 @@ class DataArguments:
             raise ValueError(f"--train-file {self.train_file}: no such file")
         if self.max_eval_samples == 0:
             self.max_eval_samples = None  # every evaluation example
+        if not 0.0 <= self.control_dropout < 1.0:
+            raise ValueError(f"--control-dropout must be in [0, 1), got {self.control_dropout}")
 
 
 def cpu_bf16_supported() -> bool:
@@ -132,11 +141,25 @@ def cut_target(labels: list[int], max_length: int) -> list[int]:
     return labels if len(labels) <= max_length else labels[: max_length - 1] + labels[-1:]
 
 
-def features(variant: Variant, records: list[dict], method: str, assets: Any, tokenizer, data: DataArguments) -> list[dict]:
-    """Tokenized training features; the inputs come from ``variant.prepare``, as at inference."""
+def dropped_controls(n: int, share: float, seed: int) -> list[bool]:
+    """Which of ``n`` examples lose their controls: each independently with probability ``share``,
+    from its own seeded generator (the same examples for the same seed, whatever else draws numbers)."""
+    if share <= 0:
+        return [False] * n
+    generator = torch.Generator().manual_seed(seed)
+    return (torch.rand(n, generator=generator) < share).tolist()
+
+
+def features(variant: Variant, records: list[dict], method: str, assets: Any, tokenizer, data: DataArguments,
+             control_dropout: float = 0.0, seed: int = 0) -> list[dict]:
+    """Tokenized training features; the inputs come from ``variant.prepare``, as at inference, or for a
+    ``control_dropout`` share of them from ``variant.unconditional`` (the same document, no controls)."""
     out = []
-    for record in records:
-        prepared = variant.prepare(record["document"], record["controls"], method, assets)
+    for record, dropped in zip(records, dropped_controls(len(records), control_dropout, seed)):
+        if dropped:
+            prepared = variant.unconditional(record["document"], method, assets)
+        else:
+            prepared = variant.prepare(record["document"], record["controls"], method, assets)
         item = tokenizer(prepared.text, text_target=record["target"], truncation=True,
                          max_length=data.max_source_length)
         item["labels"] = cut_target(item["labels"], data.max_target_length)
@@ -189,7 +212,7 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
     args.remove_unused_columns = False
     trainer = (Bf16WeightsTrainer if data.bf16_weights else Seq2SeqTrainer)(
         model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
-        train_dataset=features(variant, train_records, method, assets, tokenizer, data),
+        train_dataset=features(variant, train_records, method, assets, tokenizer, data, data.control_dropout, args.seed),
         eval_dataset=features(variant, eval_records, method, assets, tokenizer, data) or None,
     )
     # BART's and T5's forward take **kwargs, so the Trainer would hand them `num_items_in_batch` and skip
@@ -217,6 +240,7 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
                                 "gradient_accumulation_steps": args.gradient_accumulation_steps, "num_train_epochs": args.num_train_epochs,
                                 "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16,
                                 "bf16_weights": data.bf16_weights, "train_sampling_strategy": args.train_sampling_strategy,
+                                "control_dropout": data.control_dropout,
                                 "optim": str(args.optim.value if hasattr(args.optim, "value") else args.optim)},
             "train_loss": result.training_loss, "loss_history": history, "base_weights": base_weights(data.base_model),
             "hardware": training_hardware(),

@@ -247,6 +247,19 @@ class Variant:
         (:mod:`training.sensitivity`). ``controls`` are validated. Default: ``lead`` unchanged."""
         return lead
 
+    def unconditional(self, document: str, method: str, assets: Any = None) -> Prepared:
+        """The same document with the controls removed: the input classifier-free guidance contrasts the
+        controlled one with (:mod:`variants.guidance`), and the one control dropout trains on
+        (``--control-dropout``), so it is in distribution. Its ``extra`` has the keys ``prepare``'s has,
+        so both batch together. Default: ``prepare`` with no controls."""
+        return self.prepare(document, {}, method, assets)
+
+    def constraints(self, controls: dict) -> Any:
+        """The hard constraints of the decoder for these (validated) controls, a
+        :class:`variants.constraints.HardConstraints`, for controls that are a number or a list (a
+        length bin, keywords); ``None``: none. Used when the generation settings ask for them."""
+        return None
+
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
         """Words or phrases of ``summary`` that show the controls at work (topic terms, keywords,
         entity mentions), so the Space can highlight them. ``controls`` are validated. Default: none."""

@@ -23,14 +23,17 @@ from typing import Any
 
 import torch
 from tokenizers import AddedToken
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, LogitsProcessorList, StoppingCriteriaList
 
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
 
-from .base import Prepared, Summarizer, Summary, Variant, by_length, check_document
+from .base import Prepared, Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
+from .constraints import HardConstraints, constraint_kwargs
+from .guidance import EncoderDecoderGuidance, check_guidance
 
 
 DTYPES = ("auto", "bfloat16", "float32", "int8")
+GUIDANCE_FIELD = "control_guidance"  # generation_config.json (and steersum.json): the model's default γ
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,12 @@ class GenerationSettings:
     ``int8``: an int8 copy of the model's Linear layers (:func:`int8_copy`): faster on a CPU without
     AMX, at a measured cost in quality (``benchmarks/RESULTS.md``), so never the default. On a GPU
     the weights' own dtype rules (:func:`load_seq2seq` loads bf16 there).
+
+    ``guidance``: the control strength γ of classifier-free guidance (:mod:`variants.guidance`), 1 for
+    plain generation (exactly today's outputs), up to 10; a checkpoint's default is its generation
+    config's ``control_guidance`` (:func:`save_default_guidance`). ``constraints``: enforce the
+    controls that are a number or a list (a length bin, keywords) in the decoder
+    (:mod:`variants.constraints`), for variants that declare them.
     """
 
     num_beams: int = 4
@@ -51,8 +60,13 @@ class GenerationSettings:
     early_stopping: bool = True
     batch_size: int = 8
     dtype: str = "float32"
+    guidance: float = 1.0
+    constraints: bool = False
 
     def __post_init__(self):
+        object.__setattr__(self, "guidance", check_guidance(self.guidance))
+        if not isinstance(self.constraints, bool):
+            raise ValueError(f"generation constraints must be true or false, got {self.constraints!r}")
         if self.dtype not in DTYPES:
             raise ValueError(f"generation dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         for name in ("num_beams", "max_new_tokens", "batch_size"):
@@ -63,7 +77,9 @@ class GenerationSettings:
     def from_record(cls, record: dict, **overrides: Any) -> "GenerationSettings":
         """A checkpoint's settings: the beams and target length it was trained and evaluated with."""
         given = {"max_new_tokens": int(record.get("max_target_length", cls.max_new_tokens)),
-                 "num_beams": int(record.get("num_beams", cls.num_beams))}
+                 "num_beams": int(record.get("num_beams", cls.num_beams)),
+                 "guidance": record.get(GUIDANCE_FIELD, cls.guidance),
+                 "constraints": bool(record.get("constraints", cls.constraints))}
         return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
 
     def but(self, **changes: Any) -> "GenerationSettings":
@@ -178,7 +194,7 @@ class Seq2SeqSummarizer(Summarizer):
         self.variant, self.name, self.method = variant, name, method
         self.model, self.tokenizer, self.assets, self.record = model, tokenizer, assets, record
         self.max_source_length = int(record.get("max_source_length", 1024))
-        self.settings = GenerationSettings.from_record(record)
+        self.settings = GenerationSettings.from_record({**record, GUIDANCE_FIELD: default_guidance(model, record)})
 
     @property
     def generation(self) -> dict:
@@ -193,18 +209,98 @@ class Seq2SeqSummarizer(Summarizer):
         if len(documents) != len(controls):
             raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
         settings = (settings or self.settings).but(batch_size=batch_size)
-        prepared = [self.variant.prepare(check_document(d), self.variant.validate(c, self.assets), self.method, self.assets)
-                    for d, c in zip(documents, controls)]
+        documents = [check_document(d) for d in documents]
+        checked = [self.variant.validate(c, self.assets) for c in controls]
+        prepared = [self.variant.prepare(d, c, self.method, self.assets) for d, c in zip(documents, checked)]
         ids, truncated = tokenize(self.tokenizer, prepared, self.max_source_length)
+        steering = Steering(self, settings, documents, checked, prepared)
         summaries: list[Summary | None] = [None] * len(prepared)
         for rows in by_length([len(x) for x in ids], settings.batch_size):
             batch = pad(self.tokenizer, [ids[i] for i in rows], [prepared[i] for i in rows])
             batch = {k: v.to(self.model.device) for k, v in batch.items()}
+            model = settings.model(self.model)
             with settings.autocast(self.model.device):
-                output = settings.model(self.model).generate(**batch, **{**settings.generate_kwargs(), **generation})
+                output = model.generate(**batch, **steering.generate_kwargs(model, rows, generation))
             for i, text in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True)):
                 summaries[i] = decoded(text, prepared[i], truncated[i], self.max_source_length)
         return summaries
+
+
+class Steering:
+    """What a batch's ``generate`` call is given besides its inputs: the settings' keyword arguments,
+    the guidance processor over the examples' control-free inputs (when γ ≠ 1 and some input differs
+    from its control-free one) and the hard constraints (when the settings ask and the variant has
+    some), for the rows of a batch."""
+
+    def __init__(self, summarizer, settings: GenerationSettings, documents: list[str], controls: list[dict],
+                 prepared: list[Prepared]):
+        self.summarizer, self.settings, self.documents = summarizer, settings, documents
+        variant, method, assets = summarizer.variant, summarizer.method, summarizer.assets
+        self.unconditional = self.unconditional_ids = None
+        self.differs = [False] * len(documents)
+        if settings.guidance != 1:
+            self.unconditional = [variant.unconditional(d, method, assets) for d in documents]
+            self.unconditional_ids, _ = tokenize(summarizer.tokenizer, self.unconditional, summarizer.max_source_length)
+            self.differs = [u.text != p.text or u.extra != p.extra for u, p in zip(self.unconditional, prepared)]
+        self.constraints = [variant.constraints(c) or HardConstraints() for c in controls] \
+            if settings.constraints else None
+
+    def unconditional_batch(self, rows: list[int], device) -> dict[str, torch.Tensor] | None:
+        """The control-free inputs of ``rows``, padded; ``None`` without guidance or when no row's
+        differs from its controlled input (guidance would then change nothing)."""
+        if self.unconditional is None or not any(self.differs[i] for i in rows):
+            return None
+        batch = pad(self.summarizer.tokenizer, [self.unconditional_ids[i] for i in rows],
+                    [self.unconditional[i] for i in rows])
+        return {k: v.to(device) for k, v in batch.items()}
+
+    def generate_kwargs(self, model, rows: list[int], generation: dict, encoder_outputs: Any = None,
+                        attention_mask: torch.Tensor | None = None) -> dict:
+        """``generate`` keyword arguments for ``rows``. A caller that has the control-free encoder
+        outputs already (a persona model's article states) gives them, with their ``attention_mask``."""
+        kwargs = {**self.settings.generate_kwargs(), **generation}
+        processors = list(kwargs.pop("logits_processor", None) or [])
+        stopping = list(kwargs.pop("stopping_criteria", None) or [])
+        inputs = self.unconditional_batch(rows, model.device) if encoder_outputs is None else None
+        if inputs is not None or (encoder_outputs is not None and any(self.differs[i] for i in rows)):
+            processors.append(EncoderDecoderGuidance(model, self.settings.guidance, inputs,
+                                                     encoder_outputs=encoder_outputs, attention_mask=attention_mask))
+        if self.constraints is not None:
+            extra = constraint_kwargs(self.summarizer.tokenizer, [self.constraints[i] for i in rows],
+                                      [self.documents[i] for i in rows], kwargs["max_new_tokens"])
+            processors += extra.get("logits_processor", [])
+            stopping += extra.get("stopping_criteria", [])
+            kwargs["max_new_tokens"] = extra.get("max_new_tokens", kwargs["max_new_tokens"])
+        if processors:
+            kwargs["logits_processor"] = LogitsProcessorList(processors)
+        if stopping:
+            kwargs["stopping_criteria"] = StoppingCriteriaList(stopping)
+        return kwargs
+
+
+def default_guidance(model, record: dict) -> float:
+    """A checkpoint's default control strength: its generation config's ``control_guidance``, else its
+    record's, else 1 (plain generation)."""
+    value = getattr(getattr(model, "generation_config", None), GUIDANCE_FIELD, None)
+    return check_guidance(value if value is not None else record.get(GUIDANCE_FIELD, 1.0))
+
+
+def save_default_guidance(path: str | Path, guidance: float) -> None:
+    """Make ``guidance`` a checkpoint folder's default control strength: written to its
+    ``generation_config.json`` (where ``from_pretrained`` users and the Space read it) and its record."""
+    from transformers import GenerationConfig
+
+    guidance, path = check_guidance(guidance), Path(path)
+    record = read_record(path)
+    try:
+        config = GenerationConfig.from_pretrained(path)
+    except OSError:  # no generation_config.json yet (a model saved without one)
+        config = GenerationConfig()
+    setattr(config, GUIDANCE_FIELD, guidance)
+    # a config marked as derived from the model config is rebuilt from it on loading, which drops the field
+    config._from_model_config = False
+    config.save_pretrained(path)
+    write_record(path, {**record, GUIDANCE_FIELD: guidance})
 
 
 def add_control_tokens(tokenizer, model, tokens: list[str]) -> None:

@@ -11,6 +11,8 @@ from transformers.models.bart.modeling_bart import BartEncoder
 
 from .configuration_topic_bart import TopicBartConfig
 
+NO_TOPIC = -1  # a topic id that adds no embedding: the document without a topic (guidance, control dropout)
+
 
 class TopicBartEncoder(BartEncoder):
     """A BART encoder whose input embedding is ``WE(x_i) + PE(i) + TE(topic)`` (paper eq. 4)."""
@@ -37,8 +39,10 @@ class TopicBartEncoder(BartEncoder):
                 inputs_embeds = self.embed_tokens(input_ids)  # (B, T, d), already scaled like BART's
             if topic_ids.dim() != 1 or topic_ids.shape[0] != inputs_embeds.shape[0]:
                 raise ValueError(f"topic_ids must have shape ({inputs_embeds.shape[0]},), got {tuple(topic_ids.shape)}")
-            # BART adds PE inside the encoder; adding TE here gives WE + TE + PE.
-            inputs_embeds = inputs_embeds + self.topic_embeddings(topic_ids)[:, None, :]  # (B, 1, d) broadcast over T
+            # BART adds PE inside the encoder; adding TE here gives WE + TE + PE. NO_TOPIC adds nothing.
+            given = topic_ids.ne(NO_TOPIC)
+            topic = self.topic_embeddings(topic_ids.clamp_min(0)) * given[:, None].to(inputs_embeds.dtype)
+            inputs_embeds = inputs_embeds + topic[:, None, :]  # (B, 1, d) broadcast over T
             input_ids = None
         return super().forward(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds, **kwargs)
 
@@ -62,7 +66,8 @@ class TopicBartModel(BartModel):
 
 class TopicBartForConditionalGeneration(BartForConditionalGeneration):
     """``BartForConditionalGeneration`` that takes ``topic_ids`` (shape ``(batch,)``) in ``forward`` and
-    ``generate``. Loading a plain BART checkpoint reports only ``topic_embeddings`` as new weights.
+    ``generate``; the id ``NO_TOPIC`` (-1) gives a row no topic. Loading a plain BART checkpoint reports
+    only ``topic_embeddings`` as new weights.
 
     >>> out = model.generate(**tokenizer(["..."], return_tensors="pt"), topic_ids=torch.tensor([2]))
     """

@@ -279,6 +279,18 @@ class CCSVariant(Variant):
         """The hard prompt as a self-contained processor (:mod:`models.ccs.processing_ccs`)."""
         return CCSProcessor(summarizer.tokenizer, processor_settings(summarizer))
 
+    def constraints(self, controls: dict):
+        """The length bin as word bounds (bin b: 50b+1 to 50(b+1) words; bin 0 from 1 word; the last bin
+        open above) and the keywords, for the decoder to enforce (:mod:`variants.constraints`)."""
+        from ..constraints import HardConstraints
+
+        low = high = None
+        if controls.get("length") is not None:
+            b = controls["length"]
+            low = max(1, b * BIN_WIDTH + 1)
+            high = None if b == N_LENGTH_BINS - 1 else (b + 1) * BIN_WIDTH
+        return HardConstraints(low, high, tuple(controls.get("keywords") or ()))
+
     def baseline(self) -> Summarizer:
         return CCSBaseline(self)
 

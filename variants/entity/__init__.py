@@ -256,6 +256,20 @@ class EntityVariant(Variant):
         length = summarizer.assets.guidance_length(summarizer.method)
         return GSumProcessor(summarizer.tokenizer, processor_settings(summarizer, max_guidance_length=length))
 
+    def unconditional(self, document: str, method: str, assets: EntityAssets | None = None) -> Prepared:
+        """The neutral input: the document with an empty guidance (the tokenizer's ids of ``""``,
+        begin and end of sequence only, padded as any guidance), for both methods. GSum always reads a
+        guidance; an empty one names no entity and picks no sentence, where the name or the entity's
+        sentences would; Lead-3 as guidance would instead steer towards the lead."""
+        self.check_method(method)
+        if assets is None or assets.tokenizer is None:
+            raise ValueError("the entity variant's neutral input tokenizes an empty guidance: give EntityAssets "
+                             "with the model's tokenizer")
+        tokenizer = assets.tokenizer
+        ids = tokenizer("", truncation=False)["input_ids"]
+        padded = GuidanceIds(ids + [tokenizer.pad_token_id] * (assets.guidance_length(method) - len(ids)), "")
+        return Prepared(document, {"guidance_input_ids": padded})
+
     def baseline(self) -> Summarizer:
         return Lead3Entity(self, EntityAssets())
 

@@ -171,14 +171,17 @@ class PersonaSummarizer(Summarizer):
             return self.base.summarize(documents, controls, batch_size=batch_size, settings=settings, **generation)
         from transformers.modeling_outputs import BaseModelOutput
 
-        from ..seq2seq import decoded, encode
+        from ..seq2seq import Steering, decoded, encode
 
         if len(documents) != len(controls):
             raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
-        prepared = [self.variant.prepare(check_document(d), self.variant.validate(c, self.assets), self.method, self.assets)
-                    for d, c in zip(documents, controls)]
+        documents = [check_document(d) for d in documents]
+        checked = [self.variant.validate(c, self.assets) for c in controls]
+        prepared = [self.variant.prepare(d, c, self.method, self.assets) for d, c in zip(documents, checked)]
         order = sorted(range(len(prepared)), key=lambda i: (prepared[i].text, i))  # a document's readers together
         settings = (settings or self.settings).but(batch_size=batch_size)
+        # guidance contrasts each reader with no reader: the article's own states, without the user block
+        steering = Steering(self.base, settings, documents, checked, prepared)
         out: list[Summary | None] = [None] * len(prepared)
         for start in range(0, len(order), settings.batch_size):
             rows = order[start:start + settings.batch_size]
@@ -190,9 +193,11 @@ class PersonaSummarizer(Summarizer):
             model = settings.model(self.model)
             with settings.autocast(self.model.device):
                 states = model.get_encoder()(**batch).last_hidden_state  # (articles, S, d): once per article
+                mask = batch["attention_mask"][which]
                 output = model.generate(encoder_outputs=BaseModelOutput(last_hidden_state=states[which]),
-                                        attention_mask=batch["attention_mask"][which], history_ids=history,
-                                        **{**settings.generate_kwargs(), **generation})
+                                        attention_mask=mask, history_ids=history,
+                                        **steering.generate_kwargs(model, rows, generation, encoder_outputs=states[which],
+                                                                   attention_mask=mask))
             for i, text, at in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True), which.tolist()):
                 out[i] = decoded(text, prepared[i], truncated[at], self.base.max_source_length)
         return out

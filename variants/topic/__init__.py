@@ -299,6 +299,15 @@ class TopicVariant(Variant):
         settings = processor_settings(summarizer, top_n=assets.top_n, embedding_topics=list(assets.embedding_topics))
         return TopicProcessor(summarizer.tokenizer, settings, files)
 
+    def unconditional(self, document: str, method: str, assets: TopicAssets | None = None) -> Prepared:
+        """The document as is: no topic prepended, no word tagged; for ``emb`` the topic id
+        :data:`models.topic_bart.NO_TOPIC`, which adds no topic embedding (the plain BART input)."""
+        if self.check_method(method) == "emb":
+            from models.topic_bart.modeling_topic_bart import NO_TOPIC
+
+            return Prepared(document, {"topic_ids": NO_TOPIC})
+        return Prepared(document)
+
     def baseline(self) -> Summarizer:
         return TopicBaseline(self, default_assets())
 

@@ -1,0 +1,101 @@
+"""Hard constraints of the decoder (variants/constraints.py) on tiny random models: the word count lands
+in the asked bounds, a keyword's tokens gain probability until it is written, and CCS's controls map
+to the bins of its metric."""
+import math
+
+import pytest
+import torch
+from transformers import BartForConditionalGeneration, T5ForConditionalGeneration
+
+from metrics.ccs import length_bin
+from variants import get_variant
+from variants.constraints import (HardConstraints, KeywordBiasLogitsProcessor, constraint_kwargs, missing,
+                                  token_budget, tokens_per_word)
+from variants.presets import tiny_bart_config, tiny_t5_config, tiny_t5_tokenizer, tiny_tokenizer
+from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer
+
+DOCS = ["Shares in the bank rose after it said profits grew. Investors welcomed the news from London.",
+        "The film won an award at the festival. Its director thanked the cast and the city of Cannes."]
+
+
+@pytest.fixture(scope="module")
+def bart():
+    tokenizer = tiny_tokenizer()
+    torch.manual_seed(0)
+    return BartForConditionalGeneration(tiny_bart_config(tokenizer, init_std=0.3)).eval(), tokenizer
+
+
+@pytest.mark.parametrize("beams", [1, 3])
+@pytest.mark.parametrize("bounds", [(6, 9), (12, 14), (1, 3)])
+def test_the_word_count_lands_in_the_bounds(bart, beams, bounds):
+    model, tokenizer = bart
+    constraints = [HardConstraints(*bounds), HardConstraints(*bounds)]
+    inputs = tokenizer(DOCS, return_tensors="pt", padding=True)
+    kwargs = constraint_kwargs(tokenizer, constraints, DOCS, max_new_tokens=8)
+    output = model.generate(**inputs, num_beams=beams, **kwargs)
+    counts = [len(t.split()) for t in tokenizer.batch_decode(output, skip_special_tokens=True)]
+    assert all(bounds[0] <= c <= bounds[1] for c in counts), counts
+    unconstrained = model.generate(**inputs, num_beams=beams, max_new_tokens=kwargs["max_new_tokens"])
+    free = [len(t.split()) for t in tokenizer.batch_decode(unconstrained, skip_special_tokens=True)]
+    assert free != counts or all(bounds[0] <= c <= bounds[1] for c in free)  # nothing to change only if already in
+
+
+def test_a_missing_keyword_gains_probability_and_loses_the_bias_once_written(bart):
+    model, tokenizer = bart
+    processor = KeywordBiasLogitsProcessor(tokenizer, [HardConstraints(keywords=("profits",))], bias=4.0)
+    first = tokenizer(" profits", add_special_tokens=False)["input_ids"][0]
+    scores = torch.zeros(1, len(tokenizer))
+    before = torch.tensor([[2, 0] + tokenizer(" Shares rose", add_special_tokens=False)["input_ids"]])
+    biased = processor(before, scores.clone()).softmax(-1)
+    assert biased[0, first] > 40 * scores.softmax(-1)[0, first]  # e^4 ≈ 55 times the odds, a little less after normalizing
+    after = torch.tensor([[2, 0] + tokenizer(" profits rose", add_special_tokens=False)["input_ids"]])
+    assert torch.equal(processor(after, scores.clone()), scores)
+
+
+def test_keywords_are_written_and_keep_the_end_of_sequence_waiting(bart):
+    model, tokenizer = bart
+    constraints = [HardConstraints(keywords=("profits",)), HardConstraints(keywords=("director", "Cannes"))]
+    inputs = tokenizer(DOCS, return_tensors="pt", padding=True)
+    plain = tokenizer.batch_decode(model.generate(**inputs, max_new_tokens=24), skip_special_tokens=True)
+    output = model.generate(**inputs, **constraint_kwargs(tokenizer, constraints, DOCS, max_new_tokens=24))
+    texts = tokenizer.batch_decode(output, skip_special_tokens=True)
+    assert [missing(t, c.keywords) for t, c in zip(plain, constraints)] != [[], []]
+    assert [missing(t, c.keywords) for t, c in zip(texts, constraints)] == [[], []]
+
+
+def test_token_budget_and_tokens_per_word_by_hand(bart):
+    _, tokenizer = bart
+    rate = tokens_per_word(tokenizer, ["profits grew"])
+    assert rate == len(tokenizer("profits grew", add_special_tokens=False)["input_ids"]) / 2
+    # max 100 words at 1.5 tokens a word with 1.3 slack: ceil(195) + 4 = 199; default 128 is lower
+    assert token_budget([HardConstraints(51, 100)], 1.5, 128) == 199
+    assert token_budget([HardConstraints(1, 50)], 1.5, 128) == 128
+    # open-ended (last bin): its lower bound plus the default's worth of words
+    assert token_budget([HardConstraints(201, None)], 1.0, 100) == math.ceil((201 + 100) * 1.3) + 4
+    with pytest.raises(ValueError, match="min_words 9 exceeds max_words 3"):
+        HardConstraints(9, 3)
+
+
+def test_ccs_bins_become_the_metrics_word_bounds():
+    ccs = get_variant("ccs")
+    for b in range(5):
+        c = ccs.constraints({"length": b, "keywords": ["bank"]})
+        assert c.keywords == ("bank",)
+        assert length_bin(" ".join(["w"] * c.min_words)) == b
+        if c.max_words is not None:
+            assert length_bin(" ".join(["w"] * c.max_words)) == b
+            assert length_bin(" ".join(["w"] * (c.max_words + 1))) == b + 1
+    assert ccs.constraints({"length": 4}).max_words is None and ccs.constraints({}).empty
+
+
+def test_a_ccs_summarizer_obeys_the_bin_with_constraints_on():
+    tokenizer = tiny_t5_tokenizer()
+    torch.manual_seed(0)
+    model = T5ForConditionalGeneration(tiny_t5_config(tokenizer, initializer_factor=3.0)).eval()
+    summarizer = Seq2SeqSummarizer(get_variant("ccs"), "tiny", "prompt", model, tokenizer, None,
+                                   {"max_target_length": 16, "num_beams": 2})
+    controls = [{"length": 1, "keywords": ["bank"]}, {"length": 0, "keywords": ["festival"]}]
+    settings = GenerationSettings(num_beams=2, max_new_tokens=16, constraints=True)
+    summaries = summarizer.summarize(DOCS, controls, settings=settings)
+    assert [length_bin(s.text) for s in summaries] == [1, 0]
+    assert [missing(s.text, tuple(c["keywords"])) for s, c in zip(summaries, controls)] == [[], []]

@@ -1,0 +1,317 @@
+"""Classifier-free guidance (variants/guidance.py) on every neural variant's tiny random model: γ = 1 is
+today's generation token for token; the guided distribution is l_u + γ (l_c − l_u) by hand; the cached
+unconditional pass follows beam search's reordering (equal to recomputing it from the whole prefix);
+the default γ lives in the generation config; guidance reads no judge."""
+import functools
+
+import pytest
+import torch
+from transformers import BartForConditionalGeneration, LogitsProcessorList, T5ForConditionalGeneration
+
+import variants.seq2seq
+from models import GSumConfig, GSumForConditionalGeneration, PersonaBartConfig, PersonaBartForConditionalGeneration
+from models import TDSumConfig, TDSumForConditionalGeneration
+from models.topic_bart import TopicBartConfig, TopicBartForConditionalGeneration
+from models.topic_bart.modeling_topic_bart import NO_TOPIC
+from variants import get_variant
+from variants.guidance import EncoderDecoderGuidance, check_guidance, parent_rows
+from variants.presets import tiny_bart_config, tiny_t5_config, tiny_t5_tokenizer, tiny_tokenizer
+from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer, encode, save_default_guidance
+
+DOCS = ["Shares in the bank rose after it said profits grew. Investors welcomed the news from London.",
+        "The film won an award at the festival. Its director thanked the cast and the city of Cannes."]
+RECORD = {"max_target_length": 10, "num_beams": 1, "max_source_length": 64}
+
+
+def bart(tokenizer, config_class=None, **overrides):
+    torch.manual_seed(0)
+    config = tiny_bart_config(tokenizer, **({"config_class": config_class} if config_class else {}),
+                              init_std=0.3, **overrides)
+    model_class = {None: BartForConditionalGeneration, TopicBartConfig: TopicBartForConditionalGeneration,
+                   TDSumConfig: TDSumForConditionalGeneration, GSumConfig: GSumForConditionalGeneration,
+                   PersonaBartConfig: PersonaBartForConditionalGeneration}[config_class]
+    return model_class(config).eval()
+
+
+def topic_case(method):
+    from metrics.stas import TopicSpace
+    from variants.seq2seq import add_control_tokens
+    from variants.topic import SPECIAL_TOKENS, TopicAssets
+
+    tokenizer, space = tiny_tokenizer(), TopicSpace.default()
+    if method == "emb":
+        model = bart(tokenizer, TopicBartConfig, topics=list(space.topics), topic_init_std=1.0)
+        assets = TopicAssets(space, embedding_topics=list(space.topics))
+    else:
+        model = bart(tokenizer)
+        add_control_tokens(tokenizer, model, SPECIAL_TOKENS)
+        assets = TopicAssets(space)
+    return model, tokenizer, assets, [{"topic": "business"}, {"topic": "entertainment"}]
+
+
+def tdsum_case(method):
+    from variants.tdsum import TDSumAssets, fit_vectorizer
+
+    tokenizer = tiny_tokenizer()
+    settings = {"tdsum": dict(tfidf_attention=True, tfidf_attention_init_std=0.5),
+                "rwgen": dict(tfidf_attention=False, rwgen_lambda=0.3)}[method]
+    model = bart(tokenizer, TDSumConfig, **settings)
+    assets = TDSumAssets(fit_vectorizer(DOCS, 1), tokenizer, 64, method, settings)
+    return model, tokenizer, assets, [{"boost": ["investors"]}, {"boost": ["director"], "suppress": ["film"]}]
+
+
+def entity_case(method):
+    from variants.entity import EntityAssets
+
+    tokenizer = tiny_tokenizer()
+    return (bart(tokenizer, GSumConfig), tokenizer, EntityAssets(tokenizer, 16),
+            [{"entity": "London"}, {"entity": "Cannes"}])
+
+
+def ccs_case(method):
+    tokenizer = tiny_t5_tokenizer()
+    torch.manual_seed(0)
+    model = T5ForConditionalGeneration(tiny_t5_config(tokenizer, initializer_factor=3.0)).eval()
+    return model, tokenizer, None, [{"length": 0, "keywords": ["bank"], "readability": "high"},
+                                    {"focus": "empirical", "readability": "normal"}]
+
+
+def persona_case(method):
+    from variants.persona import PersonaAssets, PersonaSummarizer
+
+    tokenizer = tiny_tokenizer()
+    model = bart(tokenizer, PersonaBartConfig, max_history=4, max_title_tokens=12, user_init_std=1.0)
+    assets = PersonaAssets({}, tokenizer=tokenizer, max_history=4, max_title_tokens=12, prefix_titles=4)
+    controls = [{"history": ["Bank profits rise", "Markets in London"]}, {"history": ["Cannes film festival"]}]
+    return model, tokenizer, assets, controls, PersonaSummarizer
+
+
+CASES = [("topic", "prepend-tag", topic_case), ("topic", "emb", topic_case), ("tdsum", "tdsum", tdsum_case),
+         ("tdsum", "rwgen", tdsum_case), ("entity", "sentences", entity_case), ("ccs", "prompt", ccs_case),
+         ("persona", "history-prefix", persona_case), ("persona", "user-embedding", persona_case)]
+
+
+def summarizer_of(variant_id, method, build):
+    model, tokenizer, assets, controls, *wrap = build(method)
+    summarizer = Seq2SeqSummarizer(get_variant(variant_id), "tiny", method, model, tokenizer, assets,
+                                   {**RECORD, "variant": variant_id, "method": method})
+    return (wrap[0](summarizer) if wrap else summarizer), controls
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[f"{v}-{m}" for v, m, _ in CASES])
+def case(request):
+    return summarizer_of(*request.param)
+
+
+def ids_of(summarizer, controls, settings):
+    """The token ids each summary decodes from, via the summarizer's own decoding (its output text
+    tokenized back would lose special tokens, so compare texts and scores instead)."""
+    return [s.text for s in summarizer.summarize(DOCS, controls, settings=settings)]
+
+
+@pytest.mark.parametrize("beams", [1, 3])
+def test_guidance_1_is_todays_generation_token_for_token(case, beams):
+    summarizer, controls = case
+    settings = GenerationSettings(num_beams=beams, max_new_tokens=10, guidance=1.0)
+    got = summarizer.summarize(DOCS, controls, settings=settings)
+    # today's path: prepare → encode → model.generate with the settings' keywords, nothing else
+    base = getattr(summarizer, "base", summarizer)
+    if summarizer.method == "user-embedding":  # its own path encodes the article once; compare to generate
+        prepared = [summarizer.variant.prepare(d, summarizer.variant.validate(c, summarizer.assets), "user-embedding",
+                                               summarizer.assets) for d, c in zip(DOCS, controls)]
+        batch, _ = encode(summarizer.tokenizer, prepared, 64)
+        output = summarizer.model.generate(**batch, **settings.generate_kwargs())
+    else:
+        prepared = [base.variant.prepare(d, base.variant.validate(c, base.assets), base.method, base.assets)
+                    for d, c in zip(DOCS, controls)]
+        batch, _ = encode(base.tokenizer, prepared, 64)
+        output = base.model.generate(**batch, **settings.generate_kwargs())
+    assert [s.text for s in got] == [t.strip() for t in base.tokenizer.batch_decode(output, skip_special_tokens=True)]
+
+
+@pytest.mark.parametrize("beams", [1, 3])
+def test_the_cached_unconditional_pass_follows_the_beams(case, beams, monkeypatch):
+    """γ = 4: the unconditional cache, reordered as beam search reorders its own, gives exactly the
+    summaries of recomputing the unconditional pass from the whole prefix at every step."""
+    summarizer, controls = case
+    settings = GenerationSettings(num_beams=beams, max_new_tokens=10, guidance=4.0)
+    cached = ids_of(summarizer, controls, settings)
+    monkeypatch.setattr(variants.seq2seq, "EncoderDecoderGuidance",
+                        functools.partial(EncoderDecoderGuidance, use_cache=False))
+    assert ids_of(summarizer, controls, settings) == cached
+
+
+def test_guidance_changes_what_some_model_writes():
+    """On the tiny random models γ = 4 changes at least one summary of most variants (a model that
+    ignores its input entirely could not change, so this is a floor, not every case)."""
+    changed = 0
+    for variant_id, method, build in CASES:
+        summarizer, controls = summarizer_of(variant_id, method, build)
+        plain = ids_of(summarizer, controls, GenerationSettings(num_beams=1, max_new_tokens=10))
+        changed += plain != ids_of(summarizer, controls, GenerationSettings(num_beams=1, max_new_tokens=10, guidance=4.0))
+    assert changed >= len(CASES) // 2
+
+
+def test_the_guided_scores_are_the_mixture_by_hand():
+    tokenizer = tiny_tokenizer()
+    model = bart(tokenizer)
+    conditional = tokenizer(["business [TOPIC] " + d for d in DOCS], return_tensors="pt", padding=True)
+    unconditional = tokenizer(DOCS, return_tensors="pt", padding=True)
+    prefix = torch.tensor([[2, 0, 100, 7], [2, 0, 55, 9]])  # decoder tokens so far
+    with torch.no_grad():
+        l_c = model(**conditional, decoder_input_ids=prefix).logits[:, -1].log_softmax(-1)
+        l_u = model(**unconditional, decoder_input_ids=prefix).logits[:, -1].log_softmax(-1)
+        every = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=None)
+        guided = every(prefix, l_c.clone())
+        top = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(prefix, l_c.clone())
+    expected = (l_u + 2.5 * (l_c - l_u)).log_softmax(-1)  # renormalized: p ∝ p_u^(1-γ) p_c^γ
+    torch.testing.assert_close(guided, expected, atol=1e-5, rtol=1e-5)
+    assert torch.exp(guided).sum(-1).sub(1).abs().max() < 1e-5
+    # 50 candidates: the same mixture over the conditional's 50 most likely tokens, renormalized there
+    candidates = l_c.topk(50, dim=-1).indices
+    kept = torch.full_like(expected, -float("inf")).scatter(1, candidates, expected.gather(1, candidates))
+    torch.testing.assert_close(top, kept.log_softmax(-1), atol=1e-5, rtol=1e-5)
+    # a token another processor ruled out stays ruled out
+    l_c[:, 5] = -float("inf")
+    assert torch.isneginf(EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False)(prefix, l_c)[:, 5]).all()
+
+
+def test_an_unconditional_input_equal_to_the_conditional_one_changes_nothing_with_beams():
+    tokenizer = tiny_tokenizer()
+    model = bart(tokenizer)
+    inputs = tokenizer(DOCS, return_tensors="pt", padding=True)
+    kwargs = dict(max_new_tokens=12, num_beams=3)
+    plain = model.generate(**inputs, **kwargs)
+    same = model.generate(**inputs, **kwargs,
+                          logits_processor=LogitsProcessorList([EncoderDecoderGuidance(model, 3.0, dict(inputs))]))
+    assert torch.equal(plain, same)
+
+
+def test_parent_rows_by_hand():
+    previous = torch.tensor([[2, 5], [2, 6], [2, 7], [2, 8]])  # 2 examples x 2 beams
+    current = torch.tensor([[2, 6, 1], [2, 6, 3], [2, 8, 4], [2, 7, 0]])
+    assert parent_rows(current, previous, 2).tolist() == [1, 1, 3, 2]
+    assert parent_rows(torch.tensor([[2, 9, 1], [2, 6, 3], [2, 8, 4], [2, 7, 0]]), previous, 2) is None
+
+
+@pytest.mark.parametrize("bad", [0.5, 0, -1, 11, float("nan"), "2", True, None])
+def test_guidance_outside_1_to_10_is_refused_naming_the_range(bad):
+    with pytest.raises(ValueError, match=r"from 1 \(plain generation\) to 10, got"):
+        GenerationSettings(guidance=bad)
+    assert check_guidance(1) == 1.0 and GenerationSettings(guidance=2).guidance == 2.0
+
+
+def test_the_default_guidance_is_kept_in_the_generation_config(tmp_path):
+    from variants.base import write_record
+
+    tokenizer = tiny_tokenizer()
+    model = bart(tokenizer)
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    write_record(tmp_path, {"variant": "topic", "method": "prepend", "max_target_length": 8})
+    save_default_guidance(tmp_path, 1.5)
+    assert '"control_guidance": 1.5' in (tmp_path / "generation_config.json").read_text()
+    from variants.seq2seq import load_seq2seq
+
+    model, tokenizer = load_seq2seq(tmp_path)
+    summarizer = Seq2SeqSummarizer(get_variant("topic"), "t", "prepend", model, tokenizer, None,
+                                   {"max_target_length": 8})
+    assert summarizer.settings.guidance == 1.5
+    with pytest.raises(ValueError, match="got 0.2"):
+        save_default_guidance(tmp_path, 0.2)
+
+
+def test_the_neutral_inputs():
+    from variants.entity import EntityAssets
+
+    topic, entity = get_variant("topic"), get_variant("entity")
+    assert topic.unconditional(DOCS[0], "prepend-tag").text == DOCS[0]
+    assert topic.unconditional(DOCS[0], "emb").extra == {"topic_ids": NO_TOPIC}
+    tokenizer = tiny_tokenizer()
+    neutral = entity.unconditional(DOCS[0], "sentences", EntityAssets(tokenizer, 8))
+    assert list(neutral.extra["guidance_input_ids"]) == [0, 2] + [tokenizer.pad_token_id] * 6  # <s></s>, padding
+    # NO_TOPIC adds no embedding: the encoder output of plain BART's input
+    model = bart(tokenizer, TopicBartConfig, topics=["a", "b", "c"], topic_init_std=1.0)
+    ids = tokenizer(DOCS[:1], return_tensors="pt").input_ids
+    with torch.no_grad():
+        none = model.get_encoder()(input_ids=ids, topic_ids=torch.tensor([NO_TOPIC])).last_hidden_state
+        plain = model.get_encoder()(input_ids=ids).last_hidden_state
+        some = model.get_encoder()(input_ids=ids, topic_ids=torch.tensor([1])).last_hidden_state
+    assert torch.equal(none, plain) and not torch.allclose(some, plain)
+
+
+def test_guidance_reads_no_judge(monkeypatch):
+    """Guard: neither the focus judge nor the topic space that scores STAS is read while generating."""
+    import inspect
+
+    import metrics.focus
+    import metrics.stas
+    import variants.constraints
+    import variants.guidance
+
+    for module in (variants.guidance, variants.constraints):
+        source = inspect.getsource(module)
+        assert "metrics.focus" not in source and "metrics.stas" not in source and "TopicSpace" not in source
+
+    def judge(*_, **__):
+        raise AssertionError("a judge was read while generating")
+
+    summarizer, controls = summarizer_of("ccs", "prompt", ccs_case)
+    monkeypatch.setattr(metrics.focus, "default_focus_classifier", judge)
+    monkeypatch.setattr(metrics.stas.TopicSpace, "affinities", judge)
+    monkeypatch.setattr(metrics.stas.TopicSpace, "stas", judge)
+    summarizer.summarize(DOCS, controls, settings=GenerationSettings(num_beams=2, max_new_tokens=8, guidance=3.0,
+                                                                     constraints=True))
+    topic, controls = summarizer_of("topic", "prepend", topic_case)
+    topic.summarize(DOCS, controls, settings=GenerationSettings(num_beams=2, max_new_tokens=8, guidance=3.0))
+
+
+def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_default(tiny_topic_checkpoint, tmp_path,
+                                                                                  capsys):
+    import json
+    import shutil
+
+    from training.__main__ import main as training
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_topic_checkpoint, model)
+    data = tmp_path / "test.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").test_examples(3)))
+    out = tmp_path / "report.json"
+    training(["evaluate", "--model", str(model), "--data", str(data), "--out", str(out), "--guidance", "2",
+              "--batch-size", "3", "--save-default-guidance"])
+    report = json.loads(out.read_text())
+    assert report["generation"]["guidance"] == 2.0
+    assert set(report["at_guidance_1"]) == {"metrics", "control_sensitivity"}
+    assert "at guidance 1 (plain generation)" in capsys.readouterr().out
+    assert json.loads((model / "generation_config.json").read_text())["control_guidance"] == 2.0
+    from variants import load_summarizer
+
+    assert load_summarizer(model).settings.guidance == 2.0
+    with pytest.raises(SystemExit):
+        training(["evaluate", "--model", "baseline", "--variant", "topic", "--data", str(data), "--guidance", "2"])
+    assert "model-free: guidance and constraints apply to models only" in capsys.readouterr().err
+
+
+def test_the_cards_effect_table_shows_gamma_1_beside_the_models_default():
+    from hub_cards.card import environment
+
+    def effect(given, shuffled, low=None):
+        return {"given": given, "shuffled": shuffled, "difference": given - shuffled, "ci_low": low,
+                "ci_high": None if low is None else low + 0.2, "n": 40}
+
+    sensitivity = {"effect": {"stas": effect(0.9, 0.5, 0.3), "length_pcc": effect(0.6, 0.1)},
+                   "shuffled": {"controls_changed": 4, "n_examples": 4},
+                   "lead_k": {"budget_words": 30, "metrics": {"stas": 0.6}}}
+    plain = {"effect": {"stas": effect(0.8, 0.6, 0.1)}}
+    template = environment().get_template("control_effect.md")
+    report = {"n_examples": 4, "control_sensitivity": sensitivity}
+    text = template.render(report=report)
+    assert "| stas | 0.9000 | 0.5000 | 0.6000 | – | +0.4000 | [+0.3000, +0.5000] | – |\n| length_pcc |" in text
+    assert "γ" not in text  # a report at γ = 1: the table as it was
+    text = template.render(report={**report, "generation": {"guidance": 2.0},
+                                    "at_guidance_1": {"control_sensitivity": plain}})
+    assert "control strength γ = 2 (classifier-free guidance" in text
+    assert ("| vs pasted | effect at γ = 1 | 95% interval |\n|---|---|---|---|---|---|---|---|---|---|" in text)
+    assert "| stas | 0.9000 | 0.5000 | 0.6000 | – | +0.4000 | [+0.3000, +0.5000] | – | +0.2000 | [+0.1000, +0.3000] |\n" in text
+    assert "| length_pcc | 0.6000 | 0.1000 | – | – | +0.5000 | corpus metric: no interval | – | — | — |\n" in text

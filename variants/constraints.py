@@ -1,0 +1,217 @@
+"""Hard constraints of the decoder, for controls that are a number or a list (CCSBench's length bin
+and keywords): what a weakly trained model does not obey, the decoder enforces.
+
+* Length: the summary's word count (whitespace words, as :func:`metrics.ccs.length_bins` counts them)
+  lands in the bin. :class:`WordBoundsLogitsProcessor` rules out the end of sequence until the text
+  has the bin's fewest words, and once it has the most, rules out every token that would start
+  another word (the text can still end its last word and its sentence). The token budget comes from
+  a measured tokens-per-word of the source (:func:`token_budget`), so the decoder has room for the
+  words asked; :class:`WordLimitStoppingCriteria` stops a row once it has ended its last word at the
+  limit, so rows wait for nothing.
+* Keywords: :class:`KeywordBiasLogitsProcessor` adds a bias to the tokens that begin a keyword, and
+  to the next token of a keyword already begun, until the keyword is in the text; the end of
+  sequence waits for missing keywords unless the word limit is reached. The keyword comes where the
+  model finds it likely, inside its sentence, not appended (a bias, not a forced token).
+
+Each row has its own constraints (a batch mixes length bins): rows are the batch's examples, each
+repeated for its beams, as ``generate`` expands them.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import torch
+from transformers import LogitsProcessor, StoppingCriteria
+
+KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
+WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class HardConstraints:
+    """What one example's output must satisfy: a word count in ``[min_words, max_words]`` (``None``:
+    unbounded) and every keyword present."""
+
+    min_words: int | None = None
+    max_words: int | None = None
+    keywords: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.min_words is not None and self.max_words is not None and self.min_words > self.max_words:
+            raise ValueError(f"min_words {self.min_words} exceeds max_words {self.max_words}")
+
+    @property
+    def empty(self) -> bool:
+        return self.min_words is None and self.max_words is None and not self.keywords
+
+
+def tokens_per_word(tokenizer, texts: list[str]) -> float:
+    """Tokens per whitespace word of ``texts`` under ``tokenizer``: the measured rate that turns a
+    word bound into a token budget (about 1.3 for BART's BPE on news, more on scientific text)."""
+    words = sum(len(t.split()) for t in texts)
+    tokens = sum(len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"])
+    return tokens / words if words else 1.0
+
+
+def token_budget(constraints: list[HardConstraints], rate: float, default: int, slack: float = 1.3) -> int:
+    """``max_new_tokens`` for a batch: room for the most words any row may need at ``rate`` tokens per
+    word, with ``slack`` for punctuation and rare words; never below ``default``. A row without an
+    upper bound needs its lower bound plus one more default's worth."""
+    need = [c.max_words if c.max_words is not None else (c.min_words or 0) + default / max(rate, 1e-6)
+            for c in constraints if c.max_words is not None or c.min_words is not None]
+    return max([default] + [math.ceil(words * rate * slack) + 4 for words in need])
+
+
+def word_starts(tokenizer) -> torch.Tensor:
+    """Which vocabulary tokens begin a new whitespace word: BPE's ``Ġ`` and SentencePiece's ``▁``
+    marks (and any token that decodes with a leading space)."""
+    tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    return torch.tensor([bool(t) and (t[0] in "Ġ▁ " or t.startswith("Ċ")) for t in tokens])
+
+
+def per_row(values: list, rows: int) -> list:
+    """The examples' values repeated for their beams (``rows`` = examples x beams)."""
+    if rows % len(values):
+        raise ValueError(f"{len(values)} examples' constraints for {rows} decoded rows")
+    times = rows // len(values)
+    return [v for v in values for _ in range(times)]
+
+
+class _DecodedRows:
+    """The generated text of each row, decoded once per step and shared by the constraints."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer, self.ids, self.texts = tokenizer, None, []
+
+    def __call__(self, input_ids: torch.Tensor) -> list[str]:
+        if self.ids is None or self.ids.shape != input_ids.shape or not torch.equal(self.ids, input_ids):
+            self.texts = self.tokenizer.batch_decode(input_ids, skip_special_tokens=True)
+            self.ids = input_ids.clone()
+        return self.texts
+
+
+class WordBoundsLogitsProcessor(LogitsProcessor):
+    """Per row: no end of sequence before ``min_words`` words, and when the tokens left in the budget
+    (``max_new_tokens``) are barely enough for the words missing, only tokens that start a word; no
+    token that starts a word once the text has ``max_words`` words; and, when the row asks for
+    keywords, no end before they are in, unless the limit is reached. A rule that would leave a row
+    no token at all (another processor forcing the end) gives way."""
+
+    def __init__(self, tokenizer, constraints: list[HardConstraints], max_new_tokens: int,
+                 decoded: _DecodedRows | None = None):
+        self.constraints, self.eos, self.max_new_tokens = constraints, tokenizer.eos_token_id, max_new_tokens
+        self.decoded = decoded or _DecodedRows(tokenizer)
+        self.starts = word_starts(tokenizer)
+        self.start_length: int | None = None
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        rows = per_row(self.constraints, input_ids.shape[0])
+        if self.start_length is None:
+            self.start_length = input_ids.shape[1]
+        left = self.max_new_tokens - (input_ids.shape[1] - self.start_length)  # tokens still to come, this one included
+        width = min(len(self.starts), scores.shape[-1])
+        starts = torch.zeros(scores.shape[-1], dtype=torch.bool, device=scores.device)
+        starts[:width] = self.starts[:width].to(scores.device)
+        out = scores.clone()
+        for i, (text, c) in enumerate(zip(self.decoded(input_ids), rows)):
+            count = len(text.split())
+            banned = torch.zeros_like(starts)
+            if c.max_words is not None and count >= c.max_words:
+                banned |= starts
+            else:
+                if (c.min_words is not None and count < c.min_words) or missing(text, c.keywords):
+                    banned[self.eos] = True
+                if c.min_words is not None and left <= c.min_words - count + 1:
+                    banned |= ~starts
+            row = out[i].masked_fill(banned, -math.inf)
+            if bool(torch.isfinite(row).any()):
+                out[i] = row
+        return out
+
+
+def missing(text: str, keywords: tuple[str, ...]) -> list[str]:
+    """The keywords whose words do not occur in a row in ``text`` (lower-cased word tokens)."""
+    found = " " + " ".join(WORD.findall(text.lower())) + " "
+    return [k for k in keywords if f" {' '.join(WORD.findall(k.lower()))} " not in found]
+
+
+class KeywordBiasLogitsProcessor(LogitsProcessor):
+    """Per row, until a keyword is in the text: ``bias`` added to each token that begins it (written
+    with and without a leading space, lower-case and capitalized), and to the next token of a spelling
+    the text has just begun. Unlike transformers' ``SequenceBiasLogitsProcessor``, whose bias stays
+    for the whole generation and so makes the model repeat the keyword, the bias ends once the keyword
+    is there."""
+
+    def __init__(self, tokenizer, constraints: list[HardConstraints], bias: float = KEYWORD_BIAS,
+                 decoded: _DecodedRows | None = None, max_new_tokens: int | None = None):
+        self.constraints, self.bias, self.max_new_tokens = constraints, bias, max_new_tokens
+        self.start_length: int | None = None
+        self.decoded = decoded or _DecodedRows(tokenizer)
+        self.spellings: dict[str, list[list[int]]] = {}
+        for keyword in {k for c in constraints for k in c.keywords}:
+            forms = {keyword, keyword.lower(), keyword[:1].upper() + keyword[1:]}
+            ids = tokenizer([f" {f}" for f in forms] + list(forms), add_special_tokens=False)["input_ids"]
+            self.spellings[keyword] = [s for s in {tuple(x) for x in ids} if s]
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        rows = per_row(self.constraints, input_ids.shape[0])
+        if self.start_length is None:
+            self.start_length = input_ids.shape[1]
+        left = math.inf if self.max_new_tokens is None else self.max_new_tokens - (input_ids.shape[1] - self.start_length)
+        out = scores.clone()
+        for i, (text, c) in enumerate(zip(self.decoded(input_ids), rows)):
+            tail, wanted = input_ids[i].tolist(), missing(text, c.keywords)
+            boosted, fits = set(), set()  # fits: tokens that still leave room for every missing keyword
+            room = sum(min(len(s) for s in self.spellings[k]) for k in wanted)  # tokens the keywords need at least
+            for keyword in wanted:
+                for spelling in self.spellings[keyword]:
+                    boosted.add(spelling[0])
+                    if len(spelling) + room - min(len(s) for s in self.spellings[keyword]) < left:
+                        fits.add(spelling[0])
+                    for done in range(1, len(spelling)):  # the spelling's first `done` tokens end the text
+                        if tail[-done:] == list(spelling[:done]):
+                            boosted.add(spelling[done])
+                            fits.add(spelling[done])
+            if boosted:
+                out[i, sorted(boosted)] += self.bias
+            # The last resort: when the budget (one token kept for the end of sequence), or the words left
+            # under the length limit, have just room for the missing keywords, only their tokens may come (constrained decoding), so a keyword the
+            # bias did not bring is still written; never so far that the row is left no token at all.
+            words_left = math.inf if c.max_words is None else c.max_words - len(text.split())
+            if wanted and (left <= room + 1 or words_left <= sum(len(k.split()) for k in wanted)) and fits:
+                row = torch.full_like(out[i], -math.inf)
+                row[sorted(fits)] = out[i, sorted(fits)]
+                if bool(torch.isfinite(row).any()):
+                    out[i] = row
+        return out
+
+
+class WordLimitStoppingCriteria(StoppingCriteria):
+    """A row is done once its text has ``max_words`` words and its last token ended a sentence (the
+    logits processor already keeps it from starting another word)."""
+
+    def __init__(self, tokenizer, constraints: list[HardConstraints], decoded: _DecodedRows | None = None):
+        self.constraints, self.decoded = constraints, decoded or _DecodedRows(tokenizer)
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor, **kwargs) -> torch.BoolTensor:
+        rows = per_row(self.constraints, input_ids.shape[0])
+        done = [c.max_words is not None and len(text.split()) >= c.max_words and text.rstrip().endswith((".", "!", "?"))
+                for text, c in zip(self.decoded(input_ids), rows)]
+        return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+def constraint_kwargs(tokenizer, constraints: list[HardConstraints], sources: list[str], max_new_tokens: int) -> dict:
+    """``generate`` keyword arguments enforcing ``constraints`` (one per example; all empty: none):
+    the processors, the stopping criterion and the token budget."""
+    if all(c.empty for c in constraints):
+        return {}
+    decoded = _DecodedRows(tokenizer)
+    budget = token_budget(constraints, tokens_per_word(tokenizer, sources), max_new_tokens)
+    processors = [WordBoundsLogitsProcessor(tokenizer, constraints, budget, decoded)]
+    if any(c.keywords for c in constraints):
+        processors.insert(0, KeywordBiasLogitsProcessor(tokenizer, constraints, decoded=decoded, max_new_tokens=budget))
+    return {"logits_processor": processors,
+            "stopping_criteria": [WordLimitStoppingCriteria(tokenizer, constraints, decoded)],
+            "max_new_tokens": budget}
