@@ -307,6 +307,14 @@ class TDSumVariant(Variant):
         scores, notices = assets.token_scores([check_document(document)], [controls])
         return Prepared(document, {"tfidf": scores[0]}, notices[0])
 
+    def unconditional(self, document: str, method: str, assets: TDSumAssets | None = None) -> Prepared:
+        """The neutral input: the document with its own TF-IDF scores, nothing boosted or suppressed
+        (``prepare`` with no controls). The model always reads scores; the user's control is the change
+        to them, so guidance strengthens exactly that change. All-zero scores would instead contrast
+        with the scores themselves, an input no TDSum model was trained on. Without boosts or
+        suppressions the two inputs are equal and guidance changes nothing."""
+        return self.prepare(document, {}, method, assets)
+
     def keywords(self, document: str, controls: dict, assets: TDSumAssets | None = None):
         """The words a summary should contain: the boosted ones, else the document's top TF-IDF terms
         (suppressed words left out); with their TF-IDF weights and notices about the controls."""
