@@ -284,6 +284,14 @@ class TDSumVariant(Variant):
         saved = {"terms": terms, "idf": [float(x) for x in vectorizer.idf_], "min_df": vectorizer.min_df}
         return TDSumProcessor(summarizer.tokenizer, processor_settings(summarizer), {VECTORIZER_FILE: saved})
 
+    def unconditional(self, document: str, method: str, assets: TDSumAssets | None = None) -> Prepared:
+        """The neutral input: the document with its own TF-IDF scores, nothing boosted or suppressed
+        (``prepare`` with no controls). The model always reads scores; the user's control is the change
+        to them, so guidance strengthens exactly that change. All-zero scores would instead contrast
+        with the scores themselves, an input no TDSum model was trained on. Without boosts or
+        suppressions the two inputs are equal and guidance changes nothing."""
+        return self.prepare(document, {}, method, assets)
+
     def keywords(self, document: str, controls: dict, assets: TDSumAssets | None = None):
         """The words a summary should contain: the boosted ones, else the document's top TF-IDF terms
         (suppressed words left out); with their TF-IDF weights and notices about the controls."""
