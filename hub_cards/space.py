@@ -24,7 +24,7 @@ from metrics.text import NLTK_RESOURCES
 from .card import LICENSE_FILE, environment, is_hub_id
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("space", "variants", "models", "metrics")
+PACKAGES = ("space", "variants", "models", "metrics", "store")
 CATALOG = Path("space") / "catalog.json"  # where the Space looks for its catalog (space.catalog.DEFAULT_CATALOG)
 NLTK_DIR = "nltk_data"
 LEFT_OUT = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")

@@ -29,18 +29,17 @@ def repo_name(model_name: str) -> str:
     return f"steersum-{model_name}"
 
 
-def publish_zoo(root: str | Path, org: str, private: bool = False, token: str | None = None, api=None,
-                hardware: str | None = None) -> dict:
+def publish_zoo(root: str | Path, org: str, models: list[tuple[str, str]], private: bool = False,
+                token: str | None = None, api=None, hardware: str | None = None) -> dict:
     """Export and push every finished model of the zoo in ``root`` under ``org``, then the Space; return
     ``{"models": {repo: revision}, "space": url, "catalog": [...]}``. A zoo without its general summarizer
-    or a variant model's evaluation (``eval_report.json``: the model is finished) is refused before any push."""
-    from training.zoo import MODELS
-
+    or a variant model's evaluation (``eval_report.json``: the model is finished) is refused before any push.
+    ``models``: the zoo's ``(folder name, variant)`` pairs, in publishing order (``training.zoo.MODELS``)."""
     root = Path(root)
     general = root / "general"
     if not (general / "steersum.json").is_file():
         raise ExportError(f"{general}: no general summarizer; run python -m training zoo first")
-    missing = [m.name for m in MODELS if not (root / m.name / "eval_report.json").is_file()]
+    missing = [name for name, _ in models if not (root / name / "eval_report.json").is_file()]
     if missing:
         raise ExportError(f"{root}: unfinished model(s) {', '.join(missing)} (no eval_report.json); "
                           "run python -m training zoo first")
@@ -50,14 +49,14 @@ def publish_zoo(root: str | Path, org: str, private: bool = False, token: str | 
         general_repo = f"{org}/{GENERAL_NAME}"
         general_export = export_checkpoint(general, Path(tmp) / "general", repo_id=general_repo)
         published[general_repo] = push_commit(general_export, general_repo, private=private, load=False, api=api).oid
-        for model in MODELS:
-            repo_id = f"{org}/{repo_name(model.name)}"
-            checkpoint = root / model.name
+        for name, variant in models:
+            repo_id = f"{org}/{repo_name(name)}"
+            checkpoint = root / name
             # every model names the general summarizer's repo as its base (the adapter must: it runs on it)
-            folder = export_checkpoint(checkpoint, Path(tmp) / model.name, repo_id=repo_id,
+            folder = export_checkpoint(checkpoint, Path(tmp) / name, repo_id=repo_id,
                                        base_model=str(general_export))
             published[repo_id] = push_commit(folder, repo_id, private=private, load=False, api=api).oid
-            catalog.append({"repo": repo_id, "revision": published[repo_id], "variant": model.variant})
+            catalog.append({"repo": repo_id, "revision": published[repo_id], "variant": variant})
         catalog_file = Path(tmp) / "catalog.json"
         catalog_file.write_text(json.dumps({"models": catalog}, indent=2) + "\n", encoding="utf-8")
         space = package_space(Path(tmp) / "space", catalog=catalog_file, hardware=hardware)

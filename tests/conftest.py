@@ -22,6 +22,17 @@ FULL_DATA = ROOT.parent / "shared" / "data"
 # Builders called without --data-dir read this mirror, in CI and in a plain clone alike.
 os.environ["STEERSUM_DATA"] = str(FIXTURES)
 
+# Under pytest-xdist (pytest.ini runs one worker per core): each worker converts MiniLM into a cache of its
+# own, never two into one folder at once, and computes on one thread, so the workers do not oversubscribe
+# the cores (one torch job per core).
+WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if WORKER:
+    os.environ.setdefault("STEERSUM_CACHE", str(Path.home() / ".cache" / f"steersum-{WORKER}"))
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    import torch
+
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:

@@ -157,6 +157,14 @@ def test_the_processor_gives_the_inputs_load_summarizer_gives(zoo, from_cache, v
             if variant != "ccs":  # ccs also notes keywords absent from the document (stemmed, with NLTK)
                 summary = decoded("", prepared, cut, summarizer.max_source_length)  # as the summarizer notes
                 assert processor.notices == [summary.notices], (variant, given)
+        # the control-free input classifier-free guidance contrasts with: the same as the variant's
+        unconditional = summarizer.variant.unconditional(document, summarizer.method, summarizer.assets)
+        ids, _ = tokenize(summarizer.tokenizer, [unconditional], summarizer.max_source_length)
+        expected = pad(summarizer.tokenizer, ids, [unconditional])
+        got = processor(document, return_tensors="pt", unconditional=True)
+        assert set(got) == set(expected), variant
+        for key in expected:
+            assert torch.equal(got[key], expected[key].to(got[key].dtype)), (variant, "unconditional", key)
 
 
 def test_processors_refuse_bad_controls_by_name(zoo):
@@ -197,6 +205,8 @@ def test_the_copied_part_of_every_processor_is_identical_and_matches_steersum():
     for module in (processing_tdsum, processing_topic_bart):  # the word pattern is SteerSum's
         assert (module.WORD.pattern, module.WORD.flags) == (text.WORD.pattern, text.WORD.flags)
     assert processing_gsum.STOPWORDS == text.STOPWORDS
+    from models.topic_bart.modeling_topic_bart import NO_TOPIC
+    assert processing_topic_bart.NO_TOPIC == NO_TOPIC
     assert [processing_ccs.length_bin_words(b) for b in range(5)] == [length_bin_words(b) for b in range(5)]
     for name in ("Barack Obama", "Martin Luther King Jr.", "Bank of England", "Renault", "BBC One", "Manchester United",
                  "Ludwig van Beethoven", "H. G. Wells"):
@@ -378,7 +388,7 @@ def test_zoo_push_to_hub_publishes_the_base_the_five_models_and_a_pinned_space(f
     with pytest.raises(SystemExit, match="^error: no Hugging Face token"):  # checked before anything trains
         training_main(["zoo", "--out", str(finished_zoo), "--push-to-hub", "org"])
     trained = []
-    monkeypatch.setattr(training.zoo, "run_zoo", lambda root, only, budget: trained.append(root) or {"models": {}})
+    monkeypatch.setattr(training.zoo, "run_zoo", lambda root, only, budget, index=None: trained.append(root) or {"models": {}})
     training_main(["zoo", "--out", str(finished_zoo), "--push-to-hub", "org", "--hub-token", "hf_test"])
     [api] = FakeHub.instances
     assert trained == [finished_zoo] and api.token == "hf_test"

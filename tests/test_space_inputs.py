@@ -94,15 +94,16 @@ def test_persona_baseline_without_minilm_falls_back_to_word_overlap_with_a_notic
 
 
 def test_minilm_never_builds_the_persona_references():
-    """The references come from hidden topic preferences: the reference builder imports neither the
-    baseline's encoder nor the baseline itself, so the baseline is not scored against its own rule."""
+    """The references come from the readers' own interest model (variants.persona.reader_model): the
+    reference builder imports neither the baseline's encoder (variants.persona.interests) nor the
+    baseline, so the baseline is not scored against its own rule."""
     from pathlib import Path
 
     import variants.persona.data as data
 
     source = Path(data.__file__).read_text(encoding="utf-8").lower()
     assert not any(word in source for word in ("minilm", "sentence_transformers", "persona.interests",
-                                                "import interest", "history_similarity"))
+                                                "from .interests import", "history_similarity"))
 
 
 # --- notices for inputs that change nothing, and for cut summaries --------------------------------

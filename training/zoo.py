@@ -361,7 +361,8 @@ def main(argv: list[str]) -> None:
         from hub_cards.zoo import publish_zoo
 
         try:
-            published = publish_zoo(Path(a.out), a.push_to_hub, private=a.private, api=api)
+            published = publish_zoo(Path(a.out), a.push_to_hub, [(m.name, m.variant) for m in MODELS],
+                                    private=a.private, api=api)
         except ValueError as err:  # ExportError, PushError: the zoo is trained, the message says what to do
             raise SystemExit(f"error: {err} (the models are in {a.out}; publish them with python -m training zoo "
                              f"--out {a.out} --push-to-hub {a.push_to_hub}, which trains nothing more)") from None

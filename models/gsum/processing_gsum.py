@@ -303,7 +303,14 @@ class SteerSumProcessor(ProcessorMixin):
         """The model's source text, its extra inputs and notices, for one document and checked controls."""
         raise NotImplementedError
 
-    def __call__(self, documents, controls=None, return_tensors=None, **_):
+    def unconditional(self, document: str) -> tuple[str, dict, list[str]]:
+        """The same document with the controls removed: what classifier-free guidance contrasts the
+        controlled input with, and what control dropout trained on. Default: :meth:`prepare` with none."""
+        return self.prepare(document, {})
+
+    def __call__(self, documents, controls=None, return_tensors=None, unconditional=False, **_):
+        """Model inputs for ``documents`` under ``controls`` (one dict for all, or one per document); with
+        ``unconditional=True`` the control-free inputs instead (``controls`` are then ignored)."""
         documents = [documents] if isinstance(documents, str) else list(documents)
         if controls is None or isinstance(controls, dict):
             controls = [controls] * len(documents)
@@ -313,7 +320,8 @@ class SteerSumProcessor(ProcessorMixin):
         for document, given in zip(documents, controls):
             if not isinstance(document, str) or not document.strip():
                 raise ValueError("document is empty: give the text to summarize")
-            prepared.append(self.prepare(document.strip(), self.check(given)))
+            prepared.append(self.unconditional(document.strip()) if unconditional
+                            else self.prepare(document.strip(), self.check(given)))
         ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
         batch = self.tokenizer.pad({"input_ids": [cut(x, self.max_source_length) for x in ids]},
                                    return_tensors=return_tensors)
@@ -361,6 +369,13 @@ class SteerSumProcessor(ProcessorMixin):
 
 class GSumProcessor(SteerSumProcessor):
     """``processor(document, {"entity": "Angela Merkel"})``: ``input_ids`` and ``guidance_input_ids``."""
+
+    def unconditional(self, document: str) -> tuple[str, dict, list[str]]:
+        """The document with an empty guidance (begin and end of sequence only, padded as any guidance):
+        it names no entity and picks no sentence."""
+        length = self.settings.get("max_guidance_length") or GUIDANCE_LENGTH[self.settings["method"]]
+        ids = self.tokenizer("", truncation=False)["input_ids"]
+        return document, {"guidance_input_ids": ids + [self.tokenizer.pad_token_id] * (length - len(ids))}, []
 
     def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
         text, extra, notices, _ = gsum_input(document, controls.get("entity"), self.settings["method"], self.tokenizer,

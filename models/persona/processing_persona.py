@@ -167,7 +167,14 @@ class SteerSumProcessor(ProcessorMixin):
         """The model's source text, its extra inputs and notices, for one document and checked controls."""
         raise NotImplementedError
 
-    def __call__(self, documents, controls=None, return_tensors=None, **_):
+    def unconditional(self, document: str) -> tuple[str, dict, list[str]]:
+        """The same document with the controls removed: what classifier-free guidance contrasts the
+        controlled input with, and what control dropout trained on. Default: :meth:`prepare` with none."""
+        return self.prepare(document, {})
+
+    def __call__(self, documents, controls=None, return_tensors=None, unconditional=False, **_):
+        """Model inputs for ``documents`` under ``controls`` (one dict for all, or one per document); with
+        ``unconditional=True`` the control-free inputs instead (``controls`` are then ignored)."""
         documents = [documents] if isinstance(documents, str) else list(documents)
         if controls is None or isinstance(controls, dict):
             controls = [controls] * len(documents)
@@ -177,7 +184,8 @@ class SteerSumProcessor(ProcessorMixin):
         for document, given in zip(documents, controls):
             if not isinstance(document, str) or not document.strip():
                 raise ValueError("document is empty: give the text to summarize")
-            prepared.append(self.prepare(document.strip(), self.check(given)))
+            prepared.append(self.unconditional(document.strip()) if unconditional
+                            else self.prepare(document.strip(), self.check(given)))
         ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
         batch = self.tokenizer.pad({"input_ids": [cut(x, self.max_source_length) for x in ids]},
                                    return_tensors=return_tensors)

@@ -41,6 +41,8 @@ logger = logging.getLogger(__name__)
 
 TAG, TOPIC = "[TAG]", "[TOPIC]"
 SPACE_FILE, VECTORS_FILE, LEMMAS_FILE = "topic_space.json", "topic_space.npz", "topic_lemmas.json"
+# The topic id that adds no embedding, as models.topic_bart.modeling_topic_bart.NO_TOPIC (a test checks).
+NO_TOPIC = -1
 CLITICS = frozenset({"s", "re", "ve", "ll", "d", "m"})  # "bank's" is "bank"; "don't" is no term
 # A word: letters/digits with an optional inner apostrophe (SteerSum's metrics.text.WORD).
 WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?", re.IGNORECASE)
@@ -242,7 +244,14 @@ class SteerSumProcessor(ProcessorMixin):
         """The model's source text, its extra inputs and notices, for one document and checked controls."""
         raise NotImplementedError
 
-    def __call__(self, documents, controls=None, return_tensors=None, **_):
+    def unconditional(self, document: str) -> tuple[str, dict, list[str]]:
+        """The same document with the controls removed: what classifier-free guidance contrasts the
+        controlled input with, and what control dropout trained on. Default: :meth:`prepare` with none."""
+        return self.prepare(document, {})
+
+    def __call__(self, documents, controls=None, return_tensors=None, unconditional=False, **_):
+        """Model inputs for ``documents`` under ``controls`` (one dict for all, or one per document); with
+        ``unconditional=True`` the control-free inputs instead (``controls`` are then ignored)."""
         documents = [documents] if isinstance(documents, str) else list(documents)
         if controls is None or isinstance(controls, dict):
             controls = [controls] * len(documents)
@@ -252,7 +261,8 @@ class SteerSumProcessor(ProcessorMixin):
         for document, given in zip(documents, controls):
             if not isinstance(document, str) or not document.strip():
                 raise ValueError("document is empty: give the text to summarize")
-            prepared.append(self.prepare(document.strip(), self.check(given)))
+            prepared.append(self.unconditional(document.strip()) if unconditional
+                            else self.prepare(document.strip(), self.check(given)))
         ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
         batch = self.tokenizer.pad({"input_ids": [cut(x, self.max_source_length) for x in ids]},
                                    return_tensors=return_tensors)
@@ -334,6 +344,11 @@ class TopicProcessor(SteerSumProcessor):
             terms = representative_terms(weights, self.terms, int(self.settings.get("top_n", 100)))
             self.taggers[key] = Tagger(frozenset(terms), self.term)
         return self.taggers[key], notices
+
+    def unconditional(self, document: str) -> tuple[str, dict, list[str]]:
+        """The document as is: no topic prepended, no word tagged; for ``emb`` the topic id that adds no
+        embedding (``models.topic_bart.modeling_topic_bart.NO_TOPIC``)."""
+        return (document, {"topic_ids": NO_TOPIC}, []) if self.settings["method"] == "emb" else (document, {}, [])
 
     def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
         topic, method = controls["topic"], self.settings["method"]
