@@ -40,18 +40,16 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
 
 from tqdm.auto import tqdm
 
-from metrics.bootstrap import N_RESAMPLES, compare
+from metrics.bootstrap import compare
 from training.data import load_examples
 from training.evaluate import evaluate
 from training.sensitivity import control_sensitivity
 from variants import REGISTRY, Variant
 
-from .leaderboard_tables import (ALPHA, PASTED_LABEL, REPORTED_LABEL, SHUFFLED_LABEL, control_effect_markdown,  # noqa: F401
-                                 control_rows, variant_markdown, write_atomically, write_outputs)
+from .leaderboard_tables import write_atomically, write_outputs
 
 REPORT_VERSION = 3  # in the cache key: 3 = control_sensitivity carries the pasted row and its verdicts
 log = logging.getLogger(__name__)

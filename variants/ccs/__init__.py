@@ -287,8 +287,8 @@ class CCSVariant(Variant):
         low = high = None
         if controls.get("length") is not None:
             b = controls["length"]
-            low = max(1, b * BIN_WIDTH + 1)
-            high = None if b == N_LENGTH_BINS - 1 else (b + 1) * BIN_WIDTH
+            low, high = bin_range(b)
+            high = None if b == N_LENGTH_BINS - 1 else high  # the decoder leaves the last bin open
         return HardConstraints(low, high, tuple(controls.get("keywords") or ()))
 
     def baseline(self) -> Summarizer:
