@@ -46,8 +46,8 @@ from sklearn.metrics.pairwise import cosine_similarity
 from metrics.stas import analyze
 from metrics.support import supported_spans
 from metrics.text import WORD, sentences
-from models.persona.processing_persona import (HISTORY, NO_HISTORY, READERS_FILE, TITLE_SEPARATOR, PersonaProcessor,
-                                               history_ids, history_prefix, persona_input)
+from models.persona.processing_persona import (HISTORY, NO_HISTORY, READERS_FILE, PersonaProcessor,  # noqa: F401
+                                               history_ids, persona_input)
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
                    check_document, processor_settings, reference_scores)

@@ -51,8 +51,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from metrics.rouge_k import extract_keywords, found_keywords
 from metrics.support import supported_spans
 from metrics.text import STOPWORDS, WORD, sentences, words
-from models.tdsum.processing_tdsum import (BOOST_SCORE, VECTORIZER_FILE, TDSumProcessor, control_terms, steer,
-                                           token_scores, token_words, word_scores)
+from models.tdsum.processing_tdsum import (BOOST_SCORE, VECTORIZER_FILE, TDSumProcessor, control_terms, steer,  # noqa: F401
+                                           token_scores, word_scores)
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
                    check_document, processor_settings, reference_scores)
