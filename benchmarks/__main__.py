@@ -29,6 +29,7 @@ GROUPS = {
     "grouping": ["benchmarks.length_grouping"],
     "compaction": ["benchmarks.compaction"],
     "guidance": ["benchmarks.guidance"],
+    "store": ["benchmarks.store_latency"],
 }
 RESULTS = Path(__file__).with_name("RESULTS.md")
 HEADER = "# SteerSum benchmarks\n\nRatios are measured in the same run, on the same inputs, same outputs checked.\n"

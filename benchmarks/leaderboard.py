@@ -3,6 +3,7 @@ per variant beside the paper's own numbers.
 
     python -m benchmarks leaderboard [--models-dir checkpoints] [--out leaderboard] [--variants topic ...]
                                      [--max-samples N] [--catalog FILE] [--batch-size N]
+    python -m benchmarks leaderboard --guidance-only     # the control-strength table from the models' sweeps
     accelerate launch -m benchmarks leaderboard ...      # systems shared out across processes / GPUs
 
 Systems come from :func:`space.catalog.build_catalog`, as in the Space: each variant's model-free
@@ -28,6 +29,8 @@ Written to ``--out``:
   (:mod:`benchmarks.leaderboard_tables`);
 * ``<variant>.png``: one bar chart per metric, ours solid (shuffled-controls, Lead-k and pasted rows pale),
   the paper's hatched;
+* ``guidance.png`` and a "Control strength" table: the control effect against the guidance strength γ
+  for each model whose folder holds a guidance sweep (:mod:`benchmarks.leaderboard_guidance`);
 * ``cache/<variant>/<key>.json``: each system's full evaluation report, keyed by a hash of the model
   (folder contents or Hub revision), the test set and ``--max-samples``. An interrupted run resumes
   from them; delete ``cache/`` to recompute.
@@ -49,6 +52,7 @@ from training.evaluate import evaluate
 from training.sensitivity import control_sensitivity
 from variants import REGISTRY, Variant
 
+from .leaderboard_guidance import guidance_board
 from .leaderboard_tables import write_atomically, write_outputs
 
 REPORT_VERSION = 3  # in the cache key: 3 = control_sensitivity carries the pasted row and its verdicts
@@ -133,7 +137,8 @@ def run(models_dir: str | Path | None = "checkpoints", out: str | Path = "leader
     if not state.is_main_process:
         return None
     board = {"generated": time.strftime("%Y-%m-%d %H:%M:%S"), "max_samples": max_samples,
-             "variants": {vid: variant_board(out, registry[vid], plan[vid], catalog) for vid in plan}}
+             "variants": {vid: variant_board(out, registry[vid], plan[vid], catalog) for vid in plan},
+             "guidance": guidance_board(e for vid in plan for e in catalog.models(vid, available=True))}
     write_outputs(out, board)
     return board
 
@@ -219,7 +224,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--catalog", default=None, help="JSON file of Hub ids pinned to revisions (see space/catalog.py)")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="sources per generate call (default: each model's generation settings)")
+    parser.add_argument("--guidance-only", action="store_true",
+                        help="rewrite only the control-strength table and guidance.png of the leaderboard in --out "
+                             "from the models' guidance sweeps (guidance_sweep.json), evaluating nothing")
     args = parser.parse_args(argv)
+    if args.guidance_only:
+        from space.catalog import build_catalog
+
+        from .leaderboard_guidance import refresh
+
+        catalog = build_catalog(args.models_dir, args.catalog)
+        board = refresh(Path(args.out), [e for vid in REGISTRY for e in catalog.models(vid, available=True)])
+        print(f"control strength: {len(board)} model(s) with a guidance sweep -> {Path(args.out) / 'leaderboard.md'}")
+        return
     unknown = sorted(set(args.variants or ()) - set(REGISTRY))
     if unknown:
         parser.error(f"unknown variant(s) {', '.join(unknown)}; allowed: {', '.join(REGISTRY)}")

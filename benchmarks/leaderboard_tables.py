@@ -188,6 +188,12 @@ def write_outputs(out: Path, board: dict) -> None:
         if part.get("systems"):
             plot_variant(out / f"{variant_id}.png", variant_id, part)
             part["plot"] = f"{variant_id}.png"
+    from .leaderboard_guidance import guidance_markdown, plot_guidance
+
+    guidance = board.get("guidance") or []
+    if guidance:
+        plot_guidance(out / "guidance.png", guidance)
     markdown = "# SteerSum leaderboard\n\n" + "\n".join(variant_markdown(v, part) for v, part in board["variants"].items())
+    markdown += "\n" + guidance_markdown(guidance, "guidance.png" if guidance else None)
     write_atomically(out / "leaderboard.md", markdown)
     write_atomically(out / "leaderboard.json", json.dumps(board, indent=2, ensure_ascii=False) + "\n")

@@ -18,6 +18,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--models-dir", default="checkpoints", help="folder of local checkpoints (default: ./checkpoints)")
     parser.add_argument("--catalog", default=None,
                         help=f"JSON file of Hub ids pinned to revisions (default: {DEFAULT_CATALOG.name} beside the app, if any)")
+    parser.add_argument("--store", default=None, metavar="INDEX",
+                        help="the model store to serve (default: the committed store/index.json; 'none': no stored model)")
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
                         help="address to listen on, 0.0.0.0 inside a container (default: $GRADIO_SERVER_NAME or 127.0.0.1)")
     parser.add_argument("--port", type=int, default=os.environ.get("GRADIO_SERVER_PORT") or 7860,  # a string default goes through type=int too
@@ -42,7 +44,9 @@ def main(argv: list[str] | None = None) -> None:
     from .catalog import build_catalog
     from .service import Service
 
-    service = Service(build_catalog(args.models_dir, args.catalog), max_models=args.max_models, dtype=args.dtype)
+    store_index = False if args.store == "none" else args.store
+    service = Service(build_catalog(args.models_dir, args.catalog, store_index=store_index), max_models=args.max_models,
+                      dtype=args.dtype)
     build_app(service).launch(server_name=args.host, server_port=args.port, css=CSS, theme=theme())
 
 

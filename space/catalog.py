@@ -82,8 +82,9 @@ class Catalog:
 
 def build_catalog(models_dir: str | Path | None = "checkpoints", catalog_file: str | Path | None = None,
                   registry: dict[str, Variant] | None = None, download: Callable[..., str] | None = None,
-                  store_index: str | Path | None = None) -> Catalog:
-    """Baselines, then the store's models (``store_index``: default the committed ``store/index.json``),
+                  store_index: str | Path | None | bool = None) -> Catalog:
+    """Baselines, then the store's models (``store_index``: default the committed ``store/index.json``;
+    False: none),
     then local checkpoints, then the catalog file's Hub ids (``download`` defaults to
     ``huggingface_hub.snapshot_download``; tests pass a stand-in)."""
     import store
@@ -91,7 +92,7 @@ def build_catalog(models_dir: str | Path | None = "checkpoints", catalog_file: s
     registry = REGISTRY if registry is None else registry
     entries = [Entry(v.id, "baseline", v.baseline().name, "baseline", load=v.baseline) for v in registry.values()]
     index = Path(store_index) if store_index else store.INDEX
-    stored = store_entries(index, registry)
+    stored = store_entries(index, registry) if store_index is not False else []
     notes = [] if stored else [store.EMPTY]
     if not stored:
         log.info("%s", store.EMPTY)

@@ -34,6 +34,30 @@ if WORKER:
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _empty_store(tmp_path_factory) -> Path:
+    """Tests see an empty model store (the Space's catalog, the leaderboard and ``load_summarizer`` read
+    it), so what they expect — which models a variant serves, what Compare allows — does not depend on
+    the models committed in ``store/``; the committed index is returned for :func:`committed_store`.
+    Session-scoped, so that module-scoped Services built before any test see it too."""
+    import store
+
+    index = tmp_path_factory.mktemp("empty-store") / "index.json"
+    index.write_text('{"models": []}\n')
+    committed, store.INDEX = store.INDEX, index
+    yield committed
+    store.INDEX = committed
+
+
+@pytest.fixture
+def committed_store(_empty_store, monkeypatch) -> Path:
+    """The committed ``store/index.json`` for a test that checks what the repository ships."""
+    import store
+
+    monkeypatch.setattr(store, "INDEX", _empty_store)
+    return _empty_store
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     """The tiny mirror under tests/fixtures (the first rows of each bundled file)."""

@@ -167,10 +167,17 @@ def test_the_guided_scores_are_the_mixture_by_hand():
     expected = (l_u + 2.5 * (l_c - l_u)).log_softmax(-1)  # renormalized: p ∝ p_u^(1-γ) p_c^γ
     torch.testing.assert_close(guided, expected, atol=1e-5, rtol=1e-5)
     assert torch.exp(guided).sum(-1).sub(1).abs().max() < 1e-5
-    # 50 candidates: the same mixture over the conditional's 50 most likely tokens, renormalized there
+    # 50 candidates: the mixture over the conditional's 50 most likely tokens, with the unconditional scores
+    # put on the whole vocabulary's scale by the candidates' conditional mass; every other token keeps its
+    # conditional score
     candidates = l_c.topk(50, dim=-1).indices
-    kept = torch.full_like(expected, -float("inf")).scatter(1, candidates, expected.gather(1, candidates))
-    torch.testing.assert_close(top, kept.log_softmax(-1), atol=1e-5, rtol=1e-5)
+    mass = l_c.gather(1, candidates).logsumexp(-1, keepdim=True)
+    u_50 = l_u.gather(1, candidates).log_softmax(-1) + mass
+    mixed = l_c.clone().scatter(1, candidates, u_50 + 2.5 * (l_c.gather(1, candidates) - u_50))
+    torch.testing.assert_close(top, mixed.log_softmax(-1), atol=1e-5, rtol=1e-5)
+    # so where the controls change nothing (the same input twice), the candidates change nothing either
+    same = EncoderDecoderGuidance(model, 2.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
+    torch.testing.assert_close(same, l_c, atol=1e-5, rtol=1e-5)
     # a token another processor ruled out stays ruled out
     l_c[:, 5] = -float("inf")
     assert torch.isneginf(EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False)(prefix, l_c)[:, 5]).all()
@@ -315,3 +322,102 @@ def test_the_cards_effect_table_shows_gamma_1_beside_the_models_default():
     assert ("| vs pasted | effect at γ = 1 | 95% interval |\n|---|---|---|---|---|---|---|---|---|---|" in text)
     assert "| stas | 0.9000 | 0.5000 | 0.6000 | – | +0.4000 | [+0.3000, +0.5000] | – | +0.2000 | [+0.1000, +0.3000] |\n" in text
     assert "| length_pcc | 0.6000 | 0.1000 | – | – | +0.5000 | corpus metric: no interval | – | — | — |\n" in text
+
+
+def test_a_guidance_sweep_measures_each_gamma_and_its_first_row_is_plain_evaluation(tiny_topic_checkpoint, tmp_path,
+                                                                                     capsys):
+    """The sweep's γ = 1 row is the plain evaluation of the same examples (same metrics and effect), and
+    the leaderboard reads the file it writes into one table row and one plot panel per γ."""
+    import json
+
+    from benchmarks.leaderboard_guidance import HEADING, guidance_board, guidance_markdown, plot_guidance, refresh
+    from training.__main__ import main as training
+    from training.guidance import SWEEP_FILE
+
+    data = tmp_path / "test.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").test_examples(4)))
+    plain = tmp_path / "plain.json"
+    training(["evaluate", "--model", str(tiny_topic_checkpoint), "--data", str(data), "--out", str(plain),
+              "--batch-size", "4"])
+    folder = tmp_path / "model"
+    folder.mkdir()
+    training(["evaluate", "--model", str(tiny_topic_checkpoint), "--data", str(data), "--out",
+              str(folder / SWEEP_FILE), "--batch-size", "4", "--guidance-sweep", "1", "3"])
+    assert "γ = 3: rouge1" in capsys.readouterr().out
+    sweep, report = json.loads((folder / SWEEP_FILE).read_text()), json.loads(plain.read_text())
+    assert [row["guidance"] for row in sweep["sweep"]] == [1.0, 3.0]
+    first = sweep["sweep"][0]
+    assert first["metrics"] == report["metrics"]
+    assert first["effect"] == report["control_sensitivity"]["effect"]
+    assert first["pasted"]["metrics"] == report["control_sensitivity"]["pasted"]["metrics"]
+    assert all(row["seconds"] > 0 for row in sweep["sweep"])
+
+    class Entry:
+        source, location, model = "local", str(folder), "tiny topic"
+
+    board = guidance_board([Entry()])
+    assert [row["guidance"] for row in board[0]["rows"]] == [1.0, 3.0] and board[0]["metric"] == "stas"
+    assert board[0]["rows"][0]["time_ratio"] == 1.0
+    markdown = guidance_markdown(board, "guidance.png")
+    assert markdown.count("| tiny topic (n=4) |") == 2 and "| **1** |" in markdown  # the model's default is 1
+    plot_guidance(tmp_path / "guidance.png", board)
+    assert (tmp_path / "guidance.png").stat().st_size > 1000
+    out = tmp_path / "leaderboard"  # --guidance-only rewrites only its own section, however often it runs
+    out.mkdir()
+    (out / "leaderboard.md").write_text("# SteerSum leaderboard\n\n## Topic\n\n| table |\n")
+    (out / "leaderboard.json").write_text('{"variants": {}}')
+    refresh(out, [Entry()])
+    refresh(out, [Entry()])
+    text = (out / "leaderboard.md").read_text()
+    assert text.startswith("# SteerSum leaderboard\n\n## Topic\n\n| table |\n") and text.count(HEADING) == 1
+    assert json.loads((out / "leaderboard.json").read_text())["guidance"][0]["system"] == "tiny topic"
+    with pytest.raises(SystemExit):
+        training(["evaluate", "--model", str(tiny_topic_checkpoint), "--data", str(data), "--guidance", "2",
+                  "--guidance-sweep"])
+    assert "--guidance-sweep sets γ itself" in capsys.readouterr().err
+
+
+def _swept(rows, lower=()):
+    """A hand-made sweep: per γ (ROUGE-1, effect, interval, stands) of the lead metric ``m``."""
+    return {"control_metrics": ["m"], "lower_is_better": list(lower), "sweep": [
+        {"guidance": g, "metrics": {"rouge1": r}, "verdict": {"m": {"stands": ok}},
+         "effect": {"m": {"difference": d, "ci_low": lo, "ci_high": hi}}} for g, r, d, lo, hi, ok in rows]}
+
+
+def test_the_default_gamma_is_the_best_lower_bound_among_those_that_keep_rouge_and_stand():
+    from training.guidance import pick_default
+
+    rows = [(1.0, 0.30, 0.20, 0.10, 0.30, True),
+            (1.5, 0.30, 0.30, 0.18, 0.42, True),   # the best lower bound that qualifies
+            (2.0, 0.27, 0.40, 0.30, 0.50, True),   # loses 0.03 ROUGE-1 (> 0.02)
+            (3.0, 0.29, 0.45, 0.35, 0.55, False)]  # pasting wins
+    assert pick_default(_swept(rows)) == 1.5
+    assert pick_default(_swept(rows), rouge_tolerance=0.05) == 2.0
+    weaker = [(1.0, 0.30, 0.20, 0.10, 0.30, True), (2.0, 0.30, 0.15, 0.12, 0.18, True)]  # a smaller effect
+    assert pick_default(_swept(weaker)) == 1.0
+    # lower is better: the interval's upper end, sign turned (-0.10 beats -0.05)
+    lower = [(1.0, 0.30, -0.10, -0.15, -0.05, True), (2.0, 0.30, -0.20, -0.25, -0.10, True)]
+    assert pick_default(_swept(lower, lower=("m",))) == 2.0
+
+
+def test_the_zoo_sweeps_each_model_and_keeps_the_gamma_it_picks_as_its_default(tiny_topic_checkpoint, tmp_path):
+    import json
+    import shutil
+
+    from training.guidance import SWEEP_FILE, pick_default
+    from training.zoo import Budget, evaluate_model
+    from variants import load_summarizer
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_topic_checkpoint, model)
+    data = tmp_path / "test.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").test_examples(3)))
+    summary = evaluate_model(model, data, Budget(0, max_eval_samples=3, guidance_sweep=(1.0, 2.0)))
+    swept = json.loads((model / SWEEP_FILE).read_text())
+    report = json.loads((model / "eval_report.json").read_text())
+    default = swept["default_guidance"]
+    assert default == pick_default(swept) and [row["guidance"] for row in swept["sweep"]] == [1.0, 2.0]
+    assert load_summarizer(model).settings.guidance == default  # kept in the generation config
+    row = next(r for r in swept["sweep"] if r["guidance"] == default)
+    assert report["metrics"] == row["metrics"] == summary["metrics"]  # the report is the default γ's
+    assert ("at_guidance_1" in report) == (default != 1.0)

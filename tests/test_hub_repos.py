@@ -26,7 +26,7 @@ from metrics.io import read_jsonl
 ORG = "steersum-test"
 ROOT = Path(__file__).resolve().parents[1]
 ZOO = {"topic": "topic-prepend-tag", "tdsum": "tdsum-tdsum", "entity": "entity-sentences",
-       "persona": "persona-history-prefix", "ccs": "ccs-lora"}  # training.zoo.MODELS' names and methods
+       "persona": "persona-history-prefix", "ccs": "ccs-lora"}  # each variant's paper-best method (topic's tags)
 GENERAL_REPO = f"{ORG}/general"
 
 

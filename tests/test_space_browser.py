@@ -47,7 +47,7 @@ def url(tmp_path_factory):
            "STEERSUM_LEADERBOARD": str(ROOT / "leaderboard")}
     log = tmp_path_factory.mktemp("space") / "space.log"
     with open(log, "w") as out:
-        server = subprocess.Popen([sys.executable, "-m", "space", "--models-dir", str(log.parent / "none")],
+        server = subprocess.Popen([sys.executable, "-m", "space", "--models-dir", str(log.parent / "none"), "--store", "none"],
                                   cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     address = f"http://127.0.0.1:{port}/"
     try:

@@ -213,6 +213,14 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
     report["control_sensitivity"]["effect"]["stas"]["ci_low"] = 0.02  # a better lower bound replaces it
     stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store)
     assert stored and "replaced the stored model, which measured 0.01" in sentence
+    # an interval that does not lie above 0 is never stored, whatever is stored already
+    other = tiny_store.parent / "elsewhere" / "index.json"
+    other.parent.mkdir()
+    other.write_text((tiny_store).read_text())
+    report["control_sensitivity"]["effect"]["stas"].update(difference=-0.2, ci_low=-0.3, ci_high=-0.1)
+    stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", name="topic-2", index=other)
+    assert not stored and sentence == ("topic-2: not stored: its stas effect -0.200, interval low end -0.300; "
+                                       "the store serves only models whose controls steer them")
     assert store.budget_problems(tiny_store.parent) == []
     assert store.budget_problems(tiny_store.parent, max_total=10_000, max_file=1_000)  # the check can fail
 
@@ -233,6 +241,10 @@ def test_stored_names_load_and_the_space_lists_them(tiny_store, monkeypatch):
     # (the lower bound is the one the replacement test above stored)
     assert entry.title.startswith("topic-prepend-tag: 2 steps on bbc_summary; control effect stas +0.040 [+0.0")
     assert not [e for e in catalog.entries if e.model == "general"]  # the base has no controls to serve
+    from space.__main__ import arguments
+
+    assert arguments(["--store", "none"]).store == "none"  # python -m space --store none: baselines only
+    assert {e.source for e in build_catalog(None, None, store_index=False).entries} == {"baseline"}
 
 
 def test_an_empty_store_says_so_everywhere(tmp_path, monkeypatch, capsys):
@@ -248,7 +260,7 @@ def test_an_empty_store_says_so_everywhere(tmp_path, monkeypatch, capsys):
         store.model_path("topic-prepend-tag")
 
 
-def test_the_committed_store_fits_its_budget():
+def test_the_committed_store_fits_its_budget(committed_store):
     import store
 
     assert store.budget_problems() == [], store.budget_problems()

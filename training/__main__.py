@@ -113,8 +113,8 @@ def evaluate_main(argv: list[str]) -> None:
     from .evaluate import REPORT_FILE, evaluate, write_report
     from variants.seq2seq import save_default_guidance
 
-    from .guidance import evaluate_guided, with_settings
-    from .sensitivity import effect_summary
+    from .guidance import SWEEP, SWEEP_FILE, evaluate_guided, sweep, with_settings
+    from .sensitivity import effect_summary, sweep_summary
 
     parser = argparse.ArgumentParser(prog="python -m training evaluate", description="Evaluate a summarizer on JSONL examples.")
     parser.add_argument("--model", required=True, help="checkpoint folder, Hub id, or 'baseline'")
@@ -135,6 +135,10 @@ def evaluate_main(argv: list[str]) -> None:
                              "the model's, from its generation config); at γ != 1 the report also holds γ = 1")
     parser.add_argument("--constraints", action="store_true", default=None,
                         help="enforce controls that are a number or a list (length bin, keywords) in the decoder")
+    parser.add_argument("--guidance-sweep", type=float, nargs="*", default=None, metavar="G",
+                        help="evaluate at each control strength G (none given: " + " ".join(f"{g:g}" for g in SWEEP)
+                             + ") and write the effect against γ to guidance_sweep.json (beside the checkpoint's "
+                             "report; --out overrides), which the leaderboard plots")
     parser.add_argument("--save-default-guidance", action="store_true",
                         help="after evaluating, keep --guidance as the checkpoint folder's default (generation config)")
     parser.add_argument("--ignore-controls", action="store_true",
@@ -159,6 +163,17 @@ def evaluate_main(argv: list[str]) -> None:
     except ValueError as err:
         parser.error(str(err))
     records = load_examples(a.data, summarizer.variant, summarizer.assets, a.max_samples)
+    if a.guidance_sweep is not None:
+        if a.guidance is not None or a.ignore_controls or a.save_default_guidance:
+            parser.error("--guidance-sweep sets γ itself: leave out --guidance, --save-default-guidance and --ignore-controls")
+        try:
+            report, _ = sweep(summarizer, records, a.data, a.guidance_sweep or SWEEP, a.batch_size)
+        except ValueError as err:
+            parser.error(str(err))
+        out = write_report(report, a.out or (Path(a.model) / SWEEP_FILE if local else SWEEP_FILE))
+        print(sweep_summary(report))
+        print(f"report: {out}")
+        return
     if a.ignore_controls:
         report = evaluate(summarizer, records, a.data, a.batch_size, ignore_controls=True)
     else:

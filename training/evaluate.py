@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -56,12 +57,14 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
     elif controls == "none":
         given = [{} for _ in records]
     summaries = [None] * len(records)
+    started = time.perf_counter()
     for chunk in tqdm(by_length([len(r["document"]) for r in records], batch_size),
                       desc=f"evaluating {summarizer.name}", unit="batch"):
         done = summarizer.summarize([records[i]["document"] for i in chunk], [given[i] for i in chunk],
                                     batch_size=batch_size)
         for i, summary in zip(chunk, done):
             summaries[i] = summary
+    seconds = time.perf_counter() - started
     rows, truncated = [], 0
     for i, (record, summary) in enumerate(zip(records, summaries)):
         scores = variant.score(summary.text, record["document"], record["controls"], record["target"], summarizer.assets)
@@ -82,7 +85,7 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
             "n_examples": len(rows), "truncated_inputs": truncated, "ignore_controls": controls == "none",
             "controls": controls, **({"shuffle_seed": seed} if controls == "shuffled" else {}),
             "metrics": metrics, "breakdown": variant.breakdown(rows), **variant.report_extras(records, rows),
-            "examples": rows}
+            "summarize_seconds": seconds, "examples": rows}
 
 
 def shuffle_groups(records: list[dict]) -> list | None:

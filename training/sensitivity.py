@@ -179,6 +179,7 @@ def control_sensitivity(summarizer, records: list[dict], data_file: str, report:
         "seed": seed,
         "shuffled": {"n_examples": shuffled["n_examples"], "controls_changed": changed,
                      "truncated_inputs": shuffled["truncated_inputs"], "metrics": shuffled["metrics"],
+                     "summarize_seconds": shuffled["summarize_seconds"],
                      "examples": [{"id": r["id"], "given_controls": r["given_controls"], "summary": r["summary"]}
                                   for r in shuffled["examples"]]},
         "effect": effect,
@@ -231,3 +232,20 @@ def effect_summary(sensitivity: dict) -> str:
 
 def number(value: float | None) -> str:
     return "–" if value is None else f"{value:.4f}"
+
+
+def sweep_summary(report: dict) -> str:
+    """A guidance sweep (:func:`training.guidance.sweep`) as lines of text: per γ and control metric the
+    effect with its interval, the pasted row's score and the verdict; ROUGE-1 and the time per γ."""
+    lines = [f"{report['model']} on {report['n_examples']} examples of {report['data']}:"]
+    plain = report["sweep"][0]["seconds"] or None
+    for row in report["sweep"]:
+        cost = f", {row['seconds'] / plain:.2f}x the time of γ = {report['sweep'][0]['guidance']:g}" if plain else ""
+        lines.append(f"γ = {row['guidance']:g}: rouge1 {number(row['metrics'].get('rouge1'))}{cost}")
+        for name, e in row["effect"].items():
+            interval = f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}]" if e["ci_low"] is not None else " (corpus)"
+            verdict = row["verdict"].get(name)
+            lines.append(f"  {name}: right {e['given']:.4f}, effect {e['difference']:+.4f}{interval}, pasted "
+                         f"{number(row['pasted']['metrics'].get(name))}"
+                         + ("" if verdict is None else ": stands" if verdict["stands"] else ": pasting wins"))
+    return "\n".join(lines)

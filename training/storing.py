@@ -5,7 +5,8 @@
 report and a card, listed in ``store/index.json``. A stored model is replaced only by one that measures
 better — the general summarizer on ROUGE-1 over the bbc_summary test split, a variant model on the lower
 end of its control-effect interval for its variant's first control metric (ROUGE-1 breaking ties) — and
-the outcome is returned as a sentence for the zoo to print. Adapters are tied to the base they were
+the outcome is returned as a sentence for the zoo to print. A variant model whose interval does not lie
+above 0 is not stored at all: a model its controls do not steer (or steer the wrong way) is not served. Adapters are tied to the base they were
 trained on: one whose base is not the stored general summarizer is refused, and replacing the general
 summarizer drops the adapters of the old one from the index (retrain them on the new one).
 
@@ -123,9 +124,10 @@ summarizer = load_summarizer("{model.name}")
 
 
 def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str | None = None,
-        index: Path | None = None) -> tuple[bool, str]:
+        index: Path | None = None, require_effect: bool = True) -> tuple[bool, str]:
     """Store ``checkpoint`` (evaluated: ``report``, saved at ``report_file``) under ``name`` if it measures
-    better than the stored one; ``(stored, sentence)``."""
+    better than the stored one and, for a variant model (unless not ``require_effect``: a plumbing check),
+    its control-effect interval lies above 0; ``(stored, sentence)``."""
     checkpoint, index = Path(checkpoint), Path(index or store.INDEX)
     record = read_record(checkpoint)
     general = record["variant"] == store.GENERAL
@@ -146,6 +148,10 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
             return False, (f"{name}: not stored: its base {base} is not the stored general summarizer "
                            f"({'none stored' if stored_base is None else 'another one'})")
         measure, effect = variant_measure(record["variant"], report), variant_effect(record["variant"], report)
+        if require_effect and (measure["score"] is None or measure["score"] <= 0):
+            said = "no control effect measured" if effect is None else (
+                f"its {effect['metric']} effect {effect['difference']:+.3f}, interval low end {measure['score']:+.3f}")
+            return False, f"{name}: not stored: {said}; the store serves only models whose controls steer them"
     if old is not None and not better(measure, old.measure):
         return False, f"{name}: kept the stored model (stored {old.measure.get('score')}, new {measure.get('score')})"
     folder = index.parent / "models" / name

@@ -9,7 +9,7 @@ it was interrupted (rerun the same command):
 1. ``minilm-bart/``: MiniLM converted to BART (:mod:`training.base`; seconds).
 2. ``general/``: the general summarizer (:mod:`training.general`) fine-tuned from it.
 3. one model per variant, each with its paper's best method, fine-tuned from ``general/`` on the
-   variant's own training data (``data/<v>/``, built by ``build-data``): topic ``prepend-tag`` on
+   variant's own training data (``data/<v>/``, built by ``build-data``): topic ``prepend`` on
    BBC super-articles, ``tdsum`` on SciTLDR, entity GSum with ``sentences`` guidance, persona
    ``history-prefix`` (five readers per training article), and for ccs a LoRA adapter (rank 16 on
    every attention projection) with the CCSBench prompt — on the BART general summarizer (the
@@ -23,8 +23,12 @@ about 80 + 5 x N minutes plus evaluation. The step is timed padded to the full l
 grouped by length (:data:`training.seq2seq.SAMPLING`), are shorter, so a model trains for less: about
 26 of 35 minutes for ccs on a 2-core CPU in fp32. Each model is then evaluated on its variant's test split with its control
 sensitivity, as ``python -m training evaluate`` reports it (shuffled controls scored against the
-right ones, the control effect with intervals, Lead-k). Reports:
-``<model>/eval_report.json``, ``general/general_report.json``, and a summary in ``zoo.json``.
+right ones, the control effect with intervals, Lead-k), and again at each control strength of
+``--guidance-sweep`` (default γ = 1, 1.5, 2, 3; :func:`training.guidance.sweep`); the γ that
+:func:`training.guidance.pick_default` picks from it becomes the model's default, and its report (with
+γ = 1 beside it) the model's ``eval_report.json``. Reports:
+``<model>/eval_report.json``, ``<model>/guidance_sweep.json``, ``general/general_report.json``, and a
+summary in ``zoo.json``.
 
 On a GPU, minutes measured per step mean little (an H100 ran the general recipe at 19 steps/s): give
 ``--max-steps N`` instead, the same N for every variant model, and a larger ``--batch-size`` (a small
@@ -48,6 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .general import RECIPE
+from .guidance import SWEEP
 
 logger = logging.getLogger(__name__)
 BATCH = 8
@@ -70,7 +75,9 @@ class ZooModel:
 
 
 MODELS = [
-    ZooModel("topic", "prepend-tag", ("--source", "bbc_summary"), source_tokens=384),
+    # `prepend`, not the paper's best `prepend-tag`: as a LoRA adapter trained for minutes, the tags' new
+    # embeddings in the document made the model summarize the other article (STAS effect -0.21 after 100 steps).
+    ZooModel("topic", "prepend", ("--source", "bbc_summary"), source_tokens=384),
     ZooModel("tdsum", "tdsum", ("--source", "scitldr")),
     ZooModel("entity", "sentences", ("--sources", "cnndm_sample", "bbc_summary"), quick_build=("--limit", "6")),
     # The reader's 24-30 titles take ~176 tokens of the source: at 256 only ~80 were left for the article.
@@ -98,12 +105,13 @@ class Budget:
     lengths: tuple[int, int] | None = None  # (source, target) tokens for every model; None: each one's own
     max_train_samples: int | None = None
     max_eval_samples: int | None = 100
+    guidance_sweep: tuple[float, ...] = SWEEP  # control strengths each variant model is measured at; () for none
     extra: dict = field(default_factory=dict)
 
     @classmethod
     def for_quick(cls) -> "Budget":
         return cls(0, quick=True, max_steps=1, batch_size=2, general_steps=1, lengths=(32, 8), max_train_samples=4,
-                   max_eval_samples=2)
+                   max_eval_samples=2, guidance_sweep=())
 
     def shape(self, model: ZooModel | None) -> tuple[int, int]:
         """(source, target) tokens of a variant model, or of the general summarizer (``None``)."""
@@ -219,23 +227,37 @@ def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
 
     from .data import load_examples
     from .evaluate import REPORT_FILE, write_report
+    from variants.seq2seq import save_default_guidance
+
+    from .guidance import SWEEP_FILE, beside_plain, pick_default, sweep
     from .sensitivity import evaluate_with_sensitivity
 
     summarizer = load_summarizer(model_dir)
     records = load_examples(test_file, summarizer.variant, summarizer.assets, budget.max_eval_samples)
     report = evaluate_with_sensitivity(summarizer, records, str(test_file), eval_batch_size())
     write_report(report, model_dir / REPORT_FILE)
-    return {"metrics": report["metrics"], "control_effect": report["control_sensitivity"]["effect"]}
+    if budget.guidance_sweep:  # the same examples at each control strength, γ = 1 being the report above
+        swept, reports = sweep(summarizer, records, str(test_file), budget.guidance_sweep, eval_batch_size(),
+                               known={summarizer.settings.guidance: report})
+        swept["default_guidance"] = default = pick_default(swept)
+        write_report(swept, model_dir / SWEEP_FILE)
+        if default != summarizer.settings.guidance:  # the model generates at its default from now on
+            save_default_guidance(model_dir, default)
+            report = beside_plain(reports[default], summarizer.settings.but(guidance=default), reports.get(1.0))
+            write_report(report, model_dir / REPORT_FILE)
+    return {"metrics": report["metrics"], "control_effect": report["control_sensitivity"]["effect"],
+            **({"generation": report["generation"]} if "generation" in report else {})}
 
 
-def store_model(folder: Path, report_file: Path, index: Path | None) -> None:
-    """Put an evaluated model into the store at ``index`` (none: not stored), saying what happened."""
+def store_model(folder: Path, report_file: Path, index: Path | None, quick: bool = False) -> None:
+    """Put an evaluated model into the store at ``index`` (none: not stored), saying what happened; a
+    ``quick`` run stores its one-step models whatever their effect, so that its store's sizes are checked."""
     if index is None:
         return
     from .storing import put
 
     index.parent.mkdir(parents=True, exist_ok=True)
-    _, sentence = put(folder, json.loads(report_file.read_text()), report_file, index=index)
+    _, sentence = put(folder, json.loads(report_file.read_text()), report_file, index=index, require_effect=not quick)
     print(f"store: {sentence}", flush=True)
 
 
@@ -311,7 +333,7 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
                 train_variant_model(model, general, data, out, budget)
                 remove_checkpoints(out)
             state["models"][model.name] = evaluate_model(out, data / "test.jsonl", budget)
-            store_model(out, out / "eval_report.json", store_index)
+            store_model(out, out / "eval_report.json", store_index, budget.quick)
         state_file.write_text(json.dumps(state, indent=2) + "\n")
         print(f"[{index}/{len(stages)}] {name}: finished in {(time.time() - started) / 60:.1f} min", flush=True)
     return state
@@ -328,6 +350,9 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--batch-size", type=int, default=BATCH, help=f"examples per variant-model step (default "
                         f"{BATCH}; on a GPU a larger batch takes about as long a step: more epochs in the same time)")
     parser.add_argument("--max-eval-samples", type=int, default=100, help="test examples per model (default 100)")
+    parser.add_argument("--guidance-sweep", type=float, nargs="*", default=list(SWEEP), metavar="G",
+                        help="control strengths each variant model is evaluated at besides its default (default: "
+                             + " ".join(f"{g:g}" for g in SWEEP) + "; none given: no sweep), in guidance_sweep.json")
     parser.add_argument("--quick", action="store_true", help="one step per model, tiny inputs: a plumbing check")
     parser.add_argument("--store", default=None, help="the store index each evaluated model goes into when it measures "
                         "better than the stored one (default: the committed store/index.json; with --quick, "
@@ -342,7 +367,8 @@ def main(argv: list[str]) -> None:
         if value is not None and value < 1:
             raise SystemExit(f"{flag} {value}: must be 1 or more")
     budget = Budget.for_quick() if a.quick else Budget(a.minutes_per_model, max_steps=a.max_steps,
-                                                         batch_size=a.batch_size, max_eval_samples=a.max_eval_samples)
+                                                         batch_size=a.batch_size, max_eval_samples=a.max_eval_samples,
+                                                         guidance_sweep=tuple(a.guidance_sweep))
     import store
 
     index = None if a.store == "none" else Path(a.store) if a.store else (
