@@ -44,7 +44,8 @@ def run() -> str:
     torch.set_num_threads(THREADS)
     models = store.servable()
     if not models:
-        return "## Stored models served\n\n" + store.EMPTY + "."
+        held = ", ".join(store.names()) or "nothing"
+        return f"## Stored models served\n\nNo stored variant model to serve (the store holds: {held})."
     service = Service(build_catalog(None, catalog_file=None))
     rows = []
     for model in models:

@@ -178,9 +178,13 @@ def test_the_guided_scores_are_the_mixture_by_hand():
     # so where the controls change nothing (the same input twice), the candidates change nothing either
     same = EncoderDecoderGuidance(model, 2.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
     torch.testing.assert_close(same, l_c, atol=1e-5, rtol=1e-5)
-    # a token another processor ruled out stays ruled out
-    l_c[:, 5] = -float("inf")
+    # a token another processor ruled out stays ruled out, and the rows keep the scale of the scores they were
+    # given (beam search adds log-probabilities taken before tokens were ruled out): with the same input twice,
+    # the scores come back as they were
+    l_c[:, 5:40] = -float("inf")
     assert torch.isneginf(EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False)(prefix, l_c)[:, 5]).all()
+    same = EncoderDecoderGuidance(model, 1.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
+    torch.testing.assert_close(same, l_c, atol=1e-5, rtol=1e-5)
 
 
 def test_an_unconditional_input_equal_to_the_conditional_one_changes_nothing_with_beams():

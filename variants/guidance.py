@@ -217,4 +217,9 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
             mixed = unconditional + mass + self.guidance_scale * (conditional - unconditional - mass)
             mixed = torch.where(torch.isfinite(unconditional), mixed, conditional)
         mixed = torch.where(torch.isneginf(conditional), conditional, mixed)
-        return torch.nn.functional.log_softmax(mixed, dim=-1).to(scores.dtype)
+        # Normalized, then given back the scale of ``scores``: beam search adds log-probabilities taken
+        # before other processors ruled tokens out (no repeated n-grams), so each row keeps its own
+        # -log(mass left) as in plain generation; renormalized alone, rows with much ruled out would rise
+        # and the beams would be ranked differently even at γ = 1.
+        offset = torch.logsumexp(scores.float(), dim=-1, keepdim=True)
+        return (torch.nn.functional.log_softmax(mixed, dim=-1) + offset).to(scores.dtype)
