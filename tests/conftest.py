@@ -39,7 +39,7 @@ def _empty_store(tmp_path_factory) -> Path:
     """Tests see an empty model store (the Space's catalog, the leaderboard and ``load_summarizer`` read
     it), so what they expect — which models a variant serves, what Compare allows — does not depend on
     the models committed in ``store/``; the committed index is returned for :func:`committed_store`.
-    Session-scoped, so that module-scoped Services built before any test see it too."""
+    Set once for the whole run, so that module-scoped Services built before any test see it too."""
     import store
 
     index = tmp_path_factory.mktemp("empty-store") / "index.json"

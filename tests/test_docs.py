@@ -31,7 +31,7 @@ PROCESS_WORDS = [re.compile("".join(parts), re.IGNORECASE) for parts in (
 )]
 EXEMPT = re.compile("scope=[\"']" + "sess" + "ion[\"']")  # pytest's scope of a fixture: code, not a story
 # Corpus text (articles, titles, vocabularies) and generated outputs are data, not the project's words.
-DATA = ("tests/fixtures/", "/assets/", "space/examples.json", "leaderboard/leaderboard.json")
+DATA = ("tests/fixtures/", "/assets/", "space/examples.json", "leaderboard/leaderboard.json", "store/models/")
 BINARY = {".png", ".npz", ".safetensors", ".bin", ".jpg", ".jpeg", ".gif", ".pdf"}
 
 

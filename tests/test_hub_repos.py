@@ -389,6 +389,8 @@ def test_zoo_push_to_hub_publishes_the_base_the_five_models_and_a_pinned_space(f
         training_main(["zoo", "--out", str(finished_zoo), "--push-to-hub", "org"])
     trained = []
     monkeypatch.setattr(training.zoo, "run_zoo", lambda root, only, budget, index=None: trained.append(root) or {"models": {}})
+    # the fixture's models (topic with tags, whose processor ships the lemma table) stand for the zoo's
+    monkeypatch.setattr(training.zoo, "MODELS", [training.zoo.ZooModel(v, n.split("-", 1)[1]) for v, n in ZOO.items()])
     training_main(["zoo", "--out", str(finished_zoo), "--push-to-hub", "org", "--hub-token", "hf_test"])
     [api] = FakeHub.instances
     assert trained == [finished_zoo] and api.token == "hf_test"

@@ -195,18 +195,18 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
 
     models = store.read_index(tiny_store)
     assert [(m.name, m.format, m.base) for m in models] == [("general", "int8", None),
-                                                            ("topic-prepend-tag", "lora", "general")]
+                                                            ("topic-prepend", "lora", "general")]
     topic = models[1]
     assert topic.control_effect == {"metric": "stas", "difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}
     assert topic.effect_text() == "stas +0.040 [+0.010, +0.070] (n=4)" and topic.steps == 2
-    folder = tiny_store.parent / "models" / "topic-prepend-tag"
+    folder = tiny_store.parent / "models" / "topic-prepend"
     adapter = json.loads((folder / "adapter_config.json").read_text())
     assert adapter["base_model_name_or_path"] == "../general"  # the stored base, wherever the clone is
     assert {"README.md", "eval_report.json", "adapter_model.safetensors", ARCHITECTURE} <= {p.name for p in folder.iterdir()}
     assert "stas +0.040 [+0.010, +0.070]" in (folder / "README.md").read_text()
     assert not list((tiny_store.parent / "models" / "general").glob("model*.safetensors"))  # int8 shards only
     # the same measure again is not better: the stored one stays, and the output says so
-    zoo_topic = tiny_store.parent.parent / "topic-prepend-tag"
+    zoo_topic = tiny_store.parent.parent / "topic-prepend"
     report = json.loads((zoo_topic / "eval_report.json").read_text())
     stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store)
     assert not stored and "kept the stored model" in sentence
@@ -231,15 +231,15 @@ def test_stored_names_load_and_the_space_lists_them(tiny_store, monkeypatch):
     from variants import load_summarizer
 
     monkeypatch.setattr(store, "INDEX", tiny_store)
-    summarizer = load_summarizer("topic-prepend-tag")  # a stored name: the adapter on the int8 base
+    summarizer = load_summarizer("topic-prepend")  # a stored name: the adapter on the int8 base
     assert summarizer.summarize(["The bank said profits rose."], [{"topic": "business"}], max_new_tokens=4)
-    with pytest.raises(KeyError, match="the store holds: general, topic-prepend-tag"):
+    with pytest.raises(KeyError, match="the store holds: general, topic-prepend"):
         store.model_path("nope")
     catalog = build_catalog(None, None, store_index=tiny_store)
     entry = next(e for e in catalog.models("topic") if e.source == "store")
-    assert entry.model == "topic-prepend-tag" and entry.available and not catalog.notes
+    assert entry.model == "topic-prepend" and entry.available and not catalog.notes
     # (the lower bound is the one the replacement test above stored)
-    assert entry.title.startswith("topic-prepend-tag: 2 steps on bbc_summary; control effect stas +0.040 [+0.0")
+    assert entry.title.startswith("topic-prepend: 2 steps on bbc_summary; control effect stas +0.040 [+0.0")
     assert not [e for e in catalog.entries if e.model == "general"]  # the base has no controls to serve
     from space.__main__ import arguments
 
@@ -257,7 +257,7 @@ def test_an_empty_store_says_so_everywhere(tmp_path, monkeypatch, capsys):
     catalog = build_catalog(None, None)
     assert catalog.notes == [store.EMPTY] and {e.source for e in catalog.entries} == {"baseline"}
     with pytest.raises(KeyError, match="the model store is empty"):
-        store.model_path("topic-prepend-tag")
+        store.model_path("topic-prepend")
 
 
 def test_the_committed_store_fits_its_budget(committed_store):
