@@ -6,9 +6,10 @@ report and a card, listed in ``store/index.json``. A stored model is replaced on
 better — the general summarizer on ROUGE-1 over the bbc_summary test split, a variant model on the lower
 end of its control-effect interval for its variant's first control metric (ROUGE-1 breaking ties) — and
 the outcome is returned as a sentence for the zoo to print. A variant model whose interval does not lie
-above 0 is not stored at all: a model its controls do not steer (or steer the wrong way) is not served. Adapters are tied to the base they were
-trained on: one whose base is not the stored general summarizer is refused, and replacing the general
-summarizer drops the adapters of the old one from the index (retrain them on the new one).
+above 0 is not stored at all: a model its controls do not steer (or steer the wrong way) is not served.
+Adapters are tied to the base they were trained on: one whose base is not the stored general summarizer
+is refused, and replacing the general summarizer drops the adapters of the old one from the index
+(retrain them on the new one).
 
 :func:`compare_compact` is the compaction check: the same test set through the fp32 and the int8 base
 (ROUGE-1, the control effect, and how many generated tokens agree).
