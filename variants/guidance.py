@@ -206,16 +206,15 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
             candidates = conditional.topk(self.candidates, dim=-1).indices  # (rows, K)
         unconditional = torch.nn.functional.log_softmax(
             self.get_unconditional_logits(input_ids, candidates).float(), dim=-1)
-        mixed = unconditional + self.guidance_scale * (conditional - unconditional)
         if candidates is not None:
             # The unconditional scores are normalized over the candidates only: put them on the whole
-            # vocabulary's scale by giving the candidates the mass they have under the conditional, and
-            # leave every other token its conditional score (no guidance there). Renormalized over the
-            # candidates alone, each beam's scores would rise by its own -log(candidate mass), and beam
-            # search would rank hypotheses differently even where the controls change nothing.
-            mass = torch.logsumexp(conditional.gather(1, candidates), dim=-1, keepdim=True)
-            mixed = unconditional + mass + self.guidance_scale * (conditional - unconditional - mass)
-            mixed = torch.where(torch.isfinite(unconditional), mixed, conditional)
+            # vocabulary's scale by giving the candidates the mass they have under the conditional; every
+            # other token (-inf here) keeps its conditional score below (no guidance there). Renormalized
+            # over the candidates alone, each beam's scores would rise by its own -log(candidate mass), and
+            # beam search would rank hypotheses differently even where the controls change nothing.
+            unconditional = unconditional + torch.logsumexp(conditional.gather(1, candidates), dim=-1, keepdim=True)
+        mixed = unconditional + self.guidance_scale * (conditional - unconditional)
+        mixed = torch.where(torch.isfinite(unconditional), mixed, conditional)
         mixed = torch.where(torch.isneginf(conditional), conditional, mixed)
         # Normalized, then given back the scale of ``scores``: beam search adds log-probabilities taken
         # before other processors ruled tokens out (no repeated n-grams), so each row keeps its own
