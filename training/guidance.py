@@ -71,7 +71,7 @@ def sweep(summarizer, records: list[dict], data_file: str, values=SWEEP, batch_s
     again. ``seconds`` is the time the system spent summarizing (right and shuffled controls, without
     scoring): its ratio to γ = 1's is what the second pass costs on real inputs. Returns the sweep (what
     ``guidance_sweep.json`` holds) and the full report at each γ."""
-    settings = with_settings(summarizer)
+    settings = getattr(summarizer, "settings", None)
     if settings is None:
         raise ValueError(f"{summarizer.name} is model-free: a guidance sweep needs a model")
     rows, reports = [], {}
