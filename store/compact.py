@@ -18,6 +18,13 @@ store's 16 MiB limit) with ``compact.safetensors.index.json`` (huggingface_hub's
 the checkpoint's config, generation config, tokenizer and ``steersum.json``. The weight files are
 deliberately not named ``model*.safetensors``: a plain ``from_pretrained`` on the folder fails
 instead of loading int8 codes as if they were weights; :func:`load_compact` is the way in.
+
+The compact ``steersum.json`` records the fingerprint of the fp32 weights it was made from
+(:func:`weights_fingerprint`), and ``--expand`` writes the dequantized model back out as an ordinary fp32
+folder that keeps it: an adapter trained on that folder (with every trainer's plain ``from_pretrained``)
+is trained on exactly the weights the store serves, and the store knows it belongs to that base.
+
+    python -m store.compact --expand COMPACT OUT
 """
 from __future__ import annotations
 
@@ -33,6 +40,7 @@ SHARD_PATTERN = "compact{suffix}.safetensors"
 SCALE = ".int8_scale"  # the per-row scales of weight W are stored as W + SCALE
 QMAX = 127  # symmetric: -127..127 (-128 unused, so the grid is the same on both sides)
 SHARD_BYTES = 15 * 2**20  # under the store's 16 MiB per file, with room for the safetensors header
+FINGERPRINT = "weights_fingerprint"  # steersum.json key: the fp32 weights a compact folder was made from
 KEPT = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
         "vocab.txt", "vocab.json", "merges.txt", "steersum.json")
 
@@ -102,6 +110,36 @@ def write_compact(source: str | Path, out: str | Path, shard_bytes: int = SHARD_
     for name in KEPT:
         if (source / name).is_file():
             shutil.copy2(source / name, out / name)
+    record = out / "steersum.json"
+    if record.is_file():
+        record.write_text(json.dumps({**json.loads(record.read_text(encoding="utf-8")),
+                                      FINGERPRINT: weights_fingerprint(source)}, indent=2) + "\n", encoding="utf-8")
+    return out
+
+
+def weights_fingerprint(folder: str | Path) -> str:
+    """What identifies a checkpoint's weights: the fingerprint its ``steersum.json`` records (a compact
+    folder, or an fp32 folder expanded from one: the fp32 weights it was made from), else the sha256 of
+    its ``model*.safetensors`` ("" when it has none)."""
+    from variants.base import file_sha256
+
+    folder = Path(folder)
+    record = folder / "steersum.json"
+    recorded = json.loads(record.read_text(encoding="utf-8")).get(FINGERPRINT) if record.is_file() else None
+    if recorded:
+        return recorded
+    files = sorted(folder.glob("model*.safetensors"))
+    return file_sha256(files[0]) if len(files) == 1 else "+".join(file_sha256(f)[:16] for f in files)
+
+
+def expand(folder: str | Path, out: str | Path) -> Path:
+    """The compact ``folder`` as an ordinary fp32 checkpoint folder ``out`` (``model.safetensors``), with
+    its tokenizer and ``steersum.json`` (so its fingerprint is the compact one's)."""
+    folder, out = Path(folder), Path(out)
+    load_compact(folder).save_pretrained(out)
+    for name in KEPT:
+        if (folder / name).is_file() and name not in ("config.json", "generation_config.json"):
+            shutil.copy2(folder / name, out / name)
     return out
 
 
@@ -145,13 +183,19 @@ def folder_bytes(folder: str | Path, pattern: str) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m store.compact", description=__doc__.splitlines()[0])
-    parser.add_argument("checkpoint", help="a seq2seq checkpoint folder (safetensors)")
-    parser.add_argument("out", help="the compact folder to write")
+    parser.add_argument("checkpoint", help="a seq2seq checkpoint folder (safetensors); with --expand, a compact one")
+    parser.add_argument("out", help="the compact folder to write (with --expand: the fp32 folder)")
+    parser.add_argument("--expand", action="store_true", help="dequantize a compact folder into an fp32 checkpoint")
     parser.add_argument("--shard-mib", type=float, default=SHARD_BYTES / 2**20,
                         help="largest weight file, MiB (default 15: under the store's 16 MiB per file)")
     a = parser.parse_args(argv)
     if a.shard_mib <= 0:
         parser.error(f"--shard-mib {a.shard_mib}: must be positive")
+    if a.expand:
+        if not is_compact(a.checkpoint):
+            parser.error(f"--expand {a.checkpoint}: not a compact folder (no {INDEX})")
+        print(f"{expand(a.checkpoint, a.out)}: fp32, fingerprint {weights_fingerprint(a.out)[:12]}")
+        return
     out = write_compact(a.checkpoint, a.out, int(a.shard_mib * 2**20))
     before = folder_bytes(a.checkpoint, "*.safetensors")
     after = folder_bytes(out, "compact*.safetensors")
