@@ -402,6 +402,13 @@ def test_the_default_gamma_is_the_best_lower_bound_among_those_that_keep_rouge_a
     # lower is better: the interval's upper end, sign turned (-0.10 beats -0.05)
     lower = [(1.0, 0.30, -0.10, -0.15, -0.05, True), (2.0, 0.30, -0.20, -0.25, -0.10, True)]
     assert pick_default(_swept(lower, lower=("m",))) == 2.0
+    # a variant that reports ROUGE-L and no ROUGE-1 (ccs) is held to it: the ccs adapter with constraints
+    # measured ROUGE-L 0.499 at γ = 1 and 0.434 at γ = 3, with effect intervals [0.04, 0.48] and [0.23, 0.46]
+    ccs = _swept([(1.0, 0.499, 0.271, 0.042, 0.479, True), (3.0, 0.434, 0.354, 0.229, 0.458, True)])
+    for row in ccs["sweep"]:
+        row["metrics"] = {"rougeL": row["metrics"].pop("rouge1")}
+    assert pick_default(ccs) == 1.0
+    assert pick_default(ccs, rouge_tolerance=0.07) == 3.0
 
 
 def test_the_zoo_sweeps_each_model_and_keeps_the_gamma_it_picks_as_its_default(tiny_topic_checkpoint, tmp_path):

@@ -195,18 +195,18 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
 
     models = store.read_index(tiny_store)
     assert [(m.name, m.format, m.base) for m in models] == [("general", "int8", None),
-                                                            ("topic-prepend", "lora", "general")]
+                                                            ("topic-prepend-tag", "lora", "general")]
     topic = models[1]
     assert topic.control_effect == {"metric": "stas", "difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}
     assert topic.effect_text() == "stas +0.040 [+0.010, +0.070] (n=4)" and topic.steps == 2
-    folder = tiny_store.parent / "models" / "topic-prepend"
+    folder = tiny_store.parent / "models" / "topic-prepend-tag"
     adapter = json.loads((folder / "adapter_config.json").read_text())
     assert adapter["base_model_name_or_path"] == "../general"  # the stored base, wherever the clone is
     assert {"README.md", "eval_report.json", "adapter_model.safetensors", ARCHITECTURE} <= {p.name for p in folder.iterdir()}
     assert "stas +0.040 [+0.010, +0.070]" in (folder / "README.md").read_text()
     assert not list((tiny_store.parent / "models" / "general").glob("model*.safetensors"))  # int8 shards only
     # the same measure again is not better: the stored one stays, and the output says so
-    zoo_topic = tiny_store.parent.parent / "topic-prepend"
+    zoo_topic = tiny_store.parent.parent / "topic-prepend-tag"
     report = json.loads((zoo_topic / "eval_report.json").read_text())
     stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store)
     assert not stored and "kept the stored model" in sentence
@@ -225,21 +225,86 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
     assert store.budget_problems(tiny_store.parent, max_total=10_000, max_file=1_000)  # the check can fail
 
 
+def test_a_base_compacted_where_it_was_trained_is_stored_as_is_and_owns_adapters_trained_on_its_expansion(
+        tiny_general, tmp_path, capsys):
+    """A GPU machine returns the general summarizer compacted (its fp32 folder is too big to bring back) and
+    adapters trained on the fp32 expansion of that compact copy: the weights the store serves, exactly."""
+    import shutil
+
+    from transformers import AutoModelForSeq2SeqLM
+
+    from training.__main__ import main as training_main
+    from training.storing import put
+    from training.zoo import MODELS, Budget, build_data
+    from variants.base import write_record
+
+    general = tmp_path / "general"
+    shutil.copytree(tiny_general, general)
+    write_record(general, {"variant": "general", "method": "plain", "steps": 2, "data_licenses": {"bbc_summary": "x"}})
+    packed = compact.write_compact(general, tmp_path / "general-int8")
+    fingerprint = compact.weights_fingerprint(general)
+    assert json.loads((packed / "steersum.json").read_text())[compact.FINGERPRINT] == fingerprint
+    assert compact.weights_fingerprint(packed) == fingerprint
+    compact.main(["--expand", str(packed), str(tmp_path / "served")])
+    assert f"fingerprint {fingerprint[:12]}" in capsys.readouterr().out
+    served = tmp_path / "served"
+    assert compact.weights_fingerprint(served) == fingerprint  # recorded: its own bytes are not the fp32 original's
+    dequantized, expanded = compact.load_compact(packed).state_dict(), AutoModelForSeq2SeqLM.from_pretrained(served).state_dict()
+    assert dequantized.keys() == expanded.keys() and all(torch.equal(dequantized[k], expanded[k]) for k in dequantized)
+    with pytest.raises(SystemExit):
+        compact.main(["--expand", str(general), str(tmp_path / "not-compact")])
+
+    scores = {"rouge1": 0.30, "ratio_to_lead": 0.7, "verbatim_fact_share": 0.9, "examples": 4}
+    (packed / "general_report.json").write_text(json.dumps({"sets": {"bbc_summary test": scores}}))
+    index = tmp_path / "store" / "index.json"
+    stored, sentence = put(packed, {"sets": {"bbc_summary test": scores}}, packed / "general_report.json", index=index)
+    assert stored, sentence
+    folder = index.parent / "models" / "general"
+    for shard in packed.glob("compact-*.safetensors"):  # copied byte for byte, not compacted twice
+        assert (folder / shard.name).read_bytes() == shard.read_bytes()
+    assert {"README.md", "general_report.json", compact.INDEX} <= {p.name for p in folder.iterdir()}
+    import store
+
+    assert store.read_index(index)[0].fingerprint == fingerprint
+
+    topic = next(m for m in MODELS if m.variant == "topic")
+    data = build_data(topic, tmp_path, Budget.for_quick())
+    report = {"metrics": {"rouge1": 0.2, "stas": 0.5},
+              "control_sensitivity": {"effect": {"stas": {"difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}}}}
+    from transformers import AutoConfig, AutoTokenizer, BartForConditionalGeneration
+
+    torch.manual_seed(1)
+    other = tmp_path / "other-base"  # the same architecture, other weights
+    BartForConditionalGeneration(AutoConfig.from_pretrained(tiny_general)).save_pretrained(other)
+    AutoTokenizer.from_pretrained(tiny_general).save_pretrained(other)
+    for base, name in ((served, "on-served"), (other, "on-another")):
+        training_main(["topic", "--method", topic.method, "--base-model", str(base), "--adapter", "lora",
+                       "--train-file", str(data / "train.jsonl"), "--output-dir", str(tmp_path / name), "--max-steps", "1",
+                       "--per-device-train-batch-size", "2", "--max-source-length", "32", "--max-target-length", "8",
+                       "--max-train-samples", "2", "--report-to", "none", "--save-strategy", "no",
+                       "--dataloader-pin-memory", "false"])
+        (tmp_path / name / "eval_report.json").write_text(json.dumps(report))
+    stored, sentence = put(tmp_path / "on-served", report, tmp_path / "on-served" / "eval_report.json", index=index)
+    assert stored, sentence
+    stored, sentence = put(tmp_path / "on-another", report, tmp_path / "on-another" / "eval_report.json", index=index)
+    assert not stored and "is not the stored general summarizer (another one)" in sentence
+
+
 def test_stored_names_load_and_the_space_lists_them(tiny_store, monkeypatch):
     import store
     from space.catalog import build_catalog
     from variants import load_summarizer
 
     monkeypatch.setattr(store, "INDEX", tiny_store)
-    summarizer = load_summarizer("topic-prepend")  # a stored name: the adapter on the int8 base
+    summarizer = load_summarizer("topic-prepend-tag")  # a stored name: the adapter on the int8 base
     assert summarizer.summarize(["The bank said profits rose."], [{"topic": "business"}], max_new_tokens=4)
-    with pytest.raises(KeyError, match="the store holds: general, topic-prepend"):
+    with pytest.raises(KeyError, match="the store holds: general, topic-prepend-tag"):
         store.model_path("nope")
     catalog = build_catalog(None, None, store_index=tiny_store)
     entry = next(e for e in catalog.models("topic") if e.source == "store")
-    assert entry.model == "topic-prepend" and entry.available and not catalog.notes
+    assert entry.model == "topic-prepend-tag" and entry.available and not catalog.notes
     # (the lower bound is the one the replacement test above stored)
-    assert entry.title.startswith("topic-prepend: 2 steps on bbc_summary; control effect stas +0.040 [+0.0")
+    assert entry.title.startswith("topic-prepend-tag: 2 steps on bbc_summary; control effect stas +0.040 [+0.0")
     assert not [e for e in catalog.entries if e.model == "general"]  # the base has no controls to serve
     from space.__main__ import arguments
 
@@ -257,7 +322,7 @@ def test_an_empty_store_says_so_everywhere(tmp_path, monkeypatch, capsys):
     catalog = build_catalog(None, None)
     assert catalog.notes == [store.EMPTY] and {e.source for e in catalog.entries} == {"baseline"}
     with pytest.raises(KeyError, match="the model store is empty"):
-        store.model_path("topic-prepend")
+        store.model_path("topic-prepend-tag")
 
 
 def test_the_committed_store_fits_its_budget(committed_store):

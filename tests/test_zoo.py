@@ -63,7 +63,7 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
     from hub_cards.card import build_card
     from variants import load_summarizer
 
-    topic = root / "topic-prepend"
+    topic = root / next(m.name for m in MODELS if m.variant == "topic")
     card = build_card(topic, load_summarizer(topic)).content
     assert "all-MiniLM-L6-v2" in card and "for 1 steps" in card and "bart-large quality" in card  # says what it is
     from training.seq2seq import training_hardware

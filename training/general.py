@@ -97,6 +97,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
 
+    from store.compact import is_compact, load_compact
     from variants.base import write_record
 
     from variants.sources import data_licenses
@@ -108,7 +109,10 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
     set_seed(seed)
     precision = precision or default_precision()
     tokenizer = AutoTokenizer.from_pretrained(base_model)
-    model = AutoModelForSeq2SeqLM.from_pretrained(base_model, dtype=torch.float32)
+    if is_compact(base_model):  # the stored general summarizer: continue it from the weights it serves
+        model = load_compact(base_model).train()
+    else:
+        model = AutoModelForSeq2SeqLM.from_pretrained(base_model, dtype=torch.float32)
     model.generation_config.no_repeat_ngram_size = RECIPE["no_repeat_ngram_size"]  # saved with it: every use decodes alike
     examples = training_examples(bbc_repeat=bbc_repeat)[:max_examples]
     args = Seq2SeqTrainingArguments(
@@ -125,18 +129,22 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
     if resume:
         logger.info("resuming from %s", resume)
     out = Path(output_dir)
-    phases = previous_phases(out)
+    # A model continued from a trained general summarizer (the stored one) counts on from its steps.
+    base_phases = previous_phases(Path(base_model))
+    phases = previous_phases(out) or list(base_phases)
     result = trainer.train(resume_from_checkpoint=resume)
     trainer.save_model(out)
     counts: dict[str, int] = {}
     for e in examples:
         counts[e["dataset"]] = counts.get(e["dataset"], 0) + 1
     first_step = phases[-1]["to_step"] if phases else 0
-    phases.append({"from_step": first_step, "to_step": trainer.state.global_step, "train_examples": counts})
+    last_step = (base_phases[-1]["to_step"] if base_phases else 0) + trainer.state.global_step
+    phases.append({"from_step": first_step, "to_step": last_step, "train_examples": counts, "batch_size": batch_size,
+                   "hardware": training_hardware()})
     write_record(out, {
         "variant": "general", "method": "plain", "base_model": base_model, "base_weights": base_weights(base_model),
         "max_source_length": max_source_length, "max_target_length": max_target_length, "num_beams": RECIPE["num_beams"],
-        "no_repeat_ngram_size": RECIPE["no_repeat_ngram_size"], "train_examples": counts, "steps": trainer.state.global_step, "phases": phases,
+        "no_repeat_ngram_size": RECIPE["no_repeat_ngram_size"], "train_examples": counts, "steps": last_step, "phases": phases,
         "data_licenses": data_licenses(examples), "upstream_data_licenses": upstream_data_licenses(base_model),
         "hyperparameters": {"learning_rate": learning_rate, "per_device_train_batch_size": batch_size,
                             "max_steps": max_steps, "seed": seed, "bf16": precision == "bf16",
@@ -148,11 +156,13 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
 
 
 def previous_phases(out: Path) -> list[dict]:
-    """The phases of the finished model already in ``out`` (one, from its record, if it predates phases)."""
+    """The phases of the finished general summarizer in ``out`` (one, from its record, if it predates phases)."""
     record_file = out / "steersum.json"
     if not record_file.is_file():
         return []
     record = json.loads(record_file.read_text())
+    if record.get("variant") != "general":  # a base that is no general summarizer has no phases to count on from
+        return []
     return record.get("phases") or [{"from_step": 0, "to_step": record["steps"], "train_examples": record["train_examples"]}]
 
 

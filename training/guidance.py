@@ -102,7 +102,8 @@ def lead_metric(swept: dict) -> str | None:
 
 def pick_default(swept: dict, rouge_tolerance: float = ROUGE_TOLERANCE) -> float:
     """The control strength a model should generate at, by a rule fixed before any sweep was run: of γ = 1
-    and the swept γ whose ROUGE-1 is at most ``rouge_tolerance`` below γ = 1's, whose lead control metric
+    and the swept γ whose ROUGE-1 (ROUGE-L where the variant reports no ROUGE-1) is at most
+    ``rouge_tolerance`` below γ = 1's, whose lead control metric
     stands against the pasted row and whose effect is at least γ = 1's, the one with the highest lower end
     of its effect interval (the effect itself for a corpus metric; sign turned for a lower-is-better
     metric; a tie goes to the smaller γ, which costs less fluency)."""
@@ -118,9 +119,11 @@ def pick_default(swept: dict, rouge_tolerance: float = ROUGE_TOLERANCE) -> float
         return sign * (e["difference"] if bound is None else bound)
 
     plain = rows[1.0]
-    plain_rouge = plain["metrics"].get("rouge1")
+    # ROUGE-1, or the ROUGE the variant reports instead (ccs: ROUGE-L, as CCSBench does)
+    rouge = next((r for r in ("rouge1", "rougeLsum", "rougeL") if r in plain["metrics"]), None)
+    plain_rouge = plain["metrics"].get(rouge)
     fits = [1.0] + [g for g, row in rows.items() if g != 1.0
-                    and (plain_rouge is None or (row["metrics"].get("rouge1") or 0.0) >= plain_rouge - rouge_tolerance)
+                    and (plain_rouge is None or (row["metrics"].get(rouge) or 0.0) >= plain_rouge - rouge_tolerance)
                     and (row["verdict"].get(name) or {}).get("stands")
                     and sign * row["effect"][name]["difference"] >= sign * plain["effect"][name]["difference"]]
     return max(fits, key=lambda g: (low(rows[g]), -g))

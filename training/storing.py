@@ -22,16 +22,11 @@ from pathlib import Path
 
 import store
 from store.adapters import ADAPTER_WEIGHTS, is_adapter, point_at_base
-from store.compact import write_compact
-from variants.base import file_sha256, read_record
+from store.compact import is_compact, weights_fingerprint, write_compact
+from variants.base import read_record
 
 SKIPPED = {"model.safetensors", "training_args.bin", "training_args.json", "README.md", "optimizer.pt", "scheduler.pt"}
 SKIPPED_DIRS = ("checkpoint-", "merged", "tiny-preset-base", "runs")
-
-
-def weights_fingerprint(folder: Path) -> str:
-    files = sorted(folder.glob("model*.safetensors"))
-    return file_sha256(files[0]) if len(files) == 1 else "+".join(file_sha256(f)[:16] for f in files)
 
 
 def general_measure(report: dict) -> dict:
@@ -159,7 +154,10 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
     staging = folder.with_name(name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    if general:
+    if general and is_compact(checkpoint):  # compacted where it was trained (a GPU machine returns 16 MiB files)
+        shutil.rmtree(staging)
+        shutil.copytree(checkpoint, staging, ignore=shutil.ignore_patterns("README.md", "*_report.json", "checkpoint-*"))
+    elif general:
         write_compact(checkpoint, staging)
     else:
         copy_folder(checkpoint, staging, base)
