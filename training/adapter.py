@@ -68,4 +68,6 @@ def save(model, out: str | Path, base_model: str) -> None:
     from store.adapters import save_adapter
 
     save_adapter(model, out, Path(base_model).resolve())
-    model.get_base_model().generation_config.save_pretrained(out)
+    generation_config = model.get_base_model().generation_config
+    generation_config.use_cache = True  # training turns it off in the config it is derived from; generation wants it
+    generation_config.save_pretrained(out)

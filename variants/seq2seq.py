@@ -193,6 +193,12 @@ class Seq2SeqSummarizer(Summarizer):
     def __init__(self, variant: Variant, name: str, method: str, model, tokenizer, assets: Any, record: dict):
         self.variant, self.name, self.method = variant, name, method
         self.model, self.tokenizer, self.assets, self.record = model, tokenizer, assets, record
+        # A checkpoint saved from training can carry use_cache=False (its config's, copied into its generation
+        # config): without the cache every step re-runs the whole prefix and the cross-attention projections
+        # (GSum's stored adapter: 13 s instead of 2 s for a 400-word article). The outputs are the same.
+        generation_config = getattr(model, "generation_config", None)
+        if generation_config is not None:
+            generation_config.use_cache = True
         self.max_source_length = int(record.get("max_source_length", 1024))
         self.settings = GenerationSettings.from_record({**record, GUIDANCE_FIELD: default_guidance(model, record)})
 
