@@ -29,6 +29,7 @@ is trained on exactly the weights the store serves, and the store knows it belon
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -121,7 +122,9 @@ def weights_fingerprint(folder: str | Path) -> str:
     """What identifies a checkpoint's weights: the fingerprint its ``steersum.json`` records (a compact
     folder, or an fp32 folder expanded from one: the fp32 weights it was made from), else the sha256 of
     its ``model*.safetensors`` ("" when it has none)."""
-    from variants.base import file_sha256
+    def sha256(path: Path) -> str:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
 
     folder = Path(folder)
     record = folder / "steersum.json"
@@ -129,7 +132,7 @@ def weights_fingerprint(folder: str | Path) -> str:
     if recorded:
         return recorded
     files = sorted(folder.glob("model*.safetensors"))
-    return file_sha256(files[0]) if len(files) == 1 else "+".join(file_sha256(f)[:16] for f in files)
+    return sha256(files[0]) if len(files) == 1 else "+".join(sha256(f)[:16] for f in files)
 
 
 def expand(folder: str | Path, out: str | Path) -> Path:
