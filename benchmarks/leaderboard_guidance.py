@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-HEADING = "## Control strength (classifier-free guidance)"
-
 from training.guidance import SWEEP_FILE, lead_metric
 
 from .leaderboard_tables import cell, effect_cell, verdict_cell
+
+HEADING = "## Control strength (classifier-free guidance)"
 
 
 def guidance_board(entries) -> list[dict]:

@@ -33,8 +33,9 @@ from typing import Any
 
 from safetensors import safe_open
 
+from store.compact import file_sha256
 from variants import get_variant
-from variants.base import (RECORD_FILE, WEIGHT_CHECKSUMS, Summarizer, file_sha256, read_record, verify_weights,
+from variants.base import (RECORD_FILE, WEIGHT_CHECKSUMS, Summarizer, read_record, verify_weights,
                            write_record)
 
 from .card import (ADAPTER_CONFIG, REPORT_FILE, build_card, is_hub_id, is_test_model, local_base_text,

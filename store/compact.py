@@ -122,17 +122,21 @@ def weights_fingerprint(folder: str | Path) -> str:
     """What identifies a checkpoint's weights: the fingerprint its ``steersum.json`` records (a compact
     folder, or an fp32 folder expanded from one: the fp32 weights it was made from), else the sha256 of
     its ``model*.safetensors`` ("" when it has none)."""
-    def sha256(path: Path) -> str:
-        with open(path, "rb") as handle:
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-
     folder = Path(folder)
     record = folder / "steersum.json"
     recorded = json.loads(record.read_text(encoding="utf-8")).get(FINGERPRINT) if record.is_file() else None
     if recorded:
         return recorded
     files = sorted(folder.glob("model*.safetensors"))
-    return sha256(files[0]) if len(files) == 1 else "+".join(sha256(f)[:16] for f in files)
+    return file_sha256(files[0]) if len(files) == 1 else "+".join(file_sha256(f)[:16] for f in files)
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def expand(folder: str | Path, out: str | Path) -> Path:

@@ -95,9 +95,9 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
     new end); the record keeps one phase per run, with the steps and data mix of each. ``precision``:
     ``fp32``, ``bf16`` (autocast) or ``bf16-weights``; by default this machine's (:func:`default_precision`)."""
     import torch
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
+    from transformers import AutoTokenizer, Seq2SeqTrainer, Seq2SeqTrainingArguments, set_seed
 
-    from store.compact import is_compact, load_compact
+    from store.adapters import load_base
     from variants.base import write_record
 
     from variants.sources import data_licenses
@@ -109,10 +109,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
     set_seed(seed)
     precision = precision or default_precision()
     tokenizer = AutoTokenizer.from_pretrained(base_model)
-    if is_compact(base_model):  # the stored general summarizer: continue it from the weights it serves
-        model = load_compact(base_model).train()
-    else:
-        model = AutoModelForSeq2SeqLM.from_pretrained(base_model, dtype=torch.float32)
+    model = load_base(Path(base_model))  # a compact base (the stored general summarizer) is dequantized
     model.generation_config.no_repeat_ngram_size = RECIPE["no_repeat_ngram_size"]  # saved with it: every use decodes alike
     examples = training_examples(bbc_repeat=bbc_repeat)[:max_examples]
     args = Seq2SeqTrainingArguments(

@@ -153,13 +153,13 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
     folder = index.parent / "models" / name
     staging = folder.with_name(name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    staging.parent.mkdir(parents=True, exist_ok=True)
     if general and is_compact(checkpoint):  # compacted where it was trained (a GPU machine returns 16 MiB files)
-        shutil.rmtree(staging)
         shutil.copytree(checkpoint, staging, ignore=shutil.ignore_patterns("README.md", "*_report.json", "checkpoint-*"))
     elif general:
         write_compact(checkpoint, staging)
     else:
+        staging.mkdir()
         copy_folder(checkpoint, staging, base)
         halve_adapter(staging)
         point_at_base(staging, f"../{store.GENERAL}")

@@ -178,14 +178,6 @@ def measure_step_seconds(base: Path, batch_size: int, source_tokens: int, target
     return min(times[1:])
 
 
-def save_default_constraints(folder: Path) -> None:
-    """The model generates with its variant's hard constraints unless told otherwise (its record's
-    ``constraints``, read into :class:`variants.seq2seq.GenerationSettings`)."""
-    from variants.base import read_record, write_record
-
-    write_record(folder, {**read_record(folder), "constraints": True})
-
-
 def remove_checkpoints(folder: Path) -> None:
     """A finished model's resumable states (weights + AdamW, ~0.4 GB each) are no longer needed."""
     import shutil
@@ -278,6 +270,8 @@ def store_model(folder: Path, report_file: Path, index: Path | None, quick: bool
 
 
 def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Path | None = None) -> dict:
+    from variants.seq2seq import save_default_constraints
+
     from .base import ensure_base
     from .general import evaluate_general, train_general
     from .seq2seq import default_precision, latest_checkpoint

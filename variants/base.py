@@ -15,11 +15,12 @@ A checkpoint folder says which variant it belongs to in ``steersum.json`` (:data
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from store.compact import file_sha256
 
 RECORD_FILE = "steersum.json"
 
@@ -368,14 +369,6 @@ def write_record(path: str | Path, record: dict) -> None:
 
 
 WEIGHT_CHECKSUMS = "weights_sha256"  # steersum.json field: weight file name -> sha256, written by hub_cards export
-
-
-def file_sha256(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def verify_weights(path: str | Path, record: dict) -> None:

@@ -309,6 +309,12 @@ def save_default_guidance(path: str | Path, guidance: float) -> None:
     write_record(path, {**record, GUIDANCE_FIELD: guidance})
 
 
+def save_default_constraints(path: str | Path) -> None:
+    """Make a checkpoint folder generate with its variant's hard constraints unless told otherwise (its
+    record's ``constraints``, read into :class:`GenerationSettings`)."""
+    write_record(path, {**read_record(path), "constraints": True})
+
+
 def add_control_tokens(tokenizer, model, tokens: list[str]) -> None:
     """Add the variant's control tokens (e.g. ``[TAG]``) as special tokens that swallow the space
     before them, and grow the embedding table to match."""
