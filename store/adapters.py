@@ -192,17 +192,56 @@ def load_base(base: Path | str, **kwargs: Any) -> torch.nn.Module:
     return AutoModelForSeq2SeqLM.from_pretrained(str(base), dtype=torch.float32, **kwargs).eval()
 
 
+def compact_adapter(folder: str | Path) -> None:
+    """The adapter's weights as int8 with per-row scales, in place (:func:`store.compact.compact_state_dict`:
+    every 2-D matrix — LoRA's A and B, token rows, saved modules' weights — a quarter of fp32; biases and
+    LayerNorms stay fp32). Each weight moves by at most half its row's scale, as in the compact base."""
+    from safetensors.torch import load_file, save_file
+
+    from .compact import compact_state_dict
+
+    file = Path(folder) / ADAPTER_WEIGHTS
+    save_file(compact_state_dict(load_file(str(file))), str(file), metadata={"format": "pt", "steersum": "int8"})
+
+
+def is_compact_adapter(folder: str | Path) -> bool:
+    from safetensors import safe_open
+
+    from .compact import SCALE
+
+    with safe_open(str(Path(folder) / ADAPTER_WEIGHTS), framework="pt") as handle:
+        return any(name.endswith(SCALE) for name in handle.keys())
+
+
+def peft_folder(folder: Path, scratch: Path) -> Path:
+    """``folder`` as peft reads it: itself, or for an int8 adapter (:func:`compact_adapter`) its config and
+    dequantized fp32 weights written to ``scratch``."""
+    if not is_compact_adapter(folder):
+        return folder
+    from safetensors.torch import load_file, save_file
+
+    from .compact import expand_state_dict
+
+    (scratch / ADAPTER_CONFIG).write_bytes((folder / ADAPTER_CONFIG).read_bytes())
+    save_file(expand_state_dict(load_file(str(folder / ADAPTER_WEIGHTS))), str(scratch / ADAPTER_WEIGHTS),
+              metadata={"format": "pt"})
+    return scratch
+
+
 def load_adapter_model(folder: str | Path, base_model: str | Path | None = None, merge: bool = True, **kwargs: Any):
-    """The variant model of an adapter folder: its architecture derived from its base, the adapter
-    applied and, with ``merge``, folded in (a plain transformers model; generation config from the
-    folder when it has one)."""
+    """The variant model of an adapter folder (fp16 or int8 weights): its architecture derived from its base,
+    the adapter applied and, with ``merge``, folded in (a plain transformers model; generation config from
+    the folder when it has one)."""
+    import tempfile
+
     from peft import PeftModel
     from transformers import AutoConfig, GenerationConfig
 
     folder = Path(folder)
     base = load_base(base_folder(folder, base_model), **kwargs)
     model = derive(base, AutoConfig.from_pretrained(folder, **kwargs)) if (folder / ARCHITECTURE).is_file() else base
-    model = PeftModel.from_pretrained(model, str(folder))
+    with tempfile.TemporaryDirectory() as scratch:
+        model = PeftModel.from_pretrained(model, str(peft_folder(folder, Path(scratch))))
     if (folder / "generation_config.json").is_file():
         model.generation_config = GenerationConfig.from_pretrained(folder)
     if merge:

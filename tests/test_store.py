@@ -149,7 +149,29 @@ def test_two_step_adapter_saves_small_and_reloads_generating_identically(zoo_mod
     if zoo_model.variant == "entity":
         inputs["guidance_input_ids"] = batch["input_ids"]
     with torch.no_grad():
-        assert not torch.allclose(model(**inputs).logits, base.eval()(**inputs).logits)
+        trained, untrained = model(**inputs).logits, base.eval()(**inputs).logits
+    assert not torch.allclose(trained, untrained)
+    # stored as int8 with per-row scales (what the store keeps): every matrix int8 with one scale per row,
+    # and the model it loads into moves its logits by under 5% of what the adapter itself moved them
+    import shutil
+
+    from store.adapters import compact_adapter, is_compact_adapter
+
+    compact_copy = tmp_path / "int8" / zoo_model.name
+    shutil.copytree(out, compact_copy)
+    compact_adapter(compact_copy)
+    assert is_compact_adapter(compact_copy) and not is_compact_adapter(out)
+    with safe_open(str(compact_copy / "adapter_model.safetensors"), "pt") as f:
+        stored = {k: f.get_tensor(k) for k in f.keys()}
+    matrices = [k for k, t in stored.items() if t.dim() == 2]
+    assert matrices and all(stored[k].dtype == torch.int8 and stored[k + compact.SCALE].shape == (stored[k].shape[0],)
+                            for k in matrices)
+    assert (compact_copy / "adapter_model.safetensors").stat().st_size < adapter_bytes
+    int8_summarizer = load_summarizer(compact_copy)
+    compact_model = getattr(int8_summarizer, "base", int8_summarizer).model
+    with torch.no_grad():
+        moved = (compact_model(**inputs).logits - trained).abs().max()
+    assert moved < 0.05 * (trained - untrained).abs().max(), (moved, (trained - untrained).abs().max())
 
 
 @pytest.fixture(scope="module")
@@ -366,3 +388,24 @@ def test_an_adapter_needs_a_base_checkpoint_and_a_known_kind(tmp_path):
                        "--output-dir", str(tmp_path / "out"), "--max-steps", "1", "--report-to", "none"])
     with pytest.raises(ValueError, match="--adapter 'qlora'; allowed: none, lora"):
         AdapterArguments(adapter="qlora")
+
+
+def test_an_adapter_keeps_tokenizer_files_only_when_they_are_not_the_bases(tmp_path):
+    """``tokenizer.json`` saved after a call with other truncation is still the base's tokenizer (dropped);
+    one with an added token is not, and then every tokenizer file stays (they are read together)."""
+    from training.storing import copy_folder
+
+    base, adapter, dest = tmp_path / "base", tmp_path / "adapter", tmp_path / "stored"
+    for folder in (base, adapter, dest):
+        folder.mkdir()
+    tokenizer = {"truncation": {"max_length": 256}, "padding": None, "added_tokens": [], "model": {"vocab": {"a": 0}}}
+    (base / "tokenizer.json").write_text(json.dumps(tokenizer))
+    (base / "tokenizer_config.json").write_text('{"model_max_length": 512}')
+    (adapter / "tokenizer.json").write_text(json.dumps({**tokenizer, "truncation": {"max_length": 384}}))
+    (adapter / "tokenizer_config.json").write_text('{"model_max_length": 512}')
+    (adapter / "adapter_config.json").write_text("{}")
+    copy_folder(adapter, dest, base)
+    assert sorted(p.name for p in dest.iterdir()) == ["adapter_config.json"]
+    (adapter / "tokenizer.json").write_text(json.dumps({**tokenizer, "added_tokens": [{"id": 1, "content": "[TAG]"}]}))
+    copy_folder(adapter, dest, base)
+    assert sorted(p.name for p in dest.iterdir()) == ["adapter_config.json", "tokenizer.json", "tokenizer_config.json"]

@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 
 import store
-from store.adapters import ADAPTER_WEIGHTS, is_adapter, point_at_base
+from store.adapters import compact_adapter, is_adapter, point_at_base
 from store.compact import is_compact, weights_fingerprint, write_compact
 from variants.base import read_record
 
@@ -61,37 +61,41 @@ def better(new: dict, old: dict) -> bool:
     return key(new) > key(old)
 
 
+def same_tokenizer_file(path: Path, other: Path) -> bool:
+    """Whether two tokenizer files hold the same tokenizer: the same bytes, or for ``tokenizer.json`` the same
+    JSON but for the truncation and padding it was last called with (transformers sets both per call)."""
+    if not other.is_file():
+        return False
+    if path.read_bytes() == other.read_bytes():
+        return True
+    if path.name != "tokenizer.json":
+        return False
+    import json
+
+    call_state = lambda f: {k: v for k, v in json.loads(f.read_text(encoding="utf-8")).items()  # noqa: E731
+                            if k not in ("truncation", "padding")}
+    return call_state(path) == call_state(other)
+
+
 def copy_folder(source: Path, dest: Path, base: Path | None = None) -> None:
     """An adapter folder's files, without the full weights and training state a store has no room for,
-    and without tokenizer files identical to the base's (the loader falls back to the base's:
+    and without its tokenizer files when they hold the base's tokenizer (the loader then takes the base's:
     :func:`store.tokenizer_folder`; 0.7 MB each for MiniLM's WordPiece vocabulary)."""
+    tokenizer = [source / name for name in store.TOKENIZER_FILES if (source / name).is_file()]
+    shares_base_tokenizer = base is not None and all(same_tokenizer_file(path, base / path.name) for path in tokenizer)
     for path in source.iterdir():
-        if path.is_file() and path.name not in SKIPPED:
-            if path.name in store.TOKENIZER_FILES and base and (base / path.name).is_file() \
-                    and (base / path.name).read_bytes() == path.read_bytes():
-                continue
+        if path.is_file() and path.name not in SKIPPED and not (shares_base_tokenizer and path in tokenizer):
             shutil.copy2(path, dest / path.name)
         elif path.is_dir() and not path.name.startswith(SKIPPED_DIRS):
             shutil.copytree(path, dest / path.name)
-
-
-def halve_adapter(folder: Path) -> None:
-    """The adapter's weights in fp16 (LoRA matrices, token rows, saved modules: half the bytes; peft
-    copies them into the fp32 model at load). fp16's 11-bit mantissa keeps each weight to a relative
-    4.9e-4, and adapter weights are far inside its range."""
-    from safetensors.torch import load_file, save_file
-
-    file = folder / ADAPTER_WEIGHTS
-    tensors = load_file(str(file))
-    save_file({k: v.half() if v.is_floating_point() else v for k, v in tensors.items()}, str(file),
-              metadata={"format": "pt"})
 
 
 def card(model: store.StoredModel) -> str:
     """The stored model's card: what it is, how it was trained and measured, how to load it."""
     licences = "\n".join(f"| {name} | {licence} |" for name, licence in sorted(model.data_licenses.items()))
     kind = ("the shared base of every stored adapter, weight-only int8 with per-row scales, dequantized to fp32 "
-            "at load" if model.format == "int8" else f"a peft LoRA adapter on the stored `{model.base}`")
+            "at load" if model.format == "int8" else f"a peft LoRA adapter on the stored `{model.base}`, its weights int8 with per-row scales, "
+            "dequantized at load")
     return f"""---
 library_name: {"transformers" if model.format == "int8" else "peft"}
 pipeline_tag: summarization
@@ -161,7 +165,7 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
     else:
         staging.mkdir()
         copy_folder(checkpoint, staging, base)
-        halve_adapter(staging)
+        compact_adapter(staging)
         point_at_base(staging, f"../{store.GENERAL}")
     shutil.copy2(report_file, staging / Path(report_file).name)
     entry = store.StoredModel(
