@@ -18,7 +18,8 @@ served model is a plain transformers model of the variant's architecture.
 The adapter folder is a peft adapter folder (``adapter_config.json``, ``adapter_model.safetensors``)
 plus the variant architecture's ``config.json`` (:data:`ARCHITECTURE`). Its ``base_model_name_or_path``
 is a folder, relative to the adapter's own (the store uses ``../general``) or absolute; a compact base
-(:mod:`store.compact`) is dequantized on the way in.
+(:mod:`store.compact`) is dequantized on the way in, and so is a compact adapter (the store's: int8
+weights with per-row scales, :func:`compact_adapter`; peft then reads a dequantized copy).
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Putting trained models into the store (:mod:`store`), and measuring what compaction costs.
 
 :func:`put` stores a checkpoint the zoo has evaluated: the general summarizer compacted to int8
-(:mod:`store.compact`), a variant model as its adapter folder pointed at ``../general``, each with its
-report and a card, listed in ``store/index.json``. A stored model is replaced only by one that measures
+(:mod:`store.compact`), a variant model as its adapter folder pointed at ``../general`` with its weights in
+int8 the same way (:func:`store.adapters.compact_adapter`), each with its report and a card, listed in ``store/index.json``. A stored model is replaced only by one that measures
 better — the general summarizer on ROUGE-1 over the bbc_summary test split, a variant model on the lower
 end of its control-effect interval for its variant's first control metric (ROUGE-1 breaking ties) — and
 the outcome is returned as a sentence for the zoo to print. A variant model whose interval does not lie
@@ -17,6 +17,7 @@ is refused, and replacing the general summarizer drops the adapters of the old o
 from __future__ import annotations
 
 import datetime
+import json
 import shutil
 from pathlib import Path
 
@@ -61,20 +62,12 @@ def better(new: dict, old: dict) -> bool:
     return key(new) > key(old)
 
 
-def same_tokenizer_file(path: Path, other: Path) -> bool:
-    """Whether two tokenizer files hold the same tokenizer: the same bytes, or for ``tokenizer.json`` the same
-    JSON but for the truncation and padding it was last called with (transformers sets both per call)."""
-    if not other.is_file():
-        return False
-    if path.read_bytes() == other.read_bytes():
-        return True
+def tokenizer_state(path: Path) -> dict | bytes:
+    """What a tokenizer file holds: its bytes, or for ``tokenizer.json`` its JSON without the truncation and
+    padding it was last called with (transformers sets both on every call, so they say nothing of the vocabulary)."""
     if path.name != "tokenizer.json":
-        return False
-    import json
-
-    call_state = lambda f: {k: v for k, v in json.loads(f.read_text(encoding="utf-8")).items()  # noqa: E731
-                            if k not in ("truncation", "padding")}
-    return call_state(path) == call_state(other)
+        return path.read_bytes()
+    return {k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if k not in ("truncation", "padding")}
 
 
 def copy_folder(source: Path, dest: Path, base: Path | None = None) -> None:
@@ -82,7 +75,8 @@ def copy_folder(source: Path, dest: Path, base: Path | None = None) -> None:
     and without its tokenizer files when they hold the base's tokenizer (the loader then takes the base's:
     :func:`store.tokenizer_folder`; 0.7 MB each for MiniLM's WordPiece vocabulary)."""
     tokenizer = [source / name for name in store.TOKENIZER_FILES if (source / name).is_file()]
-    shares_base_tokenizer = base is not None and all(same_tokenizer_file(path, base / path.name) for path in tokenizer)
+    shares_base_tokenizer = base is not None and all(
+        (base / path.name).is_file() and tokenizer_state(path) == tokenizer_state(base / path.name) for path in tokenizer)
     for path in source.iterdir():
         if path.is_file() and path.name not in SKIPPED and not (shares_base_tokenizer and path in tokenizer):
             shutil.copy2(path, dest / path.name)
@@ -93,9 +87,8 @@ def copy_folder(source: Path, dest: Path, base: Path | None = None) -> None:
 def card(model: store.StoredModel) -> str:
     """The stored model's card: what it is, how it was trained and measured, how to load it."""
     licences = "\n".join(f"| {name} | {licence} |" for name, licence in sorted(model.data_licenses.items()))
-    kind = ("the shared base of every stored adapter, weight-only int8 with per-row scales, dequantized to fp32 "
-            "at load" if model.format == "int8" else f"a peft LoRA adapter on the stored `{model.base}`, its weights int8 with per-row scales, "
-            "dequantized at load")
+    kind = ("the shared base of every stored adapter" if model.format == "int8"
+            else f"a peft LoRA adapter on the stored `{model.base}`") + ", weight-only int8 with per-row scales, dequantized at load"
     return f"""---
 library_name: {"transformers" if model.format == "int8" else "peft"}
 pipeline_tag: summarization
