@@ -2,6 +2,7 @@
 in the asked bounds, a keyword's tokens gain probability until it is written, and CCS's controls map
 to the bins of its metric."""
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -14,6 +15,7 @@ from variants.constraints import (HardConstraints, KeywordBiasLogitsProcessor, c
 from variants.presets import tiny_bart_config, tiny_t5_config, tiny_t5_tokenizer, tiny_tokenizer
 from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer
 
+WORDPIECE = Path(__file__).resolve().parents[1] / "store" / "models" / "general"  # MiniLM's tokenizer, as stored
 DOCS = ["Shares in the bank rose after it said profits grew. Investors welcomed the news from London.",
         "The film won an award at the festival. Its director thanked the cast and the city of Cannes."]
 
@@ -25,10 +27,34 @@ def bart():
     return BartForConditionalGeneration(tiny_bart_config(tokenizer, init_std=0.3)).eval(), tokenizer
 
 
+@pytest.fixture(scope="module")
+def wordpiece_bart():
+    """A tiny random BART on the stored general summarizer's WordPiece tokenizer (MiniLM's: ``##``
+    continuations, no space marks), whose decoder spaces words differently from BPE."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(WORDPIECE)
+    torch.manual_seed(0)
+    return BartForConditionalGeneration(tiny_bart_config(tokenizer, init_std=0.3)).eval(), tokenizer
+
+
+def test_wordpiece_word_starts_are_what_its_decoder_spaces():
+    from transformers import AutoTokenizer
+
+    from variants.constraints import word_starts
+
+    tokenizer = AutoTokenizer.from_pretrained(WORDPIECE)
+    starts = word_starts(tokenizer)
+    is_start = {t: bool(starts[tokenizer.convert_tokens_to_ids(t)]) for t in ("the", "##ing", ".", ",", "-", "(")}
+    # "a rest - of the model, ( yes )." is how the decoder writes them: "-" and "(" are words of their own
+    assert is_start == {"the": True, "##ing": False, ".": False, ",": False, "-": True, "(": True}
+
+
+@pytest.mark.parametrize("model_and_tokenizer", ["bart", "wordpiece_bart"])
 @pytest.mark.parametrize("beams", [1, 3])
 @pytest.mark.parametrize("bounds", [(6, 9), (12, 14), (1, 3)])
-def test_the_word_count_lands_in_the_bounds(bart, beams, bounds):
-    model, tokenizer = bart
+def test_the_word_count_lands_in_the_bounds(model_and_tokenizer, beams, bounds, request):
+    model, tokenizer = request.getfixturevalue(model_and_tokenizer)
     constraints = [HardConstraints(*bounds), HardConstraints(*bounds)]
     inputs = tokenizer(DOCS, return_tensors="pt", padding=True)
     kwargs = constraint_kwargs(tokenizer, constraints, DOCS, max_new_tokens=8)

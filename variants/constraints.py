@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 from transformers import LogitsProcessor, StoppingCriteria
@@ -64,11 +65,14 @@ def token_budget(constraints: list[HardConstraints], rate: float, default: int, 
     return max([default] + [math.ceil(words * rate * slack) + 4 for words in need])
 
 
+@lru_cache(maxsize=8)
 def word_starts(tokenizer) -> torch.Tensor:
-    """Which vocabulary tokens begin a new whitespace word: BPE's ``Ġ`` and SentencePiece's ``▁``
-    marks (and any token that decodes with a leading space)."""
+    """Which vocabulary tokens begin a new whitespace word: those the tokenizer's own decoder writes after
+    a space when they follow a word — BPE's ``Ġ`` and SentencePiece's ``▁`` tokens, a newline, and in
+    WordPiece every token but a ``##`` continuation and the punctuation its decoder attaches (``.``, ``,``).
+    Asking the decoder, not the token's spelling, keeps the count the one ``text.split()`` makes."""
     tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
-    return torch.tensor([bool(t) and (t[0] in "Ġ▁ " or t.startswith("Ċ")) for t in tokens])
+    return torch.tensor([bool(t) and tokenizer.convert_tokens_to_string(["a", t])[1:2].isspace() for t in tokens])
 
 
 def per_row(values: list, rows: int) -> list:
