@@ -25,10 +25,10 @@ beside the repository, with ``STEERSUM_DATA`` pointing at the bundled sources):
 
 Steps are the seconds over a training step timed at the model's full padded shape
 (``training.zoo.measure_step_seconds``) plus the Trainer's own per-step work; a model still training
-1.4x its seconds later stops where it is. A variant is skipped when too little of ``--deadline-seconds``
-is left. Back on the CPU, ``python -m training zoo --out <root> --max-steps 1 --store store/index.json``
-evaluates what was unpacked into ``<root>`` (``general/``, the adapters pointed at ``../general``) and
-stores what measures better.
+1.4x its seconds (and half a minute) later stops where it is (``--max-train-seconds``). A variant is
+skipped when too little of ``--deadline-seconds`` is left. Back on the CPU,
+``python -m training zoo --out <root> --max-steps 1 --store store/index.json`` evaluates what was unpacked
+into ``<root>`` (``general/``, the adapters pointed at ``../general``) and stores what measures better.
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ TAR = {"topic": "adapters-a", "tdsum": "adapters-a", "entity": "adapters-a", "cc
 
 class Clock:
     def __init__(self, deadline: float):
-        self.start, self.deadline, self.stage_end = time.time(), deadline, float("inf")
+        self.start, self.deadline = time.time(), deadline
 
     def left(self) -> float:
         return self.deadline - (time.time() - self.start)
@@ -58,23 +58,10 @@ class Clock:
         print(f"[{time.time() - self.start:6.1f}s] {message}", flush=True)
 
 
-def stop_trainers_at(clock: Clock) -> None:
-    """Every Seq2SeqTrainer built from now on stops once ``clock.stage_end`` has passed."""
-    from transformers import Seq2SeqTrainer, TrainerCallback
-
-    class StopAtStageEnd(TrainerCallback):
-        def on_step_end(self, args, state, control, **kwargs):
-            if time.time() > clock.stage_end:
-                clock.log(f"stage time up at step {state.global_step}: stopping")
-                control.should_training_stop = True
-
-    init = Seq2SeqTrainer.__init__
-
-    def with_stop(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        self.add_callback(StopAtStageEnd())
-
-    Seq2SeqTrainer.__init__ = with_stop
+def stage_seconds(seconds: float) -> float:
+    """A stage's Trainer stops at 1.4x its planned seconds and half a minute (``training.seq2seq.TimeLimit``):
+    steps timed one at a time miss some of the Trainer's own work."""
+    return 1.4 * seconds + 30
 
 
 def pack(folder: Path, tar: Path, split: bool = False) -> list[Path]:
@@ -118,7 +105,6 @@ def main(argv: list[str] | None = None) -> None:
 
     methods = dict(pair.split("=", 1) for pair in a.method)
     clock = Clock(a.deadline_seconds)
-    stop_trainers_at(clock)
     a.out.mkdir(parents=True, exist_ok=True)
     batch = 2 if a.quick else a.batch_size
     general = a.work / "general"
@@ -128,9 +114,9 @@ def main(argv: list[str] | None = None) -> None:
         step = measure_step_seconds(start, batch, source, target)
         steps = 2 if a.quick else max(1, int(a.general_seconds / (step + STEP_OVERHEAD_S)))
         clock.log(f"general: {step * 1000:.0f} ms a step at batch {batch}: {steps} steps")
-        clock.stage_end = time.time() + 1.4 * a.general_seconds + 30
         train_general(str(a.start), general, steps, max_examples=8 if a.quick else None, batch_size=batch,
-                      save_steps=10**6, learning_rate=2e-4, max_source_length=source, max_target_length=target)
+                      save_steps=10**6, learning_rate=2e-4, max_source_length=source, max_target_length=target,
+                      max_seconds=stage_seconds(a.general_seconds))
         remove_checkpoints(general)
     compact = a.start if a.adapters_only else a.work / "general-int8"
     if not (compact / "steersum.json").is_file():
@@ -159,9 +145,8 @@ def main(argv: list[str] | None = None) -> None:
         steps = 2 if a.quick else max(1, min(int(a.adapter_seconds / (step + STEP_OVERHEAD_S)),
                                              int(a.epochs * examples / batch)))
         clock.log(f"{model.name}: {step * 1000:.0f} ms a step: {steps} steps ({steps * batch / examples:.1f} passes)")
-        clock.stage_end = time.time() + 1.4 * a.adapter_seconds + 30
         budget = Budget(0, max_steps=steps, batch_size=batch, lengths=(source, target) if a.quick else None,
-                        max_train_samples=4 if a.quick else None)
+                        max_train_samples=4 if a.quick else None, max_train_seconds=stage_seconds(a.adapter_seconds))
         try:
             train_variant_model(model, served, data, a.work / model.name, budget)
         except Exception as err:  # noqa: BLE001 - one variant's failure leaves the others their time

@@ -74,3 +74,25 @@ def test_quick_run_continues_the_general_summarizer_and_trains_an_adapter_on_wha
     assert "topic-prepend-tag/adapter_model.safetensors" in names
     adapter = json.loads((work / "topic-prepend-tag" / "adapter_config.json").read_text())
     assert Path(adapter["base_model_name_or_path"]).resolve() == (work / "served").resolve()
+
+
+def test_a_time_limit_stops_training_at_the_first_step_past_it(tmp_path):
+    """The limit every trainer takes (``--max-train-seconds``, ``train_general(max_seconds=)``): a step ending
+    within it lets training go on, the first one past it stops it; no limit adds no callback."""
+    import time
+
+    from transformers import TrainerControl, TrainerState
+
+    from training.seq2seq import DataArguments, TimeLimit, time_limit
+
+    for seconds, stops in ((3600, False), (0.001, True)):
+        limit, control = TimeLimit(seconds), TrainerControl()
+        limit.on_train_begin(None, TrainerState(), control)
+        time.sleep(0.01)
+        limit.on_step_end(None, TrainerState(), control)
+        assert control.should_training_stop is stops
+    assert time_limit(None) is None and isinstance(time_limit(5)[0], TimeLimit)
+    train_file = tmp_path / "train.jsonl"
+    train_file.write_text("{}\n")
+    with pytest.raises(ValueError, match="--max-train-seconds must be positive, got -1"):
+        DataArguments(train_file=str(train_file), max_train_seconds=-1)

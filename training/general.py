@@ -87,9 +87,10 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
                   learning_rate: float = RECIPE["learning_rate"], batch_size: int = RECIPE["per_device_train_batch_size"],
                   max_source_length: int = RECIPE["max_source_length"], max_target_length: int = RECIPE["max_target_length"],
                   save_steps: int = RECIPE["save_steps"], precision: str | None = None, seed: int = 0,
-                  bbc_repeat: int = BBC_REPEAT) -> Path:
+                  bbc_repeat: int = BBC_REPEAT, max_seconds: float | None = None) -> Path:
     """Fine-tune ``base_model`` on :func:`training_examples`; resumes from the newest checkpoint-* in
-    ``output_dir``. Writes the final model, tokenizer and ``steersum.json`` (what it was trained on).
+    ``output_dir``. Writes the final model, tokenizer and ``steersum.json`` (what it was trained on);
+    ``max_seconds``: stop earlier once training has run that long (:class:`training.seq2seq.TimeLimit`).
 
     A rerun with a larger ``max_steps`` continues a finished model (its linear schedule is stretched to the
     new end); the record keeps one phase per run, with the steps and data mix of each. ``precision``:
@@ -104,7 +105,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
 
     from .base import base_weights, upstream_data_licenses
     from .bf16 import Bf16WeightsTrainer
-    from .seq2seq import collate, default_precision, latest_checkpoint, training_hardware
+    from .seq2seq import collate, default_precision, latest_checkpoint, time_limit, training_hardware
 
     set_seed(seed)
     precision = precision or default_precision()
@@ -120,7 +121,8 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         remove_unused_columns=False, disable_tqdm=True, bf16=precision == "bf16")
     trainer = (Bf16WeightsTrainer if precision == "bf16-weights" else Seq2SeqTrainer)(
         model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
-        train_dataset=tokenize(tokenizer, examples, max_source_length, max_target_length))
+        train_dataset=tokenize(tokenizer, examples, max_source_length, max_target_length),
+        callbacks=time_limit(max_seconds))
     trainer.model_accepts_loss_kwargs = False  # see training.seq2seq.train
     resume = latest_checkpoint(output_dir)
     if resume:

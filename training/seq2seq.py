@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
-from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
+from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments, TrainerCallback
 from transformers.trainer_utils import get_last_checkpoint
 
 from models import register_custom_code
@@ -35,6 +36,27 @@ SAMPLING = "group_by_length"
 # classifier-free guidance contrasts with (variants/guidance.py) is one the model has seen; the share
 # Sanchez et al. and the guidance probe on the topic model (README) trained with.
 DEFAULT_CONTROL_DROPOUT = 0.15
+
+
+class TimeLimit(TrainerCallback):
+    """Ends training at the first step that finishes ``seconds`` after training began; the model is then
+    saved as at any end (a run with a fixed time on a GPU stops where it is, with what it learned)."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.started = seconds, None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.started = time.monotonic()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if time.monotonic() - self.started > self.seconds:
+            logger.info("time limit of %.0f s reached at step %d: stopping", self.seconds, state.global_step)
+            control.should_training_stop = True
+
+
+def time_limit(seconds: float | None) -> list[TrainerCallback] | None:
+    """The Trainer's ``callbacks`` for an optional time limit."""
+    return [TimeLimit(seconds)] if seconds else None
 
 
 @dataclass
@@ -60,6 +82,9 @@ class DataArguments:
     control_dropout: float = field(default=DEFAULT_CONTROL_DROPOUT, metadata={
         "help": "share of training examples given without their controls (the variant's control-free input), "
                 "so that input is in distribution for classifier-free guidance at generation (0: none)"})
+    max_train_seconds: float | None = field(default=None, metadata={
+        "help": "stop training at the first step that ends this many seconds after it began, and save (a run "
+                "with a fixed time, e.g. minutes on a GPU; default: --max-steps alone decides)"})
     overwrite_output_dir: bool = field(default=False, metadata={
         "help": "train from step 0 even if OUTPUT_DIR holds checkpoint-N folders (by default training resumes "
                 "from the latest)"})
@@ -75,6 +100,8 @@ class DataArguments:
             raise ValueError(f"--train-file {self.train_file}: no such file")
         if self.max_eval_samples == 0:
             self.max_eval_samples = None  # every evaluation example
+        if self.max_train_seconds is not None and self.max_train_seconds <= 0:
+            raise ValueError(f"--max-train-seconds must be positive, got {self.max_train_seconds}")
         if not 0.0 <= self.control_dropout < 1.0:
             raise ValueError(f"--control-dropout must be in [0, 1), got {self.control_dropout}")
 
@@ -214,6 +241,7 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
         model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
         train_dataset=features(variant, train_records, method, assets, tokenizer, data, data.control_dropout, args.seed),
         eval_dataset=features(variant, eval_records, method, assets, tokenizer, data) or None,
+        callbacks=time_limit(data.max_train_seconds),
     )
     # BART's and T5's forward take **kwargs, so the Trainer would hand them `num_items_in_batch` and skip
     # dividing the loss by the accumulation steps, but their loss is a plain mean that ignores it: the

@@ -2,10 +2,11 @@
 
 :func:`put` stores a checkpoint the zoo has evaluated: the general summarizer compacted to int8
 (:mod:`store.compact`), a variant model as its adapter folder pointed at ``../general`` with its weights in
-int8 the same way (:func:`store.adapters.compact_adapter`), each with its report and a card, listed in ``store/index.json``. A stored model is replaced only by one that measures
-better — the general summarizer on ROUGE-1 over the bbc_summary test split, a variant model on the lower
-end of its control-effect interval for its variant's first control metric (ROUGE-1 breaking ties) — and
-the outcome is returned as a sentence for the zoo to print. A variant model whose interval does not lie
+int8 the same way (:func:`store.adapters.compact_adapter`), each with its report and a card, listed in
+``store/index.json``. A stored model is replaced only by one that measures better — the general
+summarizer on ROUGE-1 over the bbc_summary test split, a variant model on the lower end of its
+control-effect interval for its variant's first control metric (ROUGE-1 breaking ties) — and the outcome
+is returned as a sentence for the zoo to print. A variant model whose interval does not lie
 above 0 is not stored at all: a model its controls do not steer (or steer the wrong way) is not served.
 Adapters are tied to the base they were trained on: one whose base is not the stored general summarizer
 is refused, and replacing the general summarizer drops the adapters of the old one from the index
@@ -88,7 +89,8 @@ def card(model: store.StoredModel) -> str:
     """The stored model's card: what it is, how it was trained and measured, how to load it."""
     licences = "\n".join(f"| {name} | {licence} |" for name, licence in sorted(model.data_licenses.items()))
     kind = ("the shared base of every stored adapter" if model.format == "int8"
-            else f"a peft LoRA adapter on the stored `{model.base}`") + ", weight-only int8 with per-row scales, dequantized at load"
+            else f"a peft LoRA adapter on the stored `{model.base}`")
+    kind += ", weight-only int8 with per-row scales, dequantized at load"
     return f"""---
 library_name: {"transformers" if model.format == "int8" else "peft"}
 pipeline_tag: summarization

@@ -111,6 +111,7 @@ class Budget:
     general_steps: int = RECIPE["max_steps"]  # the general summarizer's own recipe, whatever the per-model time
     lengths: tuple[int, int] | None = None  # (source, target) tokens for every model; None: each one's own
     max_train_samples: int | None = None
+    max_train_seconds: float | None = None  # per variant model: stop at this time even if steps are left
     max_eval_samples: int | None = 100
     guidance_sweep: tuple[float, ...] = SWEEP  # control strengths each variant model is measured at; () for none
     extra: dict = field(default_factory=dict)
@@ -211,6 +212,8 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
             "--generation-num-beams", "2", "--dataloader-pin-memory", "false", "--adapter", "lora", *model.train]
     if budget.max_train_samples:
         args += ["--max-train-samples", str(budget.max_train_samples)]
+    if budget.max_train_seconds:
+        args += ["--max-train-seconds", str(budget.max_train_seconds)]
     if model.variant == "persona":
         args += ["--readers", str(data / "persona_readers.json")]
     resume = latest_checkpoint(out)
