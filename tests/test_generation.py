@@ -103,6 +103,45 @@ def test_sorted_batches_give_each_document_its_own_summary_in_input_order(tiny, 
     assert reversed_ == alone[::-1]
 
 
+def test_the_lm_head_computes_faster_only_while_generating_with_the_same_logits(tiny, documents):
+    import torch
+
+    from variants.seq2seq import LMHead, fast_lm_head
+
+    model, head = tiny.model, tiny.model.get_output_embeddings()
+    batch = tiny.tokenizer(documents[0][:2], return_tensors="pt", padding=True)
+    with torch.inference_mode():
+        plain = model(**batch, decoder_input_ids=batch["input_ids"][:, :5]).logits
+        with fast_lm_head(model):
+            assert type(head) is LMHead and head.weight is model.get_input_embeddings().weight  # still tied
+            fast = model(**batch, decoder_input_ids=batch["input_ids"][:, :5]).logits
+    assert type(head) is torch.nn.Linear  # what callers see and save: a standard model
+    assert torch.allclose(plain, fast, atol=1e-5) and fast.shape == plain.shape  # the same sums, another order
+    with pytest.raises(RuntimeError, match="inside"), fast_lm_head(model):
+        raise RuntimeError("inside")
+    assert type(head) is torch.nn.Linear  # given back on an error too
+
+
+def test_beam_search_reorders_only_the_self_attention_cache_and_finds_the_same_beams(tiny, documents):
+    import torch
+    from transformers.cache_utils import DynamicCache
+
+    from variants.seq2seq import BeamSearchCache
+
+    docs, _ = documents
+    batch = tiny.tokenizer(docs[:3], return_tensors="pt", padding=True, truncation=True, max_length=64)
+    search = {"num_beams": 3, "max_new_tokens": 8, "early_stopping": True, "no_repeat_ngram_size": 0}
+    with torch.inference_mode():
+        plain = tiny.model.generate(**batch, **search)  # transformers' own cache: both halves reordered
+        cache = BeamSearchCache(DynamicCache(), DynamicCache())
+        shared = tiny.model.generate(**batch, **search, past_key_values=cache)
+    assert torch.equal(plain, shared)
+    # What it rests on: an example's beams hold equal cross-attention states, so reordering them is a no-op.
+    keys = cache.cross_attention_cache.layers[0].keys
+    assert keys.shape[0] == 9 and all(torch.equal(keys[3 * e], keys[3 * e + b]) for e in range(3) for b in (1, 2))
+    assert not torch.equal(keys[0], keys[3])  # different examples differ
+
+
 @pytest.mark.skipif(not cpu_has_bf16(), reason="this CPU has no bf16 instructions (AVX512-BF16 or AMX)")
 def test_bf16_autocast_gives_fp32s_greedy_tokens(tiny, documents):
     docs, controls = documents

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from tokenizers import AddedToken
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, LogitsProcessorList, StoppingCriteriaList
+from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
 
@@ -158,6 +159,37 @@ def load_seq2seq(path: str | Path, device: str | None = None, **kwargs: Any):
     return model.to(dtype).to(device).eval(), tokenizer
 
 
+class LMHead(torch.nn.Linear):
+    """The LM head's product taken as ``(W @ xᵀ)ᵀ``: the same numbers as ``nn.Linear``, faster for the few
+    rows of a decoding step. On a CPU, ``F.linear`` with one to three rows (a request's beams) takes MKL's
+    slow path: 9.1 ms for two rows of MiniLM-BART's 30,524 × 384 head on one thread, against 4.0 ms for
+    the same product written ``W @ xᵀ`` (a tall matrix times a thin one); at 16 rows it is not slower
+    (11.0 ms against 12.3). Outputs change only by float summation order: the stored models write the
+    same summaries. ``benchmarks/store_latency.py`` times whole requests both ways."""
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        rows = hidden.reshape(-1, hidden.shape[-1])
+        logits = (self.weight @ rows.t()).t().reshape(*hidden.shape[:-1], self.out_features)
+        return logits if self.bias is None else logits + self.bias
+
+
+@contextlib.contextmanager
+def fast_lm_head(model):
+    """``model``'s LM head computes with :class:`LMHead`'s product inside the block, as plain ``nn.Linear``
+    outside it: only the class of the one module changes, so the head keeps its weight, the weight its
+    ties, and the model its state dict; what a caller sees or saves is a standard model. A head that is
+    not a plain linear layer (a peft wrapper) is left as it is."""
+    head = model.get_output_embeddings()
+    if type(head) is not torch.nn.Linear:
+        yield
+        return
+    head.__class__ = LMHead
+    try:
+        yield
+    finally:
+        head.__class__ = torch.nn.Linear
+
+
 def tokenize(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[list[list[int]], list[bool]]:
     """Token ids of prepared inputs; sources longer than ``max_source_length`` tokens are cut (keeping
     the end-of-sequence token) and flagged, so callers can say so instead of failing."""
@@ -225,11 +257,24 @@ class Seq2SeqSummarizer(Summarizer):
             batch = pad(self.tokenizer, [ids[i] for i in rows], [prepared[i] for i in rows])
             batch = {k: v.to(self.model.device) for k, v in batch.items()}
             model = settings.model(self.model)
-            with settings.autocast(self.model.device):
+            with settings.autocast(self.model.device), fast_lm_head(model):
                 output = model.generate(**batch, **steering.generate_kwargs(model, rows, generation))
             for i, text in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True)):
                 summaries[i] = decoded(text, prepared[i], truncated[i], self.max_source_length)
         return summaries
+
+
+class BeamSearchCache(EncoderDecoderCache):
+    """``generate``'s cache for beam search, less one copy per step. Beam search reorders the beams of
+    each example among themselves, and those beams share one encoder row (repeated for each beam), so
+    their cross-attention states are equal and reordering them changes no value; only the
+    self-attention cache is reordered. transformers reorders both: for a 400-word article that copy,
+    rows x source length x d_model for keys and values of every layer at every step, took as long as
+    the whole LM head (``benchmarks/RESULTS.md``). :class:`variants.guidance.EncoderDecoderGuidance`
+    treats its own cache the same way."""
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+        self.self_attention_cache.reorder_cache(beam_idx)
 
 
 class Steering:
@@ -265,6 +310,10 @@ class Steering:
         """``generate`` keyword arguments for ``rows``. A caller that has the control-free encoder
         outputs already (a persona model's article states) gives them, with their ``attention_mask``."""
         kwargs = {**self.settings.generate_kwargs(), **generation}
+        if kwargs.get("num_beams", 1) > 1 and model.config.is_encoder_decoder and not hasattr(model, "peft_config"):
+            # (peft's unmerged models, which the Space never serves, are left to transformers' own cache: given
+            # a cache, a model with trainable token rows wrote nothing)
+            kwargs.setdefault("past_key_values", BeamSearchCache(DynamicCache(), DynamicCache()))
         processors = list(kwargs.pop("logits_processor", None) or [])
         stopping = list(kwargs.pop("stopping_criteria", None) or [])
         inputs = self.unconditional_batch(rows, model.device) if encoder_outputs is None else None
@@ -300,8 +349,11 @@ def save_default_guidance(path: str | Path, guidance: float) -> None:
     record = read_record(path)
     try:
         config = GenerationConfig.from_pretrained(path)
-    except OSError:  # no generation_config.json yet (a model saved without one)
-        config = GenerationConfig()
+    except OSError:  # no generation_config.json yet: an adapter's is its base's (what it generates with), else the default
+        from store.adapters import base_folder, is_adapter
+
+        base = base_folder(path) if is_adapter(path) else None
+        config = GenerationConfig.from_pretrained(base) if base is not None else GenerationConfig()
     setattr(config, GUIDANCE_FIELD, guidance)
     # a config marked as derived from the model config is rebuilt from it on loading, which drops the field
     config._from_model_config = False
