@@ -232,6 +232,26 @@ def test_the_default_guidance_is_kept_in_the_generation_config(tmp_path):
         save_default_guidance(tmp_path, 0.2)
 
 
+def test_an_adapter_without_a_generation_config_keeps_its_bases_with_the_default_guidance(tmp_path):
+    """An adapter generates with its base's generation config (start token, n-gram rule); a default γ
+    saved into an adapter folder that had none must not replace it with a bare config."""
+    import json
+
+    from variants.base import write_record
+
+    model = bart(tiny_tokenizer())
+    model.generation_config.no_repeat_ngram_size = 3
+    model.save_pretrained(tmp_path / "base")
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "../base"}))
+    write_record(adapter, {"variant": "ccs", "method": "lora"})
+    save_default_guidance(adapter, 2)
+    saved = json.loads((adapter / "generation_config.json").read_text())
+    assert saved["control_guidance"] == 2.0 and saved["no_repeat_ngram_size"] == 3
+    assert saved["decoder_start_token_id"] == model.generation_config.decoder_start_token_id is not None
+
+
 def test_the_neutral_inputs():
     from variants.entity import EntityAssets
 
