@@ -78,6 +78,26 @@ def test_a_missing_keyword_gains_probability_and_loses_the_bias_once_written(bar
     assert torch.equal(processor(after, scores.clone()), scores)
 
 
+def test_the_document_sentence_that_holds_a_keyword_draws_the_summary_to_it(bart):
+    """Bias on the path of the document's sentence that says the keyword: its first token where a summary
+    sentence starts, and where the summary is copying it, the sentence's next token up to the keyword."""
+    model, tokenizer = bart
+    document = "Profits rose. The festival drew large crowds to the city. Crowds are large."
+    processor = KeywordBiasLogitsProcessor(tokenizer, [HardConstraints(keywords=("crowds",))], bias=4.0,
+                                           documents=[document])
+    ids = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]
+    scores = torch.zeros(1, len(tokenizer))
+    at_start = processor(torch.tensor([[2, 0] + ids(" Profits rose.")]), scores.clone())
+    assert at_start[0, ids(" The")[0]] == 4.0  # the first held sentence's first token
+    assert at_start[0, ids(" Crowds")[0]] == 4.0  # the second's first token (and the keyword's capitalized form)
+    assert at_start[0, ids(" drew")[0]] == 0.0
+    copying = processor(torch.tensor([[2, 0] + ids(" Profits rose. The festival drew")]), scores.clone())
+    assert copying[0, ids(" large")[0]] == 4.0  # "festival drew" -> "large", on the way to "crowds"
+    assert copying[0, ids(" The")[0]] == 0.0  # mid-sentence: no sentence start biased
+    past = processor(torch.tensor([[2, 0] + ids(" The festival drew large crowds to")]), scores.clone())
+    assert torch.equal(past, scores)  # the keyword is in: no bias, and none past it on the path
+
+
 def test_keywords_are_written_and_keep_the_end_of_sequence_waiting(bart):
     model, tokenizer = bart
     constraints = [HardConstraints(keywords=("profits",)), HardConstraints(keywords=("director", "Cannes"))]

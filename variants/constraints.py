@@ -9,9 +9,12 @@ and keywords): what a weakly trained model does not obey, the decoder enforces.
   words asked; :class:`WordLimitStoppingCriteria` stops a row once it has ended its last word at the
   limit, so rows wait for nothing.
 * Keywords: :class:`KeywordBiasLogitsProcessor` adds a bias to the tokens that begin a keyword, and
-  to the next token of a keyword already begun, until the keyword is in the text; the end of
+  to the next token of a keyword already begun, until the keyword is in the text; and to the path of
+  the document's sentences that hold it (:func:`keyword_paths`): their first token where a summary
+  sentence starts, and the next token of such a sentence where the summary is copying it. The end of
   sequence waits for missing keywords unless the word limit is reached. The keyword comes where the
-  model finds it likely, inside its sentence, not appended (a bias, not a forced token).
+  model finds it likely, inside a sentence the document says, not appended (a bias, not a forced
+  token); only when the words left run out is it forced.
 
 Each row has its own constraints (a batch mixes length bins): rows are the batch's examples, each
 repeated for its beams, as ``generate`` expands them.
@@ -25,6 +28,8 @@ from functools import lru_cache
 
 import torch
 from transformers import LogitsProcessor, StoppingCriteria
+
+from metrics.text import sentences
 
 KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
 WORD = re.compile(r"\w+")
@@ -149,8 +154,11 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
     is there."""
 
     def __init__(self, tokenizer, constraints: list[HardConstraints], bias: float = KEYWORD_BIAS,
-                 decoded: _DecodedRows | None = None, max_new_tokens: int | None = None):
+                 decoded: _DecodedRows | None = None, max_new_tokens: int | None = None,
+                 documents: list[str] | None = None):
         self.constraints, self.bias, self.max_new_tokens = constraints, bias, max_new_tokens
+        self.paths = [keyword_paths(tokenizer, c.keywords, d) for c, d in zip(constraints, documents)] \
+            if documents is not None else None
         self.start_length: int | None = None
         self.decoded = decoded or _DecodedRows(tokenizer)
         self.spellings: dict[str, list[list[int]]] = {}
@@ -178,11 +186,20 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
                         if tail[-done:] == list(spelling[:done]):
                             boosted.add(spelling[done])
                             fits.add(spelling[done])
+            if self.paths is not None:
+                paths = per_row(self.paths, input_ids.shape[0])[i]
+                start = not text.strip() or text.rstrip().endswith((".", "!", "?"))
+                for keyword in wanted:
+                    starts, follow = paths.get(keyword, (set(), {}))
+                    if start:
+                        boosted |= starts
+                    boosted |= follow.get(tuple(tail[-2:]), set())
             if boosted:
                 out[i, sorted(boosted)] += self.bias
             # The last resort: when the budget (one token kept for the end of sequence), or the words left
-            # under the length limit, have just room for the missing keywords, only their tokens may come (constrained decoding), so a keyword the
-            # bias did not bring is still written; never so far that the row is left no token at all.
+            # under the length limit, have just room for the missing keywords, only their tokens may come
+            # (constrained decoding), so a keyword the bias did not bring is still written; never so far that
+            # the row is left no token at all.
             words_left = math.inf if c.max_words is None else c.max_words - len(text.split())
             if wanted and (left <= room + 1 or words_left <= sum(len(k.split()) for k in wanted)) and fits:
                 row = torch.full_like(out[i], -math.inf)
@@ -190,6 +207,28 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
                 if bool(torch.isfinite(row).any()):
                     out[i] = row
         return out
+
+
+def keyword_paths(tokenizer, keywords: tuple[str, ...], document: str) -> dict[str, tuple[set, dict]]:
+    """Where the document says each keyword: per keyword, the first token of each of the (first two)
+    document sentences that hold it, and for each two-token context of such a sentence up to the
+    keyword, the token that follows it there. :class:`KeywordBiasLogitsProcessor` biases these, so a
+    summary that starts one of those sentences, or is already copying it, is drawn along it to the
+    keyword: the keyword comes in the document's own sentence, not alone at the end."""
+    out = {}
+    for keyword in keywords:
+        held = [s for s in sentences(document) if not missing(s, (keyword,))]
+        kw = tokenizer(" " + keyword, add_special_tokens=False)["input_ids"]
+        starts, follow = set(), {}
+        for sentence in held[:2]:
+            ids = tokenizer(" " + sentence, add_special_tokens=False)["input_ids"]
+            end = next((j + len(kw) for j in range(len(ids)) if ids[j:j + len(kw)] == kw), len(ids))
+            if ids:
+                starts.add(ids[0])
+            for j in range(2, min(end, len(ids))):
+                follow.setdefault((ids[j - 2], ids[j - 1]), set()).add(ids[j])
+        out[keyword] = (starts, follow)
+    return out
 
 
 class WordLimitStoppingCriteria(StoppingCriteria):
@@ -215,7 +254,8 @@ def constraint_kwargs(tokenizer, constraints: list[HardConstraints], sources: li
     budget = token_budget(constraints, tokens_per_word(tokenizer, sources), max_new_tokens)
     processors = [WordBoundsLogitsProcessor(tokenizer, constraints, budget, decoded)]
     if any(c.keywords for c in constraints):
-        processors.insert(0, KeywordBiasLogitsProcessor(tokenizer, constraints, decoded=decoded, max_new_tokens=budget))
+        processors.insert(0, KeywordBiasLogitsProcessor(tokenizer, constraints, decoded=decoded, max_new_tokens=budget,
+                                                        documents=sources))
     return {"logits_processor": processors,
             "stopping_criteria": [WordLimitStoppingCriteria(tokenizer, constraints, decoded)],
             "max_new_tokens": budget}
