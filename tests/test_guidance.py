@@ -16,7 +16,7 @@ from models.topic_bart.modeling_topic_bart import NO_TOPIC
 from variants import get_variant
 from variants.guidance import EncoderDecoderGuidance, check_guidance, parent_rows
 from variants.presets import tiny_bart_config, tiny_t5_config, tiny_t5_tokenizer, tiny_tokenizer
-from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer, encode, save_default_guidance
+from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer, encode, fast_lm_head, save_default_guidance
 
 DOCS = ["Shares in the bank rose after it said profits grew. Investors welcomed the news from London.",
         "The film won an award at the festival. Its director thanked the cast and the city of Cannes."]
@@ -175,6 +175,9 @@ def test_the_guided_scores_are_the_mixture_by_hand():
     u_50 = l_u.gather(1, candidates).log_softmax(-1) + mass
     mixed = l_c.clone().scatter(1, candidates, u_50 + 2.5 * (l_c.gather(1, candidates) - u_50))
     torch.testing.assert_close(top, mixed.log_softmax(-1), atol=1e-5, rtol=1e-5)
+    with torch.no_grad(), fast_lm_head(model):  # as generate runs it: the candidates still stand in for the head
+        fast = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(prefix, l_c.clone())
+    torch.testing.assert_close(fast, mixed.log_softmax(-1), atol=1e-5, rtol=1e-5)
     # so where the controls change nothing (the same input twice), the candidates change nothing either
     same = EncoderDecoderGuidance(model, 2.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
     torch.testing.assert_close(same, l_c, atol=1e-5, rtol=1e-5)

@@ -107,11 +107,12 @@ class CandidateHead(nn.Module):
 @contextlib.contextmanager
 def candidate_head(model, candidates: torch.Tensor | None):
     """The model with its LM head computing only ``candidates`` while inside; as it is when the head
-    is not a plain Linear (an int8 copy) or the model post-processes its logits over the whole
-    vocabulary (TDSum's RwGen), where every logit is needed."""
+    is not a Linear layer (an int8 copy) or the model post-processes its logits over the whole
+    vocabulary (TDSum's RwGen), where every logit is needed. A Linear subclass counts: generation
+    computes the head with :class:`variants.seq2seq.LMHead`, whose weight is the Linear's."""
     head = model.get_output_embeddings()
     owner = next((m for m in model.modules() if m._modules.get("lm_head") is head), None)
-    plain = type(head) is nn.Linear and owner is not None and not getattr(model.config, "rwgen_lambda", 0)
+    plain = isinstance(head, nn.Linear) and owner is not None and not getattr(model.config, "rwgen_lambda", 0)
     if candidates is None or not plain:
         yield
         return
