@@ -376,6 +376,22 @@ def test_a_loaded_model_warns_about_an_absent_entity_and_still_summarizes(checkp
     assert isinstance(summary.text, str) and "not mentioned in the document" in summary.notices[0]
 
 
+def test_with_constraints_on_the_entitys_name_is_a_keyword_of_the_decoder(checkpoint):
+    """The entity's name is the one constraint (no word bounds), and a summarizer asked for constraints
+    hands it to the decoder (the keyword bias itself is tested in tests/test_constraints.py)."""
+    from metrics.io import read_jsonl
+    from variants.constraints import HardConstraints
+
+    summarizer = load_summarizer(checkpoint, device="cpu")
+    assert summarizer.variant.constraints({"entity": "Theresa May"}) == HardConstraints(keywords=("Theresa May",))
+    record = read_jsonl(checkpoint.parent / "data.jsonl")[0]
+    controls = {"entity": record["controls"]["entity"]}
+    settings = summarizer.settings.but(max_new_tokens=24, num_beams=2)
+    plain = summarizer.summarize([record["document"]], [controls], settings=settings)[0].text
+    biased = summarizer.summarize([record["document"]], [controls], settings=settings.but(constraints=True))[0].text
+    assert biased != plain
+
+
 def test_export_card_and_identical_logits_in_a_fresh_process(checkpoint, tmp_path):
     out = export_checkpoint(checkpoint, tmp_path / "repo", repo_id="org/entity-tiny")
     card = (out / "README.md").read_text()

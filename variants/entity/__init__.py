@@ -300,6 +300,14 @@ class EntityVariant(Variant):
         scores.update(reference_scores(summary, reference))
         return scores
 
+    def constraints(self, controls: dict):
+        """The entity's name as a keyword for the decoder (:mod:`variants.constraints`): biased, with the
+        document's sentences that name it, until the summary names it; used when the generation settings
+        ask for constraints (a stored model's record says so)."""
+        from ..constraints import HardConstraints
+
+        return HardConstraints(keywords=(entity_of(controls),))
+
     def paste(self, lead: str, controls: dict, assets: Any = None) -> str:
         """The entity's name as a sentence of its own, then Lead-k."""
         return f"{entity_of(controls)}. {lead}"
