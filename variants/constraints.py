@@ -169,11 +169,12 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         rows = per_row(self.constraints, input_ids.shape[0])
+        row_paths = per_row(self.paths, input_ids.shape[0]) if self.paths is not None else [None] * len(rows)
         if self.start_length is None:
             self.start_length = input_ids.shape[1]
         left = math.inf if self.max_new_tokens is None else self.max_new_tokens - (input_ids.shape[1] - self.start_length)
         out = scores.clone()
-        for i, (text, c) in enumerate(zip(self.decoded(input_ids), rows)):
+        for i, (text, c, paths) in enumerate(zip(self.decoded(input_ids), rows, row_paths)):
             tail, wanted = input_ids[i].tolist(), missing(text, c.keywords)
             boosted, fits = set(), set()  # fits: tokens that still leave room for every missing keyword
             room = sum(min(len(s) for s in self.spellings[k]) for k in wanted)  # tokens the keywords need at least
@@ -186,8 +187,7 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
                         if tail[-done:] == list(spelling[:done]):
                             boosted.add(spelling[done])
                             fits.add(spelling[done])
-            if self.paths is not None:
-                paths = per_row(self.paths, input_ids.shape[0])[i]
+            if paths is not None:
                 start = not text.strip() or text.rstrip().endswith((".", "!", "?"))
                 for keyword in wanted:
                     starts, follow = paths.get(keyword, (set(), {}))
@@ -215,9 +215,9 @@ def keyword_paths(tokenizer, keywords: tuple[str, ...], document: str) -> dict[s
     keyword, the token that follows it there. :class:`KeywordBiasLogitsProcessor` biases these, so a
     summary that starts one of those sentences, or is already copying it, is drawn along it to the
     keyword: the keyword comes in the document's own sentence, not alone at the end."""
-    out = {}
+    out, document_sentences = {}, sentences(document)
     for keyword in keywords:
-        held = [s for s in sentences(document) if not missing(s, (keyword,))]
+        held = [s for s in document_sentences if not missing(s, (keyword,))]
         kw = tokenizer(" " + keyword, add_special_tokens=False)["input_ids"]
         starts, follow = set(), {}
         for sentence in held[:2]:
