@@ -129,16 +129,59 @@ def test_guidance_1_is_todays_generation_token_for_token(case, beams):
     assert [s.text for s in got] == [t.strip() for t in base.tokenizer.batch_decode(output, skip_special_tokens=True)]
 
 
+@pytest.mark.parametrize("paired", [True, False], ids=["one-pass", "own-pass"])
 @pytest.mark.parametrize("beams", [1, 3])
-def test_the_cached_unconditional_pass_follows_the_beams(case, beams, monkeypatch):
+def test_the_cached_unconditional_pass_follows_the_beams(case, beams, paired, monkeypatch):
     """γ = 4: the unconditional cache, reordered as beam search reorders its own, gives exactly the
-    summaries of recomputing the unconditional pass from the whole prefix at every step."""
+    summaries of recomputing the unconditional pass from the whole prefix at every step; so do the
+    control-free rows decoded in generate's own forward pass (as served) and in a pass of their own
+    (as a processor given to any generate call, and for peft's unmerged models)."""
     summarizer, controls = case
     settings = GenerationSettings(num_beams=beams, max_new_tokens=10, guidance=4.0)
+    if not paired:
+        monkeypatch.setattr(EncoderDecoderGuidance, "pairs", lambda self, model: False)
     cached = ids_of(summarizer, controls, settings)
     monkeypatch.setattr(variants.seq2seq, "EncoderDecoderGuidance",
                         functools.partial(EncoderDecoderGuidance, use_cache=False))
     assert ids_of(summarizer, controls, settings) == cached
+
+
+def test_served_guidance_decodes_each_row_beside_its_twin_in_one_pass(monkeypatch):
+    """As served, a guided step runs the decoder once, on twice generate's rows (2 documents x 3 beams,
+    and their control-free twins); given a pass of its own, the unconditional side doubles the calls."""
+    summarizer, controls = summarizer_of("entity", "sentences", entity_case)
+    settings = GenerationSettings(num_beams=3, max_new_tokens=6, guidance=3.0)
+    rows = []
+    hook = summarizer.model.get_decoder().register_forward_hook(lambda m, args, kwargs, out: rows.append(
+        len(kwargs["input_ids"])), with_kwargs=True)
+    try:
+        one_pass = ids_of(summarizer, controls, settings)
+        together, rows[:] = list(rows), []
+        monkeypatch.setattr(EncoderDecoderGuidance, "pairs", lambda self, model: False)
+        assert ids_of(summarizer, controls, settings) == one_pass
+    finally:
+        hook.remove()
+    assert set(together) == {12} and set(rows) == {6} and len(rows) == 2 * len(together)
+    # what generate kept: the model's forward is its class's again
+    assert "forward" not in vars(summarizer.model)
+
+
+def test_pairs_of_batches_are_stacked_with_zero_padding_and_their_cache_rows_follow_the_beams():
+    from transformers.cache_utils import DynamicCache
+
+    from variants.guidance import PairedCache, stack_pair
+
+    first, second = torch.ones(2, 3, 4), 2 * torch.ones(2, 5, 4)
+    stacked = stack_pair(first, second)
+    assert stacked.shape == (4, 5, 4) and stacked[:2, 3:].abs().sum() == 0 and torch.equal(stacked[:2, :3], first)
+    assert torch.equal(stack_pair(torch.tensor([[1, 1]]), torch.tensor([[1, 1, 1]])), torch.tensor([[1, 1, 0], [1, 1, 1]]))
+    cache = PairedCache(DynamicCache(), DynamicCache())
+    keys = torch.arange(4.0)[:, None, None, None].expand(4, 1, 1, 2).clone()  # rows 0,1 and their twins 2,3
+    cache.self_attention_cache.update(keys, keys.clone(), 0)
+    cache.cross_attention_cache.update(keys.clone(), keys.clone(), 0)
+    cache.reorder_cache(torch.tensor([1, 1]))  # beam search keeps row 1 twice: its twin follows
+    assert cache.self_attention_cache.layers[0].keys[:, 0, 0, 0].tolist() == [1, 1, 3, 3]
+    assert cache.cross_attention_cache.layers[0].keys[:, 0, 0, 0].tolist() == [0, 1, 2, 3]  # shared per example
 
 
 def test_guidance_changes_what_some_model_writes():

@@ -19,12 +19,18 @@ adds the encoder side: it encodes the unconditional inputs once (with any extra 
 scores, guidance ids, topic ids), runs the decoder on the same decoder tokens as ``generate`` with its
 own ``past_key_values``, and follows beam search's reordering of the beams (below).
 
+Served, the two passes are one (:meth:`EncoderDecoderGuidance.alongside`): each decoding step runs the
+decoder once over ``generate``'s rows and their control-free twins. A step of a small model on a CPU
+waits on reading its weights, not on the rows it multiplies, so twice the rows cost far less than a
+second pass (``benchmarks/guidance.py`` times both).
+
 The guidance reads nothing but the model's two distributions: no judge (the focus classifier), no
 topic space (the STAS scorer), no reranking. ``tests/test_guidance.py`` checks that it imports neither.
 """
 from __future__ import annotations
 
 import contextlib
+import copy
 import math
 from typing import Any
 
@@ -33,6 +39,7 @@ from torch import nn
 from transformers import UnbatchedClassifierFreeGuidanceLogitsProcessor
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.modeling_outputs import BaseModelOutput
+from transformers.utils import ModelOutput
 
 GUIDANCE_RANGE = (1.0, 10.0)
 # Tokens per row whose unconditional logits are computed: the conditional distribution's most likely.
@@ -104,23 +111,105 @@ class CandidateHead(nn.Module):
         return out.scatter(2, self.candidates[:, None, :].expand(-1, hidden.shape[1], -1), logits)
 
 
+class SplitHead(nn.Module):
+    """Stands in for the LM head during a forward pass of ``generate``'s rows and their control-free
+    twins (:meth:`EncoderDecoderGuidance.alongside`): the first ``rows`` rows' logits as the head
+    computes them; the twins' hidden states kept (:attr:`twins`) until the processors have chosen the
+    candidates, whose logits are then all the twins need (:class:`CandidateHead`)."""
+
+    def __init__(self, head: nn.Linear, rows: int):
+        super().__init__()
+        self.head, self.rows, self.twins = head, rows, None
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        self.twins = hidden[self.rows:]
+        return self.head(hidden[:self.rows])
+
+
+def takes_candidates(model) -> bool:
+    """Whether the unconditional pass may score only the candidates: the LM head is a Linear layer
+    (a subclass counts) owned as ``lm_head``, and the model does not post-process its logits over the
+    whole vocabulary (TDSum's RwGen)."""
+    head = model.get_output_embeddings()
+    return isinstance(head, nn.Linear) and not getattr(model.config, "rwgen_lambda", 0) and any(
+        m._modules.get("lm_head") is head for m in model.modules())
+
+
 @contextlib.contextmanager
+def head_replaced(model, replacement: nn.Module | None):
+    """The model with ``replacement`` as its LM head while inside (as it is for ``None``): for a model
+    whose head :func:`takes_candidates`."""
+    if replacement is None:
+        yield
+        return
+    head = model.get_output_embeddings()
+    owner = next(m for m in model.modules() if m._modules.get("lm_head") is head)
+    owner.lm_head = replacement
+    try:
+        yield
+    finally:
+        owner.lm_head = head
+
+
 def candidate_head(model, candidates: torch.Tensor | None):
     """The model with its LM head computing only ``candidates`` while inside; as it is when the head
     is not a Linear layer (an int8 copy) or the model post-processes its logits over the whole
     vocabulary (TDSum's RwGen), where every logit is needed. A Linear subclass counts: generation
     computes the head with :class:`variants.seq2seq.LMHead`, whose weight is the Linear's."""
-    head = model.get_output_embeddings()
-    owner = next((m for m in model.modules() if m._modules.get("lm_head") is head), None)
-    plain = isinstance(head, nn.Linear) and owner is not None and not getattr(model.config, "rwgen_lambda", 0)
-    if candidates is None or not plain:
-        yield
-        return
-    owner.lm_head = CandidateHead(head, candidates)
-    try:
-        yield
-    finally:
-        owner.lm_head = head
+    plain = candidates is not None and takes_candidates(model)
+    return head_replaced(model, CandidateHead(model.get_output_embeddings(), candidates) if plain else None)
+
+
+def pad_to(tensor: torch.Tensor, size: tuple[int, ...]) -> torch.Tensor:
+    """``tensor`` zero-padded at the end of every dimension but the first to ``size``."""
+    pads = []
+    for have, want in reversed(list(zip(tensor.shape[1:], size))):
+        pads += [0, want - have]
+    return torch.nn.functional.pad(tensor, pads) if any(pads) else tensor
+
+
+def stack_pair(first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
+    """Two batches of the same kind stacked, each zero-padded to the larger size in every other
+    dimension: a source length, a guidance length. Zero is padding for a mask, so every position
+    added is one no attention reads (BART's source attention, GSum's guidance, TDSum's TF-IDF
+    attention all take their keys' masks from the encoder output or ``attention_mask``)."""
+    size = tuple(max(a, b) for a, b in zip(first.shape[1:], second.shape[1:]))
+    return torch.cat([pad_to(first, size), pad_to(second, size)])
+
+
+def stack_outputs(first: Any, second: Any) -> Any:
+    """Two encoder outputs of the same class stacked along the batch (:func:`stack_pair`). What only
+    one holds (TDSum's TF-IDF keys, computed on a model's first step) is left for the model to compute
+    once for both."""
+    stacked = copy.copy(first)
+    for key in list(first.keys()):
+        a, b = first[key], second.get(key) if isinstance(second, dict) else getattr(second, key, None)
+        stacked[key] = stack_pair(a, b) if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) else None
+    return stacked
+
+
+class PairedCache(EncoderDecoderCache):
+    """``generate``'s cache when every row is decoded beside its control-free twin: rows ``[0, n)`` are
+    ``generate``'s, ``[n, 2n)`` their twins. Beam search reorders its rows and the twins follow; as in
+    :class:`variants.seq2seq.BeamSearchCache` only the self-attention cache moves (an example's beams
+    share their encoder states)."""
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+        self.self_attention_cache.reorder_cache(torch.cat([beam_idx, beam_idx + len(beam_idx)]))
+
+
+def takes_own_cache(model) -> bool:
+    """Whether ``generate`` may be given SteerSum's cache (:class:`variants.seq2seq.BeamSearchCache`,
+    :class:`PairedCache`): an encoder-decoder model that peft does not wrap. (peft's unmerged models,
+    which the Space never serves, keep transformers' own: given a cache, one with trainable token rows
+    wrote nothing.)"""
+    return model.config.is_encoder_decoder and not hasattr(model, "peft_config")
+
+
+# What ``generate`` hands a decoding step that the decoder reads; its encoder inputs (``input_ids``,
+# TF-IDF scores, guidance ids, topic ids) are already in ``encoder_outputs`` and are not passed twice.
+DECODER_INPUTS = ("decoder_attention_mask", "use_cache", "cache_position", "return_dict", "output_attentions",
+                  "output_hidden_states")
 
 
 class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
@@ -139,6 +228,9 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
     the cached path is tested against, and slower: ``benchmarks/guidance.py``). ``candidates``: how
     many of each row's most likely conditional tokens get a guided score (:data:`CANDIDATES`; None:
     every token, the whole LM head run twice).
+
+    Inside :meth:`alongside` the unconditional rows are decoded in ``generate``'s own forward pass
+    instead, with ``generate`` given :class:`PairedCache`: the same scores, one pass.
     """
 
     def __init__(self, model, guidance_scale: float, unconditional: dict[str, torch.Tensor] | None = None,
@@ -154,6 +246,55 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         self.previous: torch.Tensor | None = None  # the decoder tokens the cache holds
         self.group, self.encoded = 1, False
         self.candidates = candidates
+        # the twins' hidden states (or logits) of this step, inside alongside()
+        self.paired_hidden: torch.Tensor | None = None
+        self.paired_logits: torch.Tensor | None = None
+        self.stacked: tuple[Any, torch.Tensor] | None = None  # both rows' encoder outputs and mask
+
+    def pairs(self, model) -> bool:
+        """Whether ``model`` can decode the control-free rows beside its own (:meth:`alongside`): it takes
+        SteerSum's cache, and the unconditional pass is cached (recomputed from the whole prefix at each
+        step, the reference, it stays a pass of its own)."""
+        return self.unconditional_context["use_cache"] and takes_own_cache(model)
+
+    @contextlib.contextmanager
+    def alongside(self, model):
+        """``model`` decodes each row and its control-free twin in one forward pass while inside, for a
+        ``generate`` call given a :class:`PairedCache`: its forward takes ``generate``'s rows, runs the
+        decoder on them and on the twins (the same decoder tokens, the unconditional encoder outputs),
+        and returns the rows' own logits. The twins' wait for :meth:`__call__`: their hidden states, so
+        that only the candidates' logits are computed (:class:`SplitHead`), or where every logit is
+        needed (:func:`takes_candidates`), the logits. Only the instance's ``forward`` changes, for the
+        block."""
+        forward = model.forward
+
+        def paired(decoder_input_ids=None, encoder_outputs=None, attention_mask=None, past_key_values=None, **kwargs):
+            rows = decoder_input_ids.shape[0]
+            if self.stacked is None:
+                self.encode(rows)
+                if not isinstance(encoder_outputs, ModelOutput):
+                    raise ValueError("decoding alongside the control-free rows needs generate's encoder outputs")
+                mask = attention_mask if attention_mask is not None else torch.ones(
+                    encoder_outputs.last_hidden_state.shape[:2], dtype=torch.long, device=decoder_input_ids.device)
+                twins = self.attention_mask if self.attention_mask is not None else torch.ones(
+                    self.encoder_outputs["last_hidden_state"].shape[:2], dtype=mask.dtype, device=mask.device)
+                self.stacked = stack_outputs(encoder_outputs, self.encoder_outputs), stack_pair(mask, twins)
+            split = SplitHead(model.get_output_embeddings(), rows) if takes_candidates(model) else None
+            with head_replaced(model, split):
+                out = forward(decoder_input_ids=decoder_input_ids.repeat(2, 1), encoder_outputs=self.stacked[0],
+                              attention_mask=self.stacked[1], past_key_values=past_key_values,
+                              **{k: v for k, v in kwargs.items() if k in DECODER_INPUTS and v is not None})
+            if split is None:
+                self.paired_logits, out.logits = out.logits[rows:, -1, :], out.logits[:rows]
+            else:
+                self.paired_hidden = split.twins[:, -1:, :]
+            return out
+
+        model.forward = paired
+        try:
+            yield
+        finally:
+            del model.forward
 
     def encode(self, rows: int) -> None:
         """The unconditional encoder outputs, once, expanded to the ``rows`` that ``generate`` decodes."""
@@ -172,6 +313,15 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
     def get_unconditional_logits(self, input_ids: torch.Tensor, candidates: torch.Tensor | None = None) -> torch.Tensor:
         """Next-token logits ``(rows, vocab)`` of the unconditional input after the decoder tokens
         ``input_ids``; with ``candidates`` (``(rows, K)`` token ids) only theirs, -inf elsewhere."""
+        if self.paired_hidden is not None:  # decoded beside generate's own rows (alongside()): the head is left
+            hidden, self.paired_hidden = self.paired_hidden, None
+            head = self.model.get_output_embeddings()
+            logits = (head if candidates is None else CandidateHead(head, candidates))(hidden)[:, -1, :]
+            bias = getattr(self.model, "final_logits_bias", None)  # BART's, added after its head
+            return logits if bias is None else logits + bias
+        if self.paired_logits is not None:  # every logit (a model that post-processes them over the vocabulary)
+            logits, self.paired_logits = self.paired_logits, None
+            return logits
         if not self.encoded:
             self.encode(input_ids.shape[0])
         step = input_ids

@@ -30,7 +30,7 @@ import models  # noqa: F401  (registers SteerSum's architectures with the Auto c
 
 from .base import Prepared, Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
 from .constraints import HardConstraints, constraint_kwargs
-from .guidance import EncoderDecoderGuidance, check_guidance
+from .guidance import EncoderDecoderGuidance, PairedCache, check_guidance, takes_own_cache
 
 
 DTYPES = ("auto", "bfloat16", "float32", "int8")
@@ -256,9 +256,8 @@ class Seq2SeqSummarizer(Summarizer):
         for rows in by_length([len(x) for x in ids], settings.batch_size):
             batch = pad(self.tokenizer, [ids[i] for i in rows], [prepared[i] for i in rows])
             batch = {k: v.to(self.model.device) for k, v in batch.items()}
-            model = settings.model(self.model)
-            with settings.autocast(self.model.device), fast_lm_head(model):
-                output = model.generate(**batch, **steering.generate_kwargs(model, rows, generation))
+            with settings.autocast(self.model.device):
+                output = steering.generate(settings.model(self.model), rows, generation, batch)
             for i, text in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True)):
                 summaries[i] = decoded(text, prepared[i], truncated[i], self.max_source_length)
         return summaries
@@ -310,9 +309,7 @@ class Steering:
         """``generate`` keyword arguments for ``rows``. A caller that has the control-free encoder
         outputs already (a persona model's article states) gives them, with their ``attention_mask``."""
         kwargs = {**self.settings.generate_kwargs(), **generation}
-        if kwargs.get("num_beams", 1) > 1 and model.config.is_encoder_decoder and not hasattr(model, "peft_config"):
-            # (peft's unmerged models, which the Space never serves, are left to transformers' own cache: given
-            # a cache, a model with trainable token rows wrote nothing)
+        if kwargs.get("num_beams", 1) > 1 and takes_own_cache(model):
             kwargs.setdefault("past_key_values", BeamSearchCache(DynamicCache(), DynamicCache()))
         processors = list(kwargs.pop("logits_processor", None) or [])
         stopping = list(kwargs.pop("stopping_criteria", None) or [])
@@ -331,6 +328,21 @@ class Steering:
         if stopping:
             kwargs["stopping_criteria"] = StoppingCriteriaList(stopping)
         return kwargs
+
+    def generate(self, model, rows: list[int], generation: dict, inputs: dict, encoder_outputs: Any = None,
+                 attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``model.generate(**inputs)`` for the batch of ``rows`` with :meth:`generate_kwargs`, the LM head
+        computed as :class:`LMHead` and, under guidance, each row decoded beside its control-free twin in
+        one pass (:meth:`variants.guidance.EncoderDecoderGuidance.alongside`)."""
+        kwargs = self.generate_kwargs(model, rows, generation, encoder_outputs, attention_mask)
+        guidance = next((p for p in kwargs.get("logits_processor", ()) if hasattr(p, "alongside")), None)
+        together = contextlib.nullcontext()
+        if guidance is not None and guidance.pairs(model):
+            kwargs["past_key_values"] = PairedCache(DynamicCache(), DynamicCache())
+            together = guidance.alongside(model)
+        with fast_lm_head(model), together:
+            return model.generate(**inputs, **kwargs)
+
 
 
 def default_guidance(model, record: dict) -> float:

@@ -194,10 +194,10 @@ class PersonaSummarizer(Summarizer):
             with settings.autocast(self.model.device):
                 states = model.get_encoder()(**batch).last_hidden_state  # (articles, S, d): once per article
                 mask = batch["attention_mask"][which]
-                output = model.generate(encoder_outputs=BaseModelOutput(last_hidden_state=states[which]),
-                                        attention_mask=mask, history_ids=history,
-                                        **steering.generate_kwargs(model, rows, generation, encoder_outputs=states[which],
-                                                                   attention_mask=mask))
+                inputs = {"encoder_outputs": BaseModelOutput(last_hidden_state=states[which]), "attention_mask": mask,
+                          "history_ids": history}
+                output = steering.generate(model, rows, generation, inputs, encoder_outputs=states[which],
+                                           attention_mask=mask)
             for i, text, at in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True), which.tolist()):
                 out[i] = decoded(text, prepared[i], truncated[at], self.base.max_source_length)
         return out
