@@ -183,7 +183,7 @@ def stack_outputs(first: Any, second: Any) -> Any:
     once for both."""
     stacked = copy.copy(first)
     for key in list(first.keys()):
-        a, b = first[key], second.get(key) if isinstance(second, dict) else getattr(second, key, None)
+        a, b = first[key], second.get(key)
         stacked[key] = stack_pair(a, b) if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) else None
     return stacked
 

@@ -335,6 +335,7 @@ class Steering:
         computed as :class:`LMHead` and, under guidance, each row decoded beside its control-free twin in
         one pass (:meth:`variants.guidance.EncoderDecoderGuidance.alongside`)."""
         kwargs = self.generate_kwargs(model, rows, generation, encoder_outputs, attention_mask)
+        # the guidance processor, if any (found by what it does: a test may hand in a partial of its class)
         guidance = next((p for p in kwargs.get("logits_processor", ()) if hasattr(p, "alongside")), None)
         together = contextlib.nullcontext()
         if guidance is not None and guidance.pairs(model):
@@ -342,7 +343,6 @@ class Steering:
             together = guidance.alongside(model)
         with fast_lm_head(model), together:
             return model.generate(**inputs, **kwargs)
-
 
 
 def default_guidance(model, record: dict) -> float:
