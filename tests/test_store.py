@@ -224,6 +224,8 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
     folder = tiny_store.parent / "models" / "topic-prepend-tag"
     adapter = json.loads((folder / "adapter_config.json").read_text())
     assert adapter["base_model_name_or_path"] == "../general"  # the stored base, wherever the clone is
+    # its record names the stored base too, not the folder it was trained against on some machine
+    assert json.loads((folder / "steersum.json").read_text())["base_model"] == "store/models/general"
     assert {"README.md", "eval_report.json", "adapter_model.safetensors", ARCHITECTURE} <= {p.name for p in folder.iterdir()}
     assert "stas +0.040 [+0.010, +0.070]" in (folder / "README.md").read_text()
     assert not list((tiny_store.parent / "models" / "general").glob("model*.safetensors"))  # int8 shards only

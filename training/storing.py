@@ -25,7 +25,7 @@ from pathlib import Path
 import store
 from store.adapters import compact_adapter, is_adapter, point_at_base
 from store.compact import is_compact, weights_fingerprint, write_compact
-from variants.base import read_record
+from variants.base import read_record, write_record
 
 SKIPPED = {"model.safetensors", "training_args.bin", "training_args.json", "README.md", "optimizer.pt", "scheduler.pt"}
 SKIPPED_DIRS = ("checkpoint-", "merged", "tiny-preset-base", "runs")
@@ -162,6 +162,8 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
         copy_folder(checkpoint, staging, base)
         compact_adapter(staging)
         point_at_base(staging, f"../{store.GENERAL}")
+        # the record names the base it was checked against (by fingerprint), not where it lay when trained
+        write_record(staging, {**read_record(staging), "base_model": f"store/models/{store.GENERAL}"})
     shutil.copy2(report_file, staging / Path(report_file).name)
     entry = store.StoredModel(
         name=name, variant=record["variant"], method=record["method"], format="int8" if general else "lora",
