@@ -1,5 +1,5 @@
-"""Start a Space, call ``/summarize`` once for every variant's baseline and every stored model (``store/``)
-through ``gradio_client``, stop it.
+"""Start a Space, call ``/summarize`` once for every variant's baseline and every stored model (``store/``),
+a model once more with guidance, through ``gradio_client``, stop it.
 
     python scripts/smoke_space.py                       # python -m space, from this checkout
     python scripts/smoke_space.py --cwd S -- app.py     # an exported Space folder (hub_cards space --out S)
@@ -35,14 +35,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+GUIDED = 2.0  # a control strength besides the model's default, as the page's slider sets it
+
+
 def smoke(url: str, systems: list[tuple[str, str]]) -> dict[str, str]:
-    """One ``/summarize`` call per (variant, model choice), keyed by the variant (its baseline) or "variant model"."""
+    """One ``/summarize`` call per (variant, model choice), keyed by the variant (its baseline) or "variant
+    model"; a model also once at γ = :data:`GUIDED` (guided generation), keyed "variant model γ=2"."""
     from gradio_client import Client
 
     client = Client(url, verbose=False)
-    return {variant if model == "baseline" else f"{variant} {model}": client.predict(DOCUMENT, variant, model, json.dumps(CONTROLS[variant]), "",
-                                                 api_name="/summarize")[0]
-            for variant, model in systems}
+    summaries = {}
+    for variant, model in systems:
+        for guidance in (None,) if model == "baseline" else (None, GUIDED):
+            name = " ".join([variant] + ([model] if model != "baseline" else []) + ([f"γ={guidance:g}"] if guidance else []))
+            summary = client.predict(DOCUMENT, variant, model, json.dumps(CONTROLS[variant]), "", guidance,
+                                     api_name="/summarize")[0]
+            if not summary.strip():
+                raise RuntimeError(f"{name}: /summarize wrote an empty summary")
+            summaries[name] = summary
+    return summaries
 
 
 def trained_models(folder: Path) -> list[tuple[str, str]]:
