@@ -5,8 +5,9 @@ serves them (:func:`space.catalog.build_catalog` with no models folder and no ca
 ``Service.summarize`` call on a 400-word document (the variant's first test document of at least 400
 words cut to 400, else its longest), with that example's controls, at the model's default control
 strength, at γ = 1 and at γ = 2 (the Space's control-strength slider moved: guided generation, each
-row decoded beside its control-free twin in one pass). One warm-up call, then the median (p50) of ``REPEATS`` calls of server-side
-time (generation + live metrics), ``torch.set_num_threads(THREADS)``. The goal is p50 ≤ 2 s per model.
+row decoded beside its control-free twin in one pass). One warm-up call, then the median (p50) of
+``REPEATS`` calls of server-side time (generation + live metrics), ``torch.set_num_threads(THREADS)``.
+The goal is p50 ≤ 2 s per model.
 
 Side by side, in the same run on the same request, γ = 1 the transformers way: the LM head as
 ``nn.Linear`` computes it (SteerSum generates with :class:`variants.seq2seq.LMHead`'s product) and

@@ -46,8 +46,9 @@ def smoke(url: str, systems: list[tuple[str, str]]) -> dict[str, str]:
     client = Client(url, verbose=False)
     summaries = {}
     for variant, model in systems:
+        system = variant if model == "baseline" else f"{variant} {model}"
         for guidance in (None,) if model == "baseline" else (None, GUIDED):
-            name = " ".join([variant] + ([model] if model != "baseline" else []) + ([f"γ={guidance:g}"] if guidance else []))
+            name = system if guidance is None else f"{system} γ={guidance:g}"
             summary = client.predict(DOCUMENT, variant, model, json.dumps(CONTROLS[variant]), "", guidance,
                                      api_name="/summarize")[0]
             if not summary.strip():

@@ -126,38 +126,29 @@ class SplitHead(nn.Module):
         return self.head(hidden[:self.rows])
 
 
-def takes_candidates(model) -> bool:
-    """Whether the unconditional pass may score only the candidates: the LM head is a Linear layer
-    (a subclass counts) owned as ``lm_head``, and the model does not post-process its logits over the
-    whole vocabulary (TDSum's RwGen)."""
+def head_owner(model) -> nn.Module | None:
+    """The module that holds ``model``'s LM head as ``lm_head``, when the unconditional side may have only
+    its candidates scored: the head is a Linear layer (a subclass counts: generation computes it with
+    :class:`variants.seq2seq.LMHead`, whose weight is the Linear's) and the model does not post-process
+    its logits over the whole vocabulary (TDSum's RwGen). ``None`` otherwise (an int8 copy's head,
+    RwGen): every logit is needed. Found once per processor, not at every step (it walks the modules)."""
     head = model.get_output_embeddings()
-    return isinstance(head, nn.Linear) and not getattr(model.config, "rwgen_lambda", 0) and any(
-        m._modules.get("lm_head") is head for m in model.modules())
+    if not isinstance(head, nn.Linear) or getattr(model.config, "rwgen_lambda", 0):
+        return None
+    return next((m for m in model.modules() if m._modules.get("lm_head") is head), None)
 
 
 @contextlib.contextmanager
-def head_replaced(model, replacement: nn.Module | None):
-    """The model with ``replacement`` as its LM head while inside (as it is for ``None``): for a model
-    whose head :func:`takes_candidates`."""
-    if replacement is None:
+def head_replaced(owner: nn.Module | None, replacement: nn.Module | None):
+    """``owner``'s LM head is ``replacement`` while inside; nothing changes when either is ``None``."""
+    if owner is None or replacement is None:
         yield
         return
-    head = model.get_output_embeddings()
-    owner = next(m for m in model.modules() if m._modules.get("lm_head") is head)
-    owner.lm_head = replacement
+    head, owner.lm_head = owner.lm_head, replacement
     try:
         yield
     finally:
         owner.lm_head = head
-
-
-def candidate_head(model, candidates: torch.Tensor | None):
-    """The model with its LM head computing only ``candidates`` while inside; as it is when the head
-    is not a Linear layer (an int8 copy) or the model post-processes its logits over the whole
-    vocabulary (TDSum's RwGen), where every logit is needed. A Linear subclass counts: generation
-    computes the head with :class:`variants.seq2seq.LMHead`, whose weight is the Linear's."""
-    plain = candidates is not None and takes_candidates(model)
-    return head_replaced(model, CandidateHead(model.get_output_embeddings(), candidates) if plain else None)
 
 
 def pad_to(tensor: torch.Tensor, size: tuple[int, ...]) -> torch.Tensor:
@@ -246,6 +237,7 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         self.previous: torch.Tensor | None = None  # the decoder tokens the cache holds
         self.group, self.encoded = 1, False
         self.candidates = candidates
+        self.head_owner = head_owner(model)  # None: the unconditional side needs every logit
         # the twins' hidden states (or logits) of this step, inside alongside()
         self.paired_hidden: torch.Tensor | None = None
         self.paired_logits: torch.Tensor | None = None
@@ -264,7 +256,7 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         decoder on them and on the twins (the same decoder tokens, the unconditional encoder outputs),
         and returns the rows' own logits. The twins' wait for :meth:`__call__`: their hidden states, so
         that only the candidates' logits are computed (:class:`SplitHead`), or where every logit is
-        needed (:func:`takes_candidates`), the logits. Only the instance's ``forward`` changes, for the
+        needed (no :func:`head_owner`), the logits. Only the instance's ``forward`` changes, for the
         block."""
         forward = model.forward
 
@@ -279,8 +271,9 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
                 twins = self.attention_mask if self.attention_mask is not None else torch.ones(
                     self.encoder_outputs["last_hidden_state"].shape[:2], dtype=mask.dtype, device=mask.device)
                 self.stacked = stack_outputs(encoder_outputs, self.encoder_outputs), stack_pair(mask, twins)
-            split = SplitHead(model.get_output_embeddings(), rows) if takes_candidates(model) else None
-            with head_replaced(model, split):
+            owner = self.head_owner
+            split = SplitHead(owner.lm_head, rows) if owner is not None else None
+            with head_replaced(owner, split):
                 out = forward(decoder_input_ids=decoder_input_ids.repeat(2, 1), encoder_outputs=self.stacked[0],
                               attention_mask=self.stacked[1], past_key_values=past_key_values,
                               **{k: v for k, v in kwargs.items() if k in DECODER_INPUTS and v is not None})
@@ -337,7 +330,9 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
             cache, step = self.cache, input_ids[:, -1:]
         else:  # the first step, or a sequence the cache cannot follow: start again from the whole prefix
             cache = EncoderDecoderCache(DynamicCache(), DynamicCache())
-        with candidate_head(self.model, candidates):
+        owner = self.head_owner
+        plain = owner is None or candidates is None
+        with head_replaced(owner, None if plain else CandidateHead(owner.lm_head, candidates)):
             out = self.model(encoder_outputs=self.encoder_outputs, attention_mask=self.attention_mask,
                              decoder_input_ids=step, past_key_values=cache, use_cache=cache is not None,
                              return_dict=True)

@@ -305,18 +305,25 @@ class Steering:
         return {k: v.to(device) for k, v in batch.items()}
 
     def generate_kwargs(self, model, rows: list[int], generation: dict, encoder_outputs: Any = None,
-                        attention_mask: torch.Tensor | None = None) -> dict:
-        """``generate`` keyword arguments for ``rows``. A caller that has the control-free encoder
-        outputs already (a persona model's article states) gives them, with their ``attention_mask``."""
+                        attention_mask: torch.Tensor | None = None) -> tuple[dict, EncoderDecoderGuidance | None]:
+        """``generate`` keyword arguments for ``rows``, and the guidance processor whose control-free rows
+        are decoded beside ``generate``'s own (None: no guidance, or it runs a pass of its own). A caller
+        that has the control-free encoder outputs already (a persona model's article states) gives them,
+        with their ``attention_mask``."""
         kwargs = {**self.settings.generate_kwargs(), **generation}
-        if kwargs.get("num_beams", 1) > 1 and takes_own_cache(model):
-            kwargs.setdefault("past_key_values", BeamSearchCache(DynamicCache(), DynamicCache()))
         processors = list(kwargs.pop("logits_processor", None) or [])
         stopping = list(kwargs.pop("stopping_criteria", None) or [])
         inputs = self.unconditional_batch(rows, model.device) if encoder_outputs is None else None
+        paired = None
         if inputs is not None or (encoder_outputs is not None and any(self.differs[i] for i in rows)):
-            processors.append(EncoderDecoderGuidance(model, self.settings.guidance, inputs,
-                                                     encoder_outputs=encoder_outputs, attention_mask=attention_mask))
+            guidance = EncoderDecoderGuidance(model, self.settings.guidance, inputs, encoder_outputs=encoder_outputs,
+                                              attention_mask=attention_mask)
+            processors.append(guidance)
+            paired = guidance if guidance.pairs(model) else None
+        if paired is not None:
+            kwargs["past_key_values"] = PairedCache(DynamicCache(), DynamicCache())
+        elif kwargs.get("num_beams", 1) > 1 and takes_own_cache(model):
+            kwargs.setdefault("past_key_values", BeamSearchCache(DynamicCache(), DynamicCache()))
         if self.constraints is not None:
             extra = constraint_kwargs(self.summarizer.tokenizer, [self.constraints[i] for i in rows],
                                       [self.documents[i] for i in rows], kwargs["max_new_tokens"])
@@ -327,21 +334,15 @@ class Steering:
             kwargs["logits_processor"] = LogitsProcessorList(processors)
         if stopping:
             kwargs["stopping_criteria"] = StoppingCriteriaList(stopping)
-        return kwargs
+        return kwargs, paired
 
     def generate(self, model, rows: list[int], generation: dict, inputs: dict, encoder_outputs: Any = None,
                  attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         """``model.generate(**inputs)`` for the batch of ``rows`` with :meth:`generate_kwargs`, the LM head
         computed as :class:`LMHead` and, under guidance, each row decoded beside its control-free twin in
         one pass (:meth:`variants.guidance.EncoderDecoderGuidance.alongside`)."""
-        kwargs = self.generate_kwargs(model, rows, generation, encoder_outputs, attention_mask)
-        # the guidance processor, if any (found by what it does: a test may hand in a partial of its class)
-        guidance = next((p for p in kwargs.get("logits_processor", ()) if hasattr(p, "alongside")), None)
-        together = contextlib.nullcontext()
-        if guidance is not None and guidance.pairs(model):
-            kwargs["past_key_values"] = PairedCache(DynamicCache(), DynamicCache())
-            together = guidance.alongside(model)
-        with fast_lm_head(model), together:
+        kwargs, paired = self.generate_kwargs(model, rows, generation, encoder_outputs, attention_mask)
+        with fast_lm_head(model), paired.alongside(model) if paired is not None else contextlib.nullcontext():
             return model.generate(**inputs, **kwargs)
 
 
