@@ -86,6 +86,33 @@ def paired_bootstrap(scores_a: list[float | None], scores_b: list[float | None],
             "ci_low": float(low), "ci_high": float(high)}
 
 
+def contrast_bootstrap(differences: list[float], sides: list[bool], groups: list, n_resamples: int = N_RESAMPLES,
+                       seed: int = 0) -> dict:
+    """Bootstrap of a contrast between two kinds of examples, resampling whole ``groups``: the mean
+    paired difference over the examples of one side (``sides`` True) minus that over the others.
+    CCSBench's ΔFKGL is such a contrast (FKGL of the summaries asked for ``normal`` readability minus
+    of those asked for ``high``), so the change of ΔFKGL between two systems on the same examples is the
+    contrast of their per-example FKGL differences. A resample that draws no example of a side is
+    left out of the percentiles. Returns ``{"n", "units", "difference", "p_value", "ci_low", "ci_high"}``."""
+    if not (len(differences) == len(sides) == len(groups)):
+        raise DataError(f"{len(differences)} differences, {len(sides)} sides and {len(groups)} groups: give one each")
+    d, side = np.array(differences, dtype=float), np.array(sides, dtype=bool)
+    if not side.any() or side.all():
+        raise DataError("a contrast needs examples of both sides")
+    number = {}
+    unit = np.array([number.setdefault(label, len(number)) for label in groups])
+    units = len(number)
+    sums = [np.bincount(unit, weights=np.where(side == s, d, 0.0), minlength=units) for s in (True, False)]
+    counts = [np.bincount(unit, weights=(side == s).astype(float), minlength=units) for s in (True, False)]
+    indices = np.random.default_rng(seed).integers(0, units, size=(n_resamples, units))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        resampled = (sums[0][indices].sum(1) / counts[0][indices].sum(1)) - (sums[1][indices].sum(1) / counts[1][indices].sum(1))
+    resampled = resampled[np.isfinite(resampled)]
+    low, high = np.percentile(resampled, [2.5, 97.5])
+    return {"n": len(d), "units": units, "difference": float(d[side].mean() - d[~side].mean()),
+            "p_value": float(np.mean(resampled <= 0)), "ci_low": float(low), "ci_high": float(high)}
+
+
 def _present(score) -> bool:
     return score is not None and not (isinstance(score, float) and math.isnan(score))
 

@@ -98,6 +98,39 @@ def test_the_document_sentence_that_holds_a_keyword_draws_the_summary_to_it(bart
     assert torch.equal(past, scores)  # the keyword is in: no bias, and none past it on the path
 
 
+def test_preferred_sentences_are_biased_along_their_path(bart):
+    """``HardConstraints.prefer`` picks document sentences; a summary sentence start gets their first
+    tokens, a summary copying one its next token; a row that prefers nothing is left as it is."""
+    from variants.constraints import SentencePathLogitsProcessor
+
+    model, tokenizer = bart
+    document = "Profits rose sharply. The festival drew large crowds to the city."
+    last = lambda sents: sents[-1:]  # noqa: E731 - the rule: the document's last sentence
+    processor = SentencePathLogitsProcessor(tokenizer, [HardConstraints(prefer=last), HardConstraints()],
+                                            [document, document], bias=2.0)
+    ids = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
+    scores = torch.zeros(2, len(tokenizer))
+    at_start = processor(torch.tensor([[2, 0] + ids(" Shares fell."), [2, 0] + ids(" Shares fell.")]), scores.clone())
+    assert at_start[0, ids(" The")[0]] == 2.0 and at_start[0, ids(" Profits")[0]] == 0.0
+    assert torch.equal(at_start[1], scores[1])
+    copying = processor(torch.tensor([[2, 0] + ids(" The festival drew")] * 2), scores.clone())
+    assert copying[0, ids(" large")[0]] == 2.0 and copying[0, ids(" The")[0]] == 0.0
+
+
+def test_ccs_prefers_the_sentences_of_the_focus_half():
+    from variants.ccs import preferred_sentences
+
+    ccs = get_variant("ccs")
+    sents = ["We propose a new method for learning.", "It is simple and works well.",
+             "Our experiments on ten datasets show gains of five points over strong baselines in every setting.",
+             "Results hold."]
+    assert preferred_sentences(sents, {"focus": "conceptual"}) == sents[:2]
+    assert preferred_sentences(sents, {"focus": "empirical"}) == sents[2:]
+    assert preferred_sentences(sents, {"readability": "high"}) == sents  # no focus: any sentence
+    assert ccs.constraints({"readability": "high", "length": 0}).prefer is None
+    assert ccs.constraints({"focus": "empirical"}).prefer(sents) == sents[2:]
+
+
 def test_keywords_are_written_and_keep_the_end_of_sequence_waiting(bart):
     model, tokenizer = bart
     constraints = [HardConstraints(keywords=("profits",)), HardConstraints(keywords=("director", "Cannes"))]

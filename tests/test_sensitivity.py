@@ -111,6 +111,35 @@ def test_corpus_metrics_get_the_difference_without_an_interval():
     assert one["documents"] == 1 and one["ci_low"] == one["ci_high"] == pytest.approx(0.2)
 
 
+def test_a_contrast_metric_gets_its_interval_from_the_documents():
+    """ΔFKGL = mean fkgl_normal - mean fkgl_high. By hand: given ΔFKGL (12 + 14)/2 - 10 = 3, shuffled
+    (12 + 12)/2 - 12 = 0, effect 3; per example given - shuffled: normal 0 and +2, high -2. Each
+    document holds one normal and one high example, so a resample drawing document A only gives
+    0 - (-2) = 2, B only 2 - (-2) = 4: the interval lies in [2, 4] and above 0."""
+    def report(rows, delta):
+        return {"n_examples": len(rows), "metrics": {"delta_fkgl": delta},
+                "examples": [{"id": str(i), **row} for i, row in enumerate(rows)]}
+
+    given = report([{"fkgl_normal": 12.0}, {"fkgl_high": 10.0}, {"fkgl_normal": 14.0}, {"fkgl_high": 10.0}], 3.0)
+    shuffled = report([{"fkgl_normal": 12.0}, {"fkgl_high": 12.0}, {"fkgl_normal": 12.0}, {"fkgl_high": 12.0}], 0.0)
+    contrasts = {"delta_fkgl": ("fkgl_normal", "fkgl_high")}
+    effect = control_effect(given, shuffled, ["delta_fkgl"], documents=["A", "A", "B", "B"], contrasts=contrasts)
+    assert effect["delta_fkgl"]["difference"] == pytest.approx(3.0)
+    assert 2.0 <= effect["delta_fkgl"]["ci_low"] < 3.0 < effect["delta_fkgl"]["ci_high"] <= 4.0
+    assert effect["delta_fkgl"]["documents"] == 2 and effect["delta_fkgl"]["p_value"] == 0.0
+    plain = control_effect(given, shuffled, ["delta_fkgl"], documents=["A", "A", "B", "B"])  # not declared: corpus only
+    assert plain["delta_fkgl"]["ci_low"] is None
+
+
+def test_a_contrast_needs_both_sides():
+    from metrics.bootstrap import contrast_bootstrap
+    from metrics.io import DataError
+
+    assert contrast_bootstrap([2.0, 2.0, -1.0], [True, True, False], ["a", "b", "c"])["ci_low"] == pytest.approx(3.0)
+    with pytest.raises(DataError, match="both sides"):
+        contrast_bootstrap([1.0, 2.0], [True, True], ["a", "b"])
+
+
 @pytest.mark.parametrize("variant_id", sorted(REGISTRY))
 def test_every_variants_control_metrics_are_its_metrics(variant_id):
     variant = REGISTRY[variant_id]

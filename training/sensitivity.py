@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics.bootstrap import N_RESAMPLES, compare
+from metrics.bootstrap import N_RESAMPLES, compare, contrast_bootstrap
 from metrics.text import sentences
 from variants.base import Baseline, Summary, Variant
 
@@ -103,10 +103,14 @@ def control_names(variant: Variant, report: dict) -> list[str]:
 
 
 def control_effect(given: dict, shuffled: dict, names: list[str], n_resamples: int = N_RESAMPLES,
-                   seed: int = 0, documents: list[str] | None = None) -> dict[str, dict]:
+                   seed: int = 0, documents: list[str] | None = None,
+                   contrasts: dict[str, tuple[str, str]] | None = None) -> dict[str, dict]:
     """Per metric: the given-controls mean, the shuffled-controls mean, their ``difference`` and, for
     per-example metrics, the paired bootstrap's ``ci_low``/``ci_high``, ``p_value``, ``n`` and
-    ``documents`` (the units resampled: each example's document when ``documents`` is given)."""
+    ``documents`` (the units resampled: each example's document when ``documents`` is given). A corpus
+    metric that is a contrast of two per-example scores (``contrasts``: name -> (score of one side, of
+    the other), e.g. ΔFKGL = mean fkgl_normal - mean fkgl_high) gets its interval from
+    :func:`metrics.bootstrap.contrast_bootstrap`."""
     ids = [e["id"] for e in given["examples"]], [e["id"] for e in shuffled["examples"]]
     if ids[0] != ids[1]:
         raise ValueError("the given- and shuffled-controls reports scored different examples")
@@ -122,10 +126,30 @@ def control_effect(given: dict, shuffled: dict, names: list[str], n_resamples: i
             effects[name] = {"given": t["mean_a"], "shuffled": t["mean_b"], "difference": t["difference"],
                              "ci_low": t["ci_low"], "ci_high": t["ci_high"], "p_value": t["p_value"], "n": t["n"],
                              "documents": t["units"]}
+        elif a is not None and b is not None and name in (contrasts or {}):
+            effects[name] = {"given": a, "shuffled": b, "difference": a - b,
+                             **contrast_effect(pairs, contrasts[name], documents, n_resamples, seed)}
         elif a is not None and b is not None:
             effects[name] = {"given": a, "shuffled": b, "difference": a - b, "ci_low": None, "ci_high": None,
                              "p_value": None, "n": given["n_examples"]}
     return effects
+
+
+def contrast_effect(pairs: list[tuple[dict, dict]], scores: tuple[str, str], documents: list[str] | None,
+                    n_resamples: int, seed: int) -> dict:
+    """The interval of a contrast metric's effect: each example's given-minus-shuffled difference of the
+    score it has (shuffled outputs are scored against the example's own controls, so both rows have the
+    same one), one side minus the other, resampling documents."""
+    differences, sides, groups = [], [], []
+    for i, (a, b) in enumerate(pairs):
+        for side, score in zip((True, False), scores):
+            if a.get(score) is not None and b.get(score) is not None:
+                differences.append(a[score] - b[score])
+                sides.append(side)
+                groups.append(documents[i] if documents is not None else i)
+    test = contrast_bootstrap(differences, sides, groups, n_resamples, seed)
+    return {"ci_low": test["ci_low"], "ci_high": test["ci_high"], "p_value": test["p_value"], "n": test["n"],
+            "documents": test["units"]}
 
 
 def lead_k_report(variant: Variant, records: list[dict], data_file: str, words: int, budget: str,
@@ -172,7 +196,8 @@ def control_sensitivity(summarizer, records: list[dict], data_file: str, report:
     lead = lead_k_report(variant, records, data_file, words, budget, summarizer.assets, batch_size)
     pasted = lead_k_report(variant, records, data_file, words, budget, summarizer.assets, batch_size, pasted=True)
     names = control_names(variant, report)
-    effect = control_effect(report, shuffled, names, seed=seed, documents=[r["document"] for r in records])
+    effect = control_effect(report, shuffled, names, seed=seed, documents=[r["document"] for r in records],
+                            contrasts=variant.contrasts)
     source = "system's summaries" if budget == "outputs" else "test targets"
     return {
         "control_metrics": names,

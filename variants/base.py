@@ -192,6 +192,9 @@ class Variant:
     # Metrics (of metric_names) where lower is better (a length error, EGISES): their control effect is
     # good when negative, and the pasted row is beaten by scoring below it (training.sensitivity).
     lower_is_better: tuple[str, ...] = ()
+    # Corpus control metrics that contrast two per-example scores (name -> (one side's, the other's)),
+    # e.g. CCSBench's ΔFKGL: their control effect gets an interval as the per-example metrics' do.
+    contrasts: dict[str, tuple[str, str]] = {}
 
     def controls_for(self, assets: Any = None) -> tuple[Control, ...]:
         return self.controls

@@ -15,6 +15,10 @@ and keywords): what a weakly trained model does not obey, the decoder enforces.
   sequence waits for missing keywords unless the word limit is reached. The keyword comes where the
   model finds it likely, inside a sentence the document says, not appended (a bias, not a forced
   token); only when the words left run out is it forced.
+* Sentences the controls prefer (CCSBench's focus, a category the decoder cannot count): :class:`SentencePathLogitsProcessor` biases the path of the document's sentences that the
+  variant's rule picks (``HardConstraints.prefer``), as the keyword paths do, so a summary sentence
+  that copies the document starts one of them and follows it. The rule reads the document, never the
+  judge that scores the summary.
 
 Each row has its own constraints (a batch mixes length bins): rows are the batch's examples, each
 repeated for its beams, as ``generate`` expands them.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -32,17 +37,20 @@ from transformers import LogitsProcessor, StoppingCriteria
 from metrics.text import sentences
 
 KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
+PATH_BIAS = 2.0  # added along a preferred sentence's path: a preference, weaker than a keyword's
 WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
 class HardConstraints:
     """What one example's output must satisfy: a word count in ``[min_words, max_words]`` (``None``:
-    unbounded) and every keyword present."""
+    unbounded) and every keyword present; and what it should prefer: ``prefer`` picks, from the
+    document's sentences, those a summary sentence should copy (``None``: any)."""
 
     min_words: int | None = None
     max_words: int | None = None
     keywords: tuple[str, ...] = ()
+    prefer: Callable[[list[str]], list[str]] | None = None
 
     def __post_init__(self):
         if self.min_words is not None and self.max_words is not None and self.min_words > self.max_words:
@@ -50,7 +58,7 @@ class HardConstraints:
 
     @property
     def empty(self) -> bool:
-        return self.min_words is None and self.max_words is None and not self.keywords
+        return self.min_words is None and self.max_words is None and not self.keywords and self.prefer is None
 
 
 def tokens_per_word(tokenizer, texts: list[str]) -> float:
@@ -188,12 +196,8 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
                             boosted.add(spelling[done])
                             fits.add(spelling[done])
             if paths is not None:
-                start = not text.strip() or text.rstrip().endswith((".", "!", "?"))
                 for keyword in wanted:
-                    starts, follow = paths.get(keyword, (set(), {}))
-                    if start:
-                        boosted |= starts
-                    boosted |= follow.get(tuple(tail[-2:]), set())
+                    boosted |= on_path(text, tail, paths.get(keyword, (set(), {})))
             if boosted:
                 out[i, sorted(boosted)] += self.bias
             # The last resort: when the budget (one token kept for the end of sequence), or the words left
@@ -209,26 +213,59 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
         return out
 
 
+def sentence_path(tokenizer, document_sentences: list[str], until: list[int] | None = None) -> tuple[set, dict]:
+    """The path of ``document_sentences`` in token ids: the first token of each, and for each two-token
+    context in one, the token that follows it there (up to the first ``until`` run, when given)."""
+    starts, follow = set(), {}
+    for sentence in document_sentences:
+        ids = tokenizer(" " + sentence, add_special_tokens=False)["input_ids"]
+        end = next((j + len(until) for j in range(len(ids)) if ids[j:j + len(until)] == until), len(ids)) \
+            if until else len(ids)
+        if ids:
+            starts.add(ids[0])
+        for j in range(2, min(end, len(ids))):
+            follow.setdefault((ids[j - 2], ids[j - 1]), set()).add(ids[j])
+    return starts, follow
+
+
+def on_path(text: str, tail: list[int], path: tuple[set, dict]) -> set:
+    """The tokens of ``path`` that may come next: a sentence's first token where the text starts a
+    sentence, and the token that follows the text's last two where it is copying one."""
+    starts, follow = path
+    at_start = not text.strip() or text.rstrip().endswith((".", "!", "?"))
+    return (starts if at_start else set()) | follow.get(tuple(tail[-2:]), set())
+
+
 def keyword_paths(tokenizer, keywords: tuple[str, ...], document: str) -> dict[str, tuple[set, dict]]:
-    """Where the document says each keyword: per keyword, the first token of each of the (first two)
-    document sentences that hold it, and for each two-token context of such a sentence up to the
-    keyword, the token that follows it there. :class:`KeywordBiasLogitsProcessor` biases these, so a
-    summary that starts one of those sentences, or is already copying it, is drawn along it to the
+    """Where the document says each keyword: the path (:func:`sentence_path`) of the (first two)
+    document sentences that hold it, up to the keyword. :class:`KeywordBiasLogitsProcessor` biases it,
+    so a summary that starts one of those sentences, or is already copying it, is drawn along it to the
     keyword: the keyword comes in the document's own sentence, not alone at the end."""
-    out, document_sentences = {}, sentences(document)
-    for keyword in keywords:
-        held = [s for s in document_sentences if not missing(s, (keyword,))]
-        kw = tokenizer(" " + keyword, add_special_tokens=False)["input_ids"]
-        starts, follow = set(), {}
-        for sentence in held[:2]:
-            ids = tokenizer(" " + sentence, add_special_tokens=False)["input_ids"]
-            end = next((j + len(kw) for j in range(len(ids)) if ids[j:j + len(kw)] == kw), len(ids))
-            if ids:
-                starts.add(ids[0])
-            for j in range(2, min(end, len(ids))):
-                follow.setdefault((ids[j - 2], ids[j - 1]), set()).add(ids[j])
-        out[keyword] = (starts, follow)
-    return out
+    document_sentences = sentences(document)
+    return {keyword: sentence_path(tokenizer, [s for s in document_sentences if not missing(s, (keyword,))][:2],
+                                   until=tokenizer(" " + keyword, add_special_tokens=False)["input_ids"])
+            for keyword in keywords}
+
+
+class SentencePathLogitsProcessor(LogitsProcessor):
+    """Per row whose constraints ``prefer`` some of the document's sentences: ``bias`` added along their
+    path (:func:`on_path`), so a summary sentence starts one of them and, once copying it, goes on
+    with it. A bias, not a rule: the model still writes what it finds far likelier."""
+
+    def __init__(self, tokenizer, constraints: list[HardConstraints], documents: list[str], bias: float = PATH_BIAS,
+                 decoded: _DecodedRows | None = None):
+        self.constraints, self.bias, self.decoded = constraints, bias, decoded or _DecodedRows(tokenizer)
+        self.paths = [sentence_path(tokenizer, c.prefer(sentences(d))) if c.prefer is not None else None
+                      for c, d in zip(constraints, documents)]
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        out = scores.clone()
+        rows = per_row(self.paths, input_ids.shape[0])
+        for i, (text, path) in enumerate(zip(self.decoded(input_ids), rows)):
+            boosted = on_path(text, input_ids[i].tolist(), path) if path is not None else set()
+            if boosted:
+                out[i, sorted(boosted)] += self.bias
+        return out
 
 
 class WordLimitStoppingCriteria(StoppingCriteria):
@@ -256,6 +293,8 @@ def constraint_kwargs(tokenizer, constraints: list[HardConstraints], sources: li
     if any(c.keywords for c in constraints):
         processors.insert(0, KeywordBiasLogitsProcessor(tokenizer, constraints, decoded=decoded, max_new_tokens=budget,
                                                         documents=sources))
+    if any(c.prefer is not None for c in constraints):
+        processors.insert(0, SentencePathLogitsProcessor(tokenizer, constraints, sources, decoded=decoded))
     return {"logits_processor": processors,
             "stopping_criteria": [WordLimitStoppingCriteria(tokenizer, constraints, decoded)],
             "max_new_tokens": budget}

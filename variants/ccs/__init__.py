@@ -40,6 +40,7 @@ trainer defaults and flags ``variants/ccs/train.py`` (``python -m training ccs``
 """
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,22 @@ def bin_range(length_bin: int) -> tuple[int, int]:
     return (1 if length_bin == 0 else length_bin * BIN_WIDTH + 1), (length_bin + 1) * BIN_WIDTH
 
 
+def in_focus_half(index: int, count: int, focus: str | None) -> bool:
+    """Whether sentence ``index`` of ``count`` stands where an abstract puts that focus's content: the
+    problem and method first (``conceptual``: the first half), experiments and results last
+    (``empirical``: the second half); any sentence for no focus. Position only, never the focus judge."""
+    return focus is None or (index < count / 2 if focus == "conceptual" else index >= count / 2)
+
+
+def preferred_sentences(document_sentences: list[str], controls: dict) -> list[str]:
+    """The document's sentences that a summary asked for a focus should copy, for the decoder's sentence
+    paths (:class:`variants.constraints.SentencePathLogitsProcessor`): those in the focus's half
+    (:func:`in_focus_half`), where the baseline extracts from too. (Readability has no such rule: its
+    easier half by FKGL moved ΔFKGL no more than shuffled controls did.)"""
+    focus, count = controls.get("focus"), len(document_sentences)
+    return [s for i, s in enumerate(document_sentences) if in_focus_half(i, count, focus)]
+
+
 def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
     """Sentences of the document that meet the length bin and cover the keywords, in document order.
 
@@ -124,8 +141,8 @@ def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
     low, high = bin_range(controls.get("length", DEFAULT_LENGTH_BIN))
     if sum(sizes) < low:
         return " ".join(sents), [f"the document has only {sum(sizes)} words, fewer than the length bin's {low}"]
-    focus, half = controls.get("focus"), len(sents) / 2
-    off_focus = [focus is not None and (i >= half if focus == "conceptual" else i < half) for i in range(len(sents))]
+    focus = controls.get("focus")
+    off_focus = [not in_focus_half(i, len(sents), focus) for i in range(len(sents))]
     grades = fkgl(sents) if controls.get("readability") == "high" else [0.0] * len(sents)
     rank = sorted(range(len(sents)), key=lambda i: (off_focus[i], grades[i], -i if focus == "empirical" else i))
 
@@ -246,6 +263,7 @@ class CCSVariant(Variant):
                     *CORPUS_METRICS)
     control_metrics = ("length_hit", "length_error", "keyword_sr", "focus_match", *CORPUS_METRICS)
     lower_is_better = ("length_error",)
+    contrasts = {"delta_fkgl": ("fkgl_normal", "fkgl_high")}  # ΔFKGL's effect interval (training.sensitivity)
     # Table 4, on CCSBench's compositional test set (arXiv papers; ours is other data). ROUGE-L /100;
     # the paper's SR pools all keywords, ours is the mean of each summary's share (equal when every
     # summary has as many keywords).
@@ -282,7 +300,8 @@ class CCSVariant(Variant):
 
     def constraints(self, controls: dict):
         """The length bin as word bounds (bin b: 50b+1 to 50(b+1) words; bin 0 from 1 word; the last bin
-        open above) and the keywords, for the decoder to enforce (:mod:`variants.constraints`)."""
+        open above) and the keywords, for the decoder to enforce (:mod:`variants.constraints`); a focus
+        as the document sentences to prefer (:func:`preferred_sentences`)."""
         from ..constraints import HardConstraints
 
         low = high = None
@@ -290,7 +309,8 @@ class CCSVariant(Variant):
             b = controls["length"]
             low, high = bin_range(b)
             high = None if b == N_LENGTH_BINS - 1 else high  # the decoder leaves the last bin open
-        return HardConstraints(low, high, tuple(controls.get("keywords") or ()))
+        prefer = functools.partial(preferred_sentences, controls=dict(controls)) if controls.get("focus") else None
+        return HardConstraints(low, high, tuple(controls.get("keywords") or ()), prefer)
 
     def baseline(self) -> Summarizer:
         return CCSBaseline(self)
