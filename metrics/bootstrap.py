@@ -104,9 +104,10 @@ def contrast_bootstrap(differences: list[float], sides: list[bool], groups: list
     units = len(number)
     sums = [np.bincount(unit, weights=np.where(side == s, d, 0.0), minlength=units) for s in (True, False)]
     counts = [np.bincount(unit, weights=(side == s).astype(float), minlength=units) for s in (True, False)]
-    indices = np.random.default_rng(seed).integers(0, units, size=(n_resamples, units))
+    indices = np.random.default_rng(seed).integers(0, units, size=(n_resamples, units))  # one resample per row
     with np.errstate(invalid="ignore", divide="ignore"):
-        resampled = (sums[0][indices].sum(1) / counts[0][indices].sum(1)) - (sums[1][indices].sum(1) / counts[1][indices].sum(1))
+        means = [sums[s][indices].sum(axis=1) / counts[s][indices].sum(axis=1) for s in (0, 1)]
+    resampled = means[0] - means[1]
     resampled = resampled[np.isfinite(resampled)]
     low, high = np.percentile(resampled, [2.5, 97.5])
     return {"n": len(d), "units": units, "difference": float(d[side].mean() - d[~side].mean()),

@@ -124,9 +124,9 @@ def test_ccs_prefers_the_sentences_of_the_focus_half():
     sents = ["We propose a new method for learning.", "It is simple and works well.",
              "Our experiments on ten datasets show gains of five points over strong baselines in every setting.",
              "Results hold."]
-    assert preferred_sentences(sents, {"focus": "conceptual"}) == sents[:2]
-    assert preferred_sentences(sents, {"focus": "empirical"}) == sents[2:]
-    assert preferred_sentences(sents, {"readability": "high"}) == sents  # no focus: any sentence
+    assert preferred_sentences(sents, "conceptual") == sents[:2]
+    assert preferred_sentences(sents, "empirical") == sents[2:]
+    assert preferred_sentences(sents[:3], "empirical") == sents[2:3]  # of three, the middle one is conceptual's
     assert ccs.constraints({"readability": "high", "length": 0}).prefer is None
     assert ccs.constraints({"focus": "empirical"}).prefer(sents) == sents[2:]
 

@@ -15,10 +15,11 @@ and keywords): what a weakly trained model does not obey, the decoder enforces.
   sequence waits for missing keywords unless the word limit is reached. The keyword comes where the
   model finds it likely, inside a sentence the document says, not appended (a bias, not a forced
   token); only when the words left run out is it forced.
-* Sentences the controls prefer (CCSBench's focus, a category the decoder cannot count): :class:`SentencePathLogitsProcessor` biases the path of the document's sentences that the
-  variant's rule picks (``HardConstraints.prefer``), as the keyword paths do, so a summary sentence
-  that copies the document starts one of them and follows it. The rule reads the document, never the
-  judge that scores the summary.
+* Sentences the controls prefer (CCSBench's focus, a category the decoder cannot count):
+  :class:`SentencePathLogitsProcessor` biases the path of the document's sentences that the variant's
+  rule picks (``HardConstraints.prefer``), as the keyword paths do, so a summary sentence that copies
+  the document starts one of them and follows it. The rule reads the document, never the judge that
+  scores the summary.
 
 Each row has its own constraints (a batch mixes length bins): rows are the batch's examples, each
 repeated for its beams, as ``generate`` expands them.
@@ -254,7 +255,7 @@ class SentencePathLogitsProcessor(LogitsProcessor):
 
     def __init__(self, tokenizer, constraints: list[HardConstraints], documents: list[str], bias: float = PATH_BIAS,
                  decoded: _DecodedRows | None = None):
-        self.constraints, self.bias, self.decoded = constraints, bias, decoded or _DecodedRows(tokenizer)
+        self.bias, self.decoded = bias, decoded or _DecodedRows(tokenizer)
         self.paths = [sentence_path(tokenizer, c.prefer(sentences(d))) if c.prefer is not None else None
                       for c, d in zip(constraints, documents)]
 

@@ -115,13 +115,12 @@ def in_focus_half(index: int, count: int, focus: str | None) -> bool:
     return focus is None or (index < count / 2 if focus == "conceptual" else index >= count / 2)
 
 
-def preferred_sentences(document_sentences: list[str], controls: dict) -> list[str]:
-    """The document's sentences that a summary asked for a focus should copy, for the decoder's sentence
-    paths (:class:`variants.constraints.SentencePathLogitsProcessor`): those in the focus's half
-    (:func:`in_focus_half`), where the baseline extracts from too. (Readability has no such rule: its
-    easier half by FKGL moved ΔFKGL no more than shuffled controls did.)"""
-    focus, count = controls.get("focus"), len(document_sentences)
-    return [s for i, s in enumerate(document_sentences) if in_focus_half(i, count, focus)]
+def preferred_sentences(document_sentences: list[str], focus: str) -> list[str]:
+    """The document's sentences that a summary asked for ``focus`` should copy, for the decoder's
+    sentence paths (:class:`variants.constraints.SentencePathLogitsProcessor`): those in the focus's half
+    (:func:`in_focus_half`), where the baseline extracts from too. (Readability has no such rule: the
+    easier half of the sentences by FKGL moved ΔFKGL no more than shuffled controls did.)"""
+    return [s for i, s in enumerate(document_sentences) if in_focus_half(i, len(document_sentences), focus)]
 
 
 def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
@@ -309,7 +308,7 @@ class CCSVariant(Variant):
             b = controls["length"]
             low, high = bin_range(b)
             high = None if b == N_LENGTH_BINS - 1 else high  # the decoder leaves the last bin open
-        prefer = functools.partial(preferred_sentences, controls=dict(controls)) if controls.get("focus") else None
+        prefer = functools.partial(preferred_sentences, focus=controls["focus"]) if controls.get("focus") else None
         return HardConstraints(low, high, tuple(controls.get("keywords") or ()), prefer)
 
     def baseline(self) -> Summarizer:
