@@ -117,18 +117,22 @@ def test_preferred_sentences_are_biased_along_their_path(bart):
     assert copying[0, ids(" large")[0]] == 2.0 and copying[0, ids(" The")[0]] == 0.0
 
 
-def test_ccs_prefers_the_sentences_of_the_focus_half():
+def test_ccs_prefers_the_focus_half_and_the_easier_sentences():
     from variants.ccs import preferred_sentences
 
     ccs = get_variant("ccs")
     sents = ["We propose a new method for learning.", "It is simple and works well.",
              "Our experiments on ten datasets show gains of five points over strong baselines in every setting.",
              "Results hold."]
-    assert preferred_sentences(sents, "conceptual") == sents[:2]
-    assert preferred_sentences(sents, "empirical") == sents[2:]
-    assert preferred_sentences(sents[:3], "empirical") == sents[2:3]  # of three, the middle one is conceptual's
-    assert ccs.constraints({"readability": "high", "length": 0}).prefer is None
+    assert preferred_sentences(sents, "conceptual", None) == sents[:2]
+    assert preferred_sentences(sents, "empirical", "normal") == sents[2:]
+    assert preferred_sentences(sents[:3], "empirical", None) == sents[2:3]  # of three, the middle one is conceptual's
+    # high readability: the easier half by FKGL, here the two short plain sentences
+    assert preferred_sentences(sents, None, "high") == [sents[1], sents[3]]
+    assert preferred_sentences(sents, "empirical", "high") == [sents[3]]
+    assert ccs.constraints({"readability": "normal", "length": 0}).prefer is None
     assert ccs.constraints({"focus": "empirical"}).prefer(sents) == sents[2:]
+    assert ccs.constraints({"readability": "high"}).prefer(sents) == [sents[1], sents[3]]
 
 
 def test_keywords_are_written_and_keep_the_end_of_sequence_waiting(bart):

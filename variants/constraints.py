@@ -15,7 +15,7 @@ and keywords): what a weakly trained model does not obey, the decoder enforces.
   sequence waits for missing keywords unless the word limit is reached. The keyword comes where the
   model finds it likely, inside a sentence the document says, not appended (a bias, not a forced
   token); only when the words left run out is it forced.
-* Sentences the controls prefer (CCSBench's focus, a category the decoder cannot count):
+* Sentences the controls prefer (CCSBench's focus and readability, categories the decoder cannot count):
   :class:`SentencePathLogitsProcessor` biases the path of the document's sentences that the variant's
   rule picks (``HardConstraints.prefer``), as the keyword paths do, so a summary sentence that copies
   the document starts one of them and follows it. The rule reads the document, never the judge that

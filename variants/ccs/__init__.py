@@ -115,12 +115,17 @@ def in_focus_half(index: int, count: int, focus: str | None) -> bool:
     return focus is None or (index < count / 2 if focus == "conceptual" else index >= count / 2)
 
 
-def preferred_sentences(document_sentences: list[str], focus: str) -> list[str]:
-    """The document's sentences that a summary asked for ``focus`` should copy, for the decoder's
-    sentence paths (:class:`variants.constraints.SentencePathLogitsProcessor`): those in the focus's half
-    (:func:`in_focus_half`), where the baseline extracts from too. (Readability has no such rule: the
-    easier half of the sentences by FKGL moved ΔFKGL no more than shuffled controls did.)"""
-    return [s for i, s in enumerate(document_sentences) if in_focus_half(i, len(document_sentences), focus)]
+def preferred_sentences(document_sentences: list[str], focus: str | None, readability: str | None) -> list[str]:
+    """The document's sentences that a summary asked for ``focus`` and ``readability`` should copy, for
+    the decoder's sentence paths (:class:`variants.constraints.SentencePathLogitsProcessor`), by the
+    baseline's own ranking: those in the focus's half (:func:`in_focus_half`) and, for ``high``
+    readability, the easier half of them (FKGL at most their median)."""
+    chosen = [s for i, s in enumerate(document_sentences) if in_focus_half(i, len(document_sentences), focus)]
+    if readability == "high" and chosen:
+        grades = fkgl(chosen)
+        middle = sorted(grades)[(len(grades) - 1) // 2]  # the lower median
+        chosen = [s for s, grade in zip(chosen, grades) if grade <= middle]
+    return chosen
 
 
 def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
@@ -300,7 +305,7 @@ class CCSVariant(Variant):
     def constraints(self, controls: dict):
         """The length bin as word bounds (bin b: 50b+1 to 50(b+1) words; bin 0 from 1 word; the last bin
         open above) and the keywords, for the decoder to enforce (:mod:`variants.constraints`); a focus
-        as the document sentences to prefer (:func:`preferred_sentences`)."""
+        and ``high`` readability as the document sentences to prefer (:func:`preferred_sentences`)."""
         from ..constraints import HardConstraints
 
         low = high = None
@@ -308,7 +313,9 @@ class CCSVariant(Variant):
             b = controls["length"]
             low, high = bin_range(b)
             high = None if b == N_LENGTH_BINS - 1 else high  # the decoder leaves the last bin open
-        prefer = functools.partial(preferred_sentences, focus=controls["focus"]) if controls.get("focus") else None
+        focus, readability = controls.get("focus"), controls.get("readability")
+        prefer = functools.partial(preferred_sentences, focus=focus, readability=readability) \
+            if focus or readability == "high" else None
         return HardConstraints(low, high, tuple(controls.get("keywords") or ()), prefer)
 
     def baseline(self) -> Summarizer:
