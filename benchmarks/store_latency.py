@@ -10,9 +10,11 @@ row decoded beside its control-free twin in one pass). One warm-up call, then th
 The goal is p50 ≤ 2 s per model.
 
 Side by side, in the same run on the same request, γ = 1 the transformers way: the LM head as
-``nn.Linear`` computes it (SteerSum generates with :class:`variants.seq2seq.LMHead`'s product) and
+``nn.Linear`` computes it (SteerSum generates with :class:`variants.seq2seq.LMHead`'s product),
 ``generate`` reordering the cross-attention cache with the beams (SteerSum reorders only the
-self-attention cache, :class:`variants.seq2seq.BeamSearchCache`). Both ways must write the same summary.
+self-attention cache, :class:`variants.seq2seq.BeamSearchCache`) and fp32 weights where a stored model
+generates with int8 ones (its record's ``dtype``: ``int8-weights``). Both ways should write the same
+summary; the table says whether they did.
 """
 from __future__ import annotations
 
@@ -44,13 +46,15 @@ def p50(service, document: str, variant: str, model: str, controls: dict, guidan
 
 @contextlib.contextmanager
 def transformers_way():
-    """Generation as transformers does it by default: ``nn.Linear``'s LM head, both caches reordered."""
+    """Generation as transformers does it by default: ``nn.Linear``'s LM head, both caches reordered,
+    the model's own fp32 weights."""
     from transformers.cache_utils import EncoderDecoderCache
 
-    from variants.seq2seq import BeamSearchCache
+    from variants.seq2seq import BeamSearchCache, GenerationSettings
 
     with mock.patch.object(BeamSearchCache, "reorder_cache", EncoderDecoderCache.reorder_cache), \
-            mock.patch("variants.seq2seq.fast_lm_head", lambda model: contextlib.nullcontext()):
+            mock.patch("variants.seq2seq.fast_lm_head", lambda model: contextlib.nullcontext()), \
+            mock.patch.object(GenerationSettings, "model", lambda self, model: model):
         yield
 
 
@@ -91,8 +95,9 @@ def run() -> str:
         f"`python -m space` with no flags (the store's models beside each baseline); one `Service.summarize` call "
         f"on a {WORDS}-word test document (or the test set's longest) with its own controls; p50 of {REPEATS} calls "
         f"after one warm-up, server-side (generation + live metrics), `torch.set_num_threads({THREADS})`. "
-        "\"transformers' way\": the same model and request with `nn.Linear`'s LM head product and both caches "
-        "reordered with the beams, in the same run.",
+        "\"transformers' way\": the same model and request with `nn.Linear`'s LM head product, both caches "
+        "reordered with the beams and fp32 weights (where a model's record asks for int8 decoder weights), in the "
+        "same run.",
         "",
         f"| model | words | summary words | p50 at γ = 1, transformers' way | p50 at γ = 1, as served | speed-up | "
         f"same summary | default γ | p50 at default γ | p50 at γ = {SLIDER:g} | ratio to γ = 1 | baseline p50 | "

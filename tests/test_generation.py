@@ -18,11 +18,12 @@ from variants.topic import TAG, Tagger, default_assets, tag_document, tag_words
 # --- the settings object ----------------------------------------------------------------------
 def test_settings_come_from_the_checkpoint_record_and_check_their_values():
     settings = GenerationSettings.from_record({"max_target_length": 32, "num_beams": 2})
+    assert GenerationSettings.from_record({"dtype": "int8-weights"}).dtype == "int8-weights"  # a stored model's own
     assert (settings.max_new_tokens, settings.num_beams, settings.early_stopping) == (32, 2, True)
     assert settings.generate_kwargs() == {"max_new_tokens": 32, "num_beams": 2, "early_stopping": True}
     assert "early_stopping" not in settings.but(num_beams=1).generate_kwargs()  # greedy: nothing to stop early
     assert settings.but(batch_size=None) == settings  # None leaves a field as it is
-    with pytest.raises(ValueError, match="dtype must be one of auto, bfloat16, float32, int8, got 'fp16'"):
+    with pytest.raises(ValueError, match="dtype must be one of auto, bfloat16, float32, int8, int8-weights, got 'fp16'"):
         GenerationSettings(dtype="fp16")
     with pytest.raises(ValueError, match="batch_size must be a positive integer, got 0"):
         GenerationSettings(batch_size=0)
@@ -166,6 +167,47 @@ def test_int8_generates_from_a_quantized_copy_built_once_and_leaves_the_model_as
         exact, approx = (m(**batch, decoder_input_ids=batch["input_ids"][:, :4]).logits.flatten() for m in (tiny.model, copy))
     assert torch.nn.functional.cosine_similarity(exact, approx, dim=0) > 0.99  # int8 rounding, not other weights
     summaries = tiny.summarize(docs, controls, settings=int8)
+    assert len(summaries) == len(docs) and all(isinstance(s, Summary) for s in summaries)
+
+
+def test_int8_weights_hold_each_row_as_int8_times_its_scale_and_compute_what_fp32_does():
+    import torch
+
+    from variants.seq2seq import Int8WeightLinear
+
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 48)
+    scale = torch.rand(48) / 100 + 1e-3
+    integers = torch.randint(-127, 128, (48, 64))
+    integers[:, 0] = 127  # every row reaches the extreme, so its scale is recovered exactly
+    with torch.no_grad():
+        linear.weight.copy_(integers * scale[:, None])
+    quantized = Int8WeightLinear(linear)
+    assert torch.equal(quantized.weight_int8, integers.to(torch.int8))  # the compact format, read back exactly
+    x = torch.randn(2, 3, 64)
+    exact, approx = linear(x), quantized(x)
+    assert approx.shape == exact.shape and approx.dtype == torch.float32
+    assert torch.allclose(approx, exact, rtol=0.02, atol=0.02 * exact.abs().max().item())  # bf16 activations only
+
+
+def test_int8_weights_copy_quantizes_the_decoder_and_head_only_and_leaves_the_model_as_it_was(tiny, documents):
+    import torch
+
+    from variants.seq2seq import Int8WeightLinear
+
+    docs, controls = documents
+    settings = tiny.settings.but(max_new_tokens=8, num_beams=2, dtype="int8-weights")
+    copy = settings.model(tiny.model)
+    assert copy is settings.model(tiny.model)  # built once
+    assert isinstance(copy.get_output_embeddings(), Int8WeightLinear)
+    assert any(isinstance(m, Int8WeightLinear) for m in copy.get_decoder().modules())
+    assert not any(isinstance(m, Int8WeightLinear) for m in copy.get_encoder().modules())  # runs once a request
+    assert not any(isinstance(m, Int8WeightLinear) for m in tiny.model.modules())
+    batch = tiny.tokenizer(docs[:2], return_tensors="pt", padding=True, truncation=True, max_length=tiny.max_source_length)
+    with torch.inference_mode():
+        exact, approx = (m(**batch, decoder_input_ids=batch["input_ids"][:, :4]).logits.flatten() for m in (tiny.model, copy))
+    assert torch.nn.functional.cosine_similarity(exact, approx, dim=0) > 0.99
+    summaries = tiny.summarize(docs, controls, settings=settings)
     assert len(summaries) == len(docs) and all(isinstance(s, Summary) for s in summaries)
 
 

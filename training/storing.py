@@ -91,6 +91,9 @@ def card(model: store.StoredModel) -> str:
     kind = ("the shared base of every stored adapter" if model.format == "int8"
             else f"a peft LoRA adapter on the stored `{model.base}`")
     kind += ", weight-only int8 with per-row scales, dequantized at load"
+    record = model.path / "steersum.json"
+    if record.is_file() and json.loads(record.read_text(encoding="utf-8")).get("dtype") == "int8-weights":
+        kind += "; it decodes with its decoder's weights requantized to int8 (`dtype: int8-weights`, measured as served)"
     return f"""---
 library_name: {"transformers" if model.format == "int8" else "peft"}
 pipeline_tag: summarization

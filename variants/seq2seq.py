@@ -8,8 +8,9 @@ How a model generates is one :class:`GenerationSettings` per summarizer (beams, 
 stopping, batch size, dtype), read from the checkpoint's record: evaluation, the leaderboard and the
 Space all go through :meth:`Seq2SeqSummarizer.summarize` with it, so a score and a demo come from the
 same decoding. Batches are formed from sources sorted by length (little padding; outputs come back in
-the caller's order) and, on a CPU, run under bf16 autocast or through an int8 copy of the model when
-the settings say so (``benchmarks/generation.py`` measures speed and agreement with fp32).
+the caller's order) and, on a CPU, run under bf16 autocast, through an int8 copy of the model, or
+through a copy whose decoder reads int8 weights when the settings say so (``benchmarks/generation.py``
+and ``benchmarks/store_latency.py`` measure speed and agreement with fp32).
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from .constraints import HardConstraints, constraint_kwargs
 from .guidance import EncoderDecoderGuidance, PairedCache, check_guidance, takes_own_cache
 
 
-DTYPES = ("auto", "bfloat16", "float32", "int8")
+DTYPES = ("auto", "bfloat16", "float32", "int8", "int8-weights")
 GUIDANCE_FIELD = "control_guidance"  # generation_config.json (and steersum.json): the model's default γ
 
 
@@ -46,8 +47,11 @@ class GenerationSettings:
     length. ``dtype``: ``float32``; ``bfloat16`` (bf16 autocast on CPU; refused on a CPU without
     bf16 instructions); ``auto``: bf16 autocast where the CPU has AVX512-BF16 or AMX, else fp32;
     ``int8``: an int8 copy of the model's Linear layers (:func:`int8_copy`): faster on a CPU without
-    AMX, at a measured cost in quality (``benchmarks/RESULTS.md``), so never the default. On a GPU
-    the weights' own dtype rules (:func:`load_seq2seq` loads bf16 there).
+    AMX, at a measured cost in quality (``benchmarks/RESULTS.md``), so never the default;
+    ``int8-weights``: a copy whose decoder reads its weights as int8 (:func:`int8_weights_copy`), for
+    a request's few rows, where a decoding step waits on reading weights; a stored model whose record
+    says so generates this way. On a GPU the weights' own dtype rules (:func:`load_seq2seq` loads
+    bf16 there).
 
     ``guidance``: the control strength γ of classifier-free guidance (:mod:`variants.guidance`), 1 for
     plain generation (exactly today's outputs), up to 10; a checkpoint's default is its generation
@@ -80,7 +84,8 @@ class GenerationSettings:
         given = {"max_new_tokens": int(record.get("max_target_length", cls.max_new_tokens)),
                  "num_beams": int(record.get("num_beams", cls.num_beams)),
                  "guidance": record.get(GUIDANCE_FIELD, cls.guidance),
-                 "constraints": bool(record.get("constraints", cls.constraints))}
+                 "constraints": bool(record.get("constraints", cls.constraints)),
+                 "dtype": record.get("dtype", cls.dtype)}
         return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
 
     def but(self, **changes: Any) -> "GenerationSettings":
@@ -95,8 +100,11 @@ class GenerationSettings:
         return kwargs
 
     def model(self, model):
-        """The model that generates: ``model`` itself, or on CPU with dtype ``int8`` its int8 copy."""
-        return int8_copy(model) if self.dtype == "int8" and model.device.type == "cpu" else model
+        """The model that generates: ``model`` itself, or on CPU with dtype ``int8`` (``int8-weights``)
+        its int8 copy (its copy with int8 decoder weights)."""
+        if model.device.type != "cpu" or self.dtype not in ("int8", "int8-weights"):
+            return model
+        return int8_copy(model) if self.dtype == "int8" else int8_weights_copy(model)
 
     def autocast(self, device: torch.device | str):
         """The context generation runs in: bf16 autocast on a CPU when the settings ask for it."""
@@ -139,6 +147,53 @@ def int8_copy(model: torch.nn.Module) -> torch.nn.Module:
         _INT8_COPIES[model] = torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear},
                                                                       dtype=torch.qint8).eval()
     return _INT8_COPIES[model]
+
+
+_INT8_MM = torch.ops.aten._weight_int8pack_mm.default  # the overload itself: no lookup per call
+
+
+class Int8WeightLinear(torch.nn.Module):
+    """A Linear layer whose weight is held as int8 with one scale per output row (symmetric, the
+    store's compact format) and multiplied by PyTorch's int8 weight-only kernel
+    (``aten._weight_int8pack_mm``, as gpt-fast and torchao use it), activations in bf16, output back in
+    the input's dtype. A decoding step multiplies two rows (a request's beams) by every weight, so it
+    waits on reading the weights: a quarter of the bytes of fp32. One thread, two rows: 21 µs for a
+    384 × 384 weight against ``F.linear``'s 76 µs fp32 (``docs/log.md``). At 16 rows and more the
+    kernel is compute-bound and no faster, so batched evaluation gains nothing."""
+
+    def __init__(self, linear: torch.nn.Linear):
+        super().__init__()
+        weight = linear.weight.detach().float()
+        scale = (weight.abs().amax(dim=1) / 127).clamp_min(torch.finfo(torch.float32).tiny)
+        self.register_buffer("weight_int8", torch.round(weight / scale[:, None]).to(torch.int8))
+        self.register_buffer("scale", scale.to(torch.bfloat16))
+        self.bias = None if linear.bias is None else torch.nn.Parameter(linear.bias.detach().clone(), False)
+        self.out_features = linear.out_features
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        out = _INT8_MM(hidden.reshape(-1, hidden.shape[-1]).to(torch.bfloat16), self.weight_int8, self.scale)
+        out = out.view(*hidden.shape[:-1], self.out_features).to(hidden.dtype)
+        return out if self.bias is None else out + self.bias
+
+
+_INT8_WEIGHTS_COPIES: "weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module]" = weakref.WeakKeyDictionary()
+
+
+def int8_weights_copy(model: torch.nn.Module) -> torch.nn.Module:
+    """A copy of ``model`` whose decoder Linear layers and LM head are :class:`Int8WeightLinear`: what
+    each decoding step reads. The encoder runs once per request and stays as it is. Built on first
+    use and kept as long as ``model`` lives; ``model`` itself is untouched."""
+    if model not in _INT8_WEIGHTS_COPIES:
+        quantized = copy.deepcopy(model).eval()
+        for module in list(quantized.get_decoder().modules()):
+            for name, child in list(module.named_children()):
+                if type(child) is torch.nn.Linear:
+                    setattr(module, name, Int8WeightLinear(child))
+        head = quantized.get_output_embeddings()
+        if type(head) is torch.nn.Linear:
+            quantized.set_output_embeddings(Int8WeightLinear(head))
+        _INT8_WEIGHTS_COPIES[model] = quantized
+    return _INT8_WEIGHTS_COPIES[model]
 
 
 def pick_device(device: str | None = None) -> str:
