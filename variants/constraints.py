@@ -263,7 +263,7 @@ class SentencePathLogitsProcessor(LogitsProcessor):
         out = scores.clone()
         rows = per_row(self.paths, input_ids.shape[0])
         for i, (text, path) in enumerate(zip(self.decoded(input_ids), rows)):
-            boosted = on_path(text, input_ids[i].tolist(), path) if path is not None else set()
+            boosted = on_path(text, input_ids[i, -2:].tolist(), path) if path is not None else set()
             if boosted:
                 out[i, sorted(boosted)] += self.bias
         return out
