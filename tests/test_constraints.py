@@ -106,15 +106,15 @@ def test_preferred_sentences_are_biased_along_their_path(bart):
     model, tokenizer = bart
     document = "Profits rose sharply. The festival drew large crowds to the city."
     last = lambda sents: sents[-1:]  # noqa: E731 - the rule: the document's last sentence
-    processor = SentencePathLogitsProcessor(tokenizer, [HardConstraints(prefer=last), HardConstraints()],
-                                            [document, document], bias=2.0)
+    processor = SentencePathLogitsProcessor(tokenizer, [HardConstraints(prefer=last, prefer_bias=2.5),
+                                                        HardConstraints()], [document, document])
     ids = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
     scores = torch.zeros(2, len(tokenizer))
     at_start = processor(torch.tensor([[2, 0] + ids(" Shares fell."), [2, 0] + ids(" Shares fell.")]), scores.clone())
-    assert at_start[0, ids(" The")[0]] == 2.0 and at_start[0, ids(" Profits")[0]] == 0.0
+    assert at_start[0, ids(" The")[0]] == 2.5 and at_start[0, ids(" Profits")[0]] == 0.0
     assert torch.equal(at_start[1], scores[1])
     copying = processor(torch.tensor([[2, 0] + ids(" The festival drew")] * 2), scores.clone())
-    assert copying[0, ids(" large")[0]] == 2.0 and copying[0, ids(" The")[0]] == 0.0
+    assert copying[0, ids(" large")[0]] == 2.5 and copying[0, ids(" The")[0]] == 0.0
 
 
 def test_ccs_prefers_the_focus_half_and_the_easier_sentences():

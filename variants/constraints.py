@@ -15,11 +15,11 @@ and keywords): what a weakly trained model does not obey, the decoder enforces.
   sequence waits for missing keywords unless the word limit is reached. The keyword comes where the
   model finds it likely, inside a sentence the document says, not appended (a bias, not a forced
   token); only when the words left run out is it forced.
-* Sentences the controls prefer (CCSBench's focus and readability, categories the decoder cannot count):
-  :class:`SentencePathLogitsProcessor` biases the path of the document's sentences that the variant's
-  rule picks (``HardConstraints.prefer``), as the keyword paths do, so a summary sentence that copies
-  the document starts one of them and follows it. The rule reads the document, never the judge that
-  scores the summary.
+* Sentences the controls prefer (CCSBench's focus and readability, categories the decoder cannot count;
+  a persona reader's interests): :class:`SentencePathLogitsProcessor` biases the path of the document's
+  sentences that the variant's rule picks (``HardConstraints.prefer``), as the keyword paths do, so a
+  summary sentence that copies the document starts one of them and follows it. The rule reads the
+  document and the controls, never the judge that scores the summary.
 
 Each row has its own constraints (a batch mixes length bins): rows are the batch's examples, each
 repeated for its beams, as ``generate`` expands them.
@@ -46,12 +46,14 @@ WORD = re.compile(r"\w+")
 class HardConstraints:
     """What one example's output must satisfy: a word count in ``[min_words, max_words]`` (``None``:
     unbounded) and every keyword present; and what it should prefer: ``prefer`` picks, from the
-    document's sentences, those a summary sentence should copy (``None``: any)."""
+    document's sentences, those a summary sentence should copy (``None``: any), with ``prefer_bias``
+    added along their path."""
 
     min_words: int | None = None
     max_words: int | None = None
     keywords: tuple[str, ...] = ()
     prefer: Callable[[list[str]], list[str]] | None = None
+    prefer_bias: float = PATH_BIAS
 
     def __post_init__(self):
         if self.min_words is not None and self.max_words is not None and self.min_words > self.max_words:
@@ -98,16 +100,19 @@ def per_row(values: list, rows: int) -> list:
 
 
 class _DecodedRows:
-    """The generated text of each row, decoded once per step and shared by the constraints."""
+    """The generated text of each row, shared by the constraints: each distinct row is decoded once.
+    Beam search shows the stopping criterion its candidates (one token past the processors' rows), and
+    the next step's processors the candidates it kept: the same rows, decoded already."""
 
     def __init__(self, tokenizer):
-        self.tokenizer, self.ids, self.texts = tokenizer, None, []
+        self.tokenizer, self.texts = tokenizer, {}
 
     def __call__(self, input_ids: torch.Tensor) -> list[str]:
-        if self.ids is None or self.ids.shape != input_ids.shape or not torch.equal(self.ids, input_ids):
-            self.texts = self.tokenizer.batch_decode(input_ids, skip_special_tokens=True)
-            self.ids = input_ids.clone()
-        return self.texts
+        rows = [tuple(row) for row in input_ids.tolist()]
+        new = [row for row in dict.fromkeys(rows) if row not in self.texts]
+        if new:
+            self.texts.update(zip(new, self.tokenizer.batch_decode(new, skip_special_tokens=True)))
+        return [self.texts[row] for row in rows]
 
 
 class WordBoundsLogitsProcessor(LogitsProcessor):
@@ -175,6 +180,7 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
             forms = {keyword, keyword.lower(), keyword[:1].upper() + keyword[1:]}
             ids = tokenizer([f" {f}" for f in forms] + list(forms), add_special_tokens=False)["input_ids"]
             self.spellings[keyword] = [s for s in {tuple(x) for x in ids} if s]
+        self.tail = max([2] + [len(s) for spellings in self.spellings.values() for s in spellings])  # tokens a check reads
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         rows = per_row(self.constraints, input_ids.shape[0])
@@ -184,7 +190,7 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
         left = math.inf if self.max_new_tokens is None else self.max_new_tokens - (input_ids.shape[1] - self.start_length)
         out = scores.clone()
         for i, (text, c, paths) in enumerate(zip(self.decoded(input_ids), rows, row_paths)):
-            tail, wanted = input_ids[i].tolist(), missing(text, c.keywords)
+            tail, wanted = input_ids[i, -self.tail:].tolist(), missing(text, c.keywords)
             boosted, fits = set(), set()  # fits: tokens that still leave room for every missing keyword
             room = sum(min(len(s) for s in self.spellings[k]) for k in wanted)  # tokens the keywords need at least
             for keyword in wanted:
@@ -249,23 +255,24 @@ def keyword_paths(tokenizer, keywords: tuple[str, ...], document: str) -> dict[s
 
 
 class SentencePathLogitsProcessor(LogitsProcessor):
-    """Per row whose constraints ``prefer`` some of the document's sentences: ``bias`` added along their
-    path (:func:`on_path`), so a summary sentence starts one of them and, once copying it, goes on
-    with it. A bias, not a rule: the model still writes what it finds far likelier."""
+    """Per row whose constraints ``prefer`` some of the document's sentences: their ``prefer_bias``
+    added along the sentences' path (:func:`on_path`), so a summary sentence starts one of them and,
+    once copying it, goes on with it. A bias, not a rule: the model still writes what it finds far
+    likelier."""
 
-    def __init__(self, tokenizer, constraints: list[HardConstraints], documents: list[str], bias: float = PATH_BIAS,
+    def __init__(self, tokenizer, constraints: list[HardConstraints], documents: list[str],
                  decoded: _DecodedRows | None = None):
-        self.bias, self.decoded = bias, decoded or _DecodedRows(tokenizer)
-        self.paths = [sentence_path(tokenizer, c.prefer(sentences(d))) if c.prefer is not None else None
-                      for c, d in zip(constraints, documents)]
+        self.decoded = decoded or _DecodedRows(tokenizer)
+        self.paths = [(sentence_path(tokenizer, c.prefer(sentences(d))), c.prefer_bias) if c.prefer is not None
+                      else None for c, d in zip(constraints, documents)]
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         out = scores.clone()
         rows = per_row(self.paths, input_ids.shape[0])
         for i, (text, path) in enumerate(zip(self.decoded(input_ids), rows)):
-            boosted = on_path(text, input_ids[i, -2:].tolist(), path) if path is not None else set()
+            boosted = on_path(text, input_ids[i, -2:].tolist(), path[0]) if path is not None else set()
             if boosted:
-                out[i, sorted(boosted)] += self.bias
+                out[i, sorted(boosted)] += path[1]
         return out
 
 

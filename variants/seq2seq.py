@@ -347,7 +347,7 @@ class Steering:
             self.unconditional = [variant.unconditional(d, method, assets) for d in documents]
             self.unconditional_ids, _ = tokenize(summarizer.tokenizer, self.unconditional, summarizer.max_source_length)
             self.differs = [u.text != p.text or u.extra != p.extra for u, p in zip(self.unconditional, prepared)]
-        self.constraints = [variant.constraints(c) or HardConstraints() for c in controls] \
+        self.constraints = [variant.constraints(c, assets) or HardConstraints() for c in controls] \
             if settings.constraints else None
 
     def unconditional_batch(self, rows: list[int], device) -> dict[str, torch.Tensor] | None:

@@ -5,7 +5,12 @@ model knows (``persona_readers.json``, shipped in the repo) or a pasted history 
 * ``history-prefix``  the most recent ``prefix_titles`` titles joined by `` | ``, then ``[HISTORY]``,
                       in front of the article;
 * ``user-embedding``  the article, plus ``history_ids``: the ``max_history`` most recent titles as a
-                      (titles x tokens) grid of token ids that the model encodes (``modeling_persona``).
+                      (titles x tokens) grid of token ids that the model encodes (``modeling_persona``);
+* ``interest-prefix`` the article's ``READER_SENTENCES`` sentences closest in meaning to the reader's
+                      titles (MiniLM: each sentence's cosine to the mean title embedding, as SteerSum's
+                      persona baseline picks them), then ``[HISTORY]``, in front of the article: GSum's
+                      guidance (an extractive pick shown to the abstractive model) for a reader. Needs
+                      ``sentence-transformers`` and ``nltk`` (Punkt) besides the packages below.
 
 Self-contained (torch, transformers, numpy and the standard library): it ships in every exported
 persona repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` loads it; SteerSum's
@@ -28,11 +33,29 @@ HISTORY = "[HISTORY]"
 TITLE_SEPARATOR = " | "
 READERS_FILE = "persona_readers.json"
 NO_HISTORY = "no reading history (no reader, or an empty history): the summary is not personalized"
+READER_SENTENCES = 2  # interest-prefix: sentences shown for the reader (the simulated references have 2)
+INTEREST_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
+METHODS = ("history-prefix", "user-embedding", "interest-prefix")
 
 
 def history_prefix(document: str, titles: list[str], n_titles: int) -> str:
     """``"t1 | t2 | t3 [HISTORY] document"`` with the ``n_titles`` most recent titles."""
     return f"{TITLE_SEPARATOR.join(titles[-n_titles:])} {HISTORY} {document}"
+
+
+def interest_prefix(document: str, guide: str) -> str:
+    """``"guide sentences [HISTORY] document"``: the reader's sentences first, so a cut source keeps them."""
+    return f"{guide} {HISTORY} {document}"
+
+
+def closest_sentences(sentences: list[str], sentence_vectors: np.ndarray, title_vectors: np.ndarray,
+                      k: int = READER_SENTENCES) -> list[str]:
+    """The ``k`` sentences whose unit vectors have the highest cosine to the mean of the titles' unit
+    vectors (the reader's interests), in document order; ties go to the earlier sentence."""
+    interests = title_vectors.mean(axis=0)
+    similarity = sentence_vectors @ (interests / max(float(np.linalg.norm(interests)), 1e-12))
+    best = sorted(sorted(range(len(sentences)), key=lambda i: (-similarity[i], i))[:k])
+    return [sentences[i] for i in best]
 
 
 def history_ids(tokenizer, titles: list[str], max_history: int, max_title_tokens: int) -> list[list[int]]:
@@ -47,13 +70,18 @@ def history_ids(tokenizer, titles: list[str], max_history: int, max_title_tokens
 
 
 def persona_input(document: str, titles: list[str], method: str, prefix_titles: int, tokenizer=None,
-                  max_history: int = 32, max_title_tokens: int = 24) -> tuple[str, dict, list[str]]:
-    """Source text, extra inputs and notices for one article and a reader's titles."""
+                  max_history: int = 32, max_title_tokens: int = 24, guide=None) -> tuple[str, dict, list[str]]:
+    """Source text, extra inputs and notices for one article and a reader's titles. ``interest-prefix``
+    needs ``guide(document, titles)``: the reader's sentences of the document (:func:`closest_sentences`)."""
     notices = [] if titles else [NO_HISTORY]
     if method == "history-prefix":
         return (history_prefix(document, titles, prefix_titles) if titles else document), {}, notices
+    if method == "interest-prefix":
+        if guide is None:
+            raise ValueError("method 'interest-prefix' needs the reader's sentences: give guide(document, titles)")
+        return (interest_prefix(document, guide(document, titles)) if titles else document), {}, notices
     if method != "user-embedding":
-        raise ValueError(f"unknown method {method!r}; allowed: history-prefix, user-embedding")
+        raise ValueError(f"unknown method {method!r}; allowed: {', '.join(METHODS)}")
     if tokenizer is None:
         raise ValueError("method 'user-embedding' needs the model's tokenizer")
     return document, {"history_ids": history_ids(tokenizer, titles, max_history, max_title_tokens)}, notices
@@ -257,4 +285,22 @@ class PersonaProcessor(SteerSumProcessor):
     def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
         s = self.settings
         return persona_input(document, self.titles(controls), s["method"], int(s["prefix_titles"]), self.tokenizer,
-                             int(s.get("max_history", 32)), int(s.get("max_title_tokens", 24)))
+                             int(s.get("max_history", 32)), int(s.get("max_title_tokens", 24)), self.reader_sentences)
+
+    def reader_sentences(self, document: str, titles: list[str]) -> str:
+        """``interest-prefix``'s guide: the document's sentences (NLTK Punkt, line breaks end paragraphs)
+        closest to the titles by MiniLM (:func:`closest_sentences`)."""
+        try:
+            import nltk
+            from sentence_transformers import SentenceTransformer
+        except ImportError as err:
+            raise ImportError("method 'interest-prefix' picks the reader's sentences with MiniLM: "
+                              "pip install sentence-transformers nltk") from err
+        if getattr(self, "_encoder", None) is None:
+            self._encoder = SentenceTransformer(self.settings.get("interest_encoder", INTEREST_ENCODER), device="cpu")
+        sentences = [s.strip() for paragraph in document.split("\n") if paragraph.strip()
+                     for s in nltk.sent_tokenize(paragraph) if s.strip()]
+        if len(sentences) <= READER_SENTENCES:
+            return " ".join(sentences)
+        encode = lambda texts: self._encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True)  # noqa: E731
+        return " ".join(closest_sentences(sentences, encode(sentences), encode(list(titles))))

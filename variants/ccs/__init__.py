@@ -302,7 +302,7 @@ class CCSVariant(Variant):
         """The hard prompt as a self-contained processor (:mod:`models.ccs.processing_ccs`)."""
         return CCSProcessor(summarizer.tokenizer, processor_settings(summarizer))
 
-    def constraints(self, controls: dict):
+    def constraints(self, controls: dict, assets: Any = None):
         """The length bin as word bounds (bin b: 50b+1 to 50(b+1) words; bin 0 from 1 word; the last bin
         open above) and the keywords, for the decoder to enforce (:mod:`variants.constraints`); a focus
         and ``high`` readability as the document sentences to prefer (:func:`preferred_sentences`)."""

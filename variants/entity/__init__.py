@@ -300,7 +300,7 @@ class EntityVariant(Variant):
         scores.update(reference_scores(summary, reference))
         return scores
 
-    def constraints(self, controls: dict):
+    def constraints(self, controls: dict, assets: Any = None):
         """The entity's name as a keyword for the decoder (:mod:`variants.constraints`): biased, with the
         document's sentences that name it, until the summary names it; used when the generation settings
         ask for constraints (a stored model's record says so)."""

@@ -14,6 +14,12 @@ to give it to BART, one ``prepare`` for both:
                       ``persona_bart`` model encodes them, pools them with attention into a few
                       vectors and appends them to the decoder's memory (:mod:`models.persona`), in
                       the spirit of PENS's user-embedding injection.
+* ``interest-prefix`` the two sentences of the article closest in meaning to the titles (the
+                      baseline's pick: MiniLM cosine to the mean title), then ``[HISTORY]``, in front
+                      of the article: GSum's guidance signal (Dou et al. 2021, an extractive pick
+                      given to the abstractive model) for a reader. The model learns to write from
+                      the reader's sentences; a small model learns that in CPU time, where reading
+                      interests from 24-30 raw titles took 2,000 GPU steps.
 
 Controls: ``reader``, one of the readers the summarizer carries (SteerSum bundles *simulated*
 readers, ``variants/persona/assets/persona_readers.json``, built by ``python -m training build-data
@@ -34,6 +40,7 @@ persona``); model ``models/persona``; bundled readers ``variants/persona/assets/
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,16 +53,18 @@ from sklearn.metrics.pairwise import cosine_similarity
 from metrics.stas import analyze
 from metrics.support import supported_spans
 from metrics.text import WORD, sentences
-from models.persona.processing_persona import (HISTORY, NO_HISTORY, READERS_FILE, PersonaProcessor,  # noqa: F401
-                                               history_ids, persona_input)
+from models.persona.processing_persona import (HISTORY, INTEREST_ENCODER, METHODS, NO_HISTORY,  # noqa: F401
+                                               READER_SENTENCES, READERS_FILE, PersonaProcessor, history_ids,
+                                               persona_input)
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
                    check_document, processor_settings, reference_scores)
-from .interests import MISSING_ENCODER, Encode, interest_encoder, interest_similarity
+from .interests import MISSING_ENCODER, Encode, interest_encoder, interest_sentences
 
 SPECIAL_TOKENS = [HISTORY]
 DEFAULT_PREFIX_TITLES = 32  # titles put in front of the article: a simulated reader's whole history (24-30)
 DEFAULT_MAX_HISTORY = 32  # titles user-embedding encodes: the whole history too
+READER_PATH_BIAS = 5.0  # added along the reader's sentences' path when a model decodes with constraints
 BUNDLED_READERS = Path(__file__).with_name("assets") / READERS_FILE
 
 
@@ -92,26 +101,29 @@ class PersonaAssets:
 def history_similarity_extract(document: str, titles: list[str], n_sentences: int = 2,
                                encode: "Encode | None" = None) -> str:
     """The model-free baseline: the ``n_sentences`` sentences of the document closest to the reader's
-    history, in document order; without a history, the lead sentences. Closeness is the cosine of the
-    sentence's embedding to the mean of the titles' embeddings when ``encode`` is given (MiniLM, see
-    :mod:`variants.persona.interests`: interests, not shared words), else the TF-IDF cosine to all
-    the titles as one text."""
-    sents = sentences(document)
-    if len(sents) <= n_sentences:
-        return " ".join(sents)
-    if not titles:
-        return " ".join(sents[:n_sentences])
+    history (:func:`closest_to_history`), in document order; without a history, the lead sentences."""
+    return " ".join(closest_to_history(sentences(document), titles, n_sentences, encode))
+
+
+def closest_to_history(document_sentences: list[str], titles: list[str], n_sentences: int = 2,
+                       encode: "Encode | None" = None) -> list[str]:
+    """The baseline's ranking: the ``n_sentences`` sentences closest to the titles, in document order.
+    Closeness is the cosine of the sentence's embedding to the mean of the titles' embeddings when
+    ``encode`` is given (MiniLM, see :mod:`variants.persona.interests`: interests, not shared words),
+    else the TF-IDF cosine to all the titles as one text. The first sentences without titles."""
+    sents = document_sentences
+    if len(sents) <= n_sentences or not titles:
+        return sents[:n_sentences]
     if encode is not None:
-        similarity = interest_similarity(encode, sents, titles)
-    else:
-        vectorizer = TfidfVectorizer(analyzer=analyze)
-        try:
-            matrix = vectorizer.fit_transform(sents + [" ".join(titles)])
-        except ValueError:  # no content word anywhere
-            return " ".join(sents[:n_sentences])
-        similarity = cosine_similarity(matrix[:-1], matrix[-1]).ravel()
+        return interest_sentences(encode, sents, titles, n_sentences)
+    vectorizer = TfidfVectorizer(analyzer=analyze)
+    try:
+        matrix = vectorizer.fit_transform(sents + [" ".join(titles)])
+    except ValueError:  # no content word anywhere
+        return sents[:n_sentences]
+    similarity = cosine_similarity(matrix[:-1], matrix[-1]).ravel()
     best = sorted(sorted(range(len(sents)), key=lambda i: (-similarity[i], i))[:n_sentences])
-    return " ".join(sents[i] for i in best)
+    return [sents[i] for i in best]
 
 
 def history_overlap(summary: str, titles: list[str], document: str | None = None) -> float | None:
@@ -125,6 +137,11 @@ def history_overlap(summary: str, titles: list[str], document: str | None = None
         return None
     shown = terms if document is None else set(analyze(" ".join(supported_spans(summary, document))))
     return len(shown & set(analyze(" ".join(titles)))) / len(terms)
+
+
+def reader_sentences(document: str, titles: list[str]) -> str:
+    """``interest-prefix``'s guide: the baseline's pick of the reader's sentences (MiniLM where installed)."""
+    return history_similarity_extract(document, titles, READER_SENTENCES, interest_encoder())
 
 
 class PersonaBaseline(Baseline):
@@ -227,7 +244,7 @@ class PersonaVariant(Variant):
   year      = {2023}
 }""",
     )
-    methods = ("history-prefix", "user-embedding")
+    methods = METHODS
     metric_names = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
     control_metrics = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
     lower_is_better = ("egises",)
@@ -274,7 +291,10 @@ class PersonaVariant(Variant):
         assets = assets or default_assets()
         self.check_method(method)
         text, extra, notices = persona_input(document, assets.history(controls), method, assets.prefix_titles,
-                                             assets.tokenizer, assets.max_history, assets.max_title_tokens)
+                                             assets.tokenizer, assets.max_history, assets.max_title_tokens,
+                                             reader_sentences)
+        if method == "interest-prefix" and assets.history(controls) and interest_encoder() is None:
+            notices = [*notices, MISSING_ENCODER]
         return Prepared(text, extra, notices)
 
     def processor(self, summarizer: Summarizer) -> PersonaProcessor:
@@ -282,9 +302,21 @@ class PersonaVariant(Variant):
         (:mod:`models.persona.processing_persona`), with the readers this summarizer knows."""
         assets = summarizer.assets
         settings = processor_settings(summarizer, prefix_titles=assets.prefix_titles, max_history=assets.max_history,
-                                      max_title_tokens=assets.max_title_tokens)
+                                      max_title_tokens=assets.max_title_tokens, interest_encoder=INTEREST_ENCODER)
         readers = {"simulated": assets.simulated, "readers": list(assets.readers.values())}
         return PersonaProcessor(summarizer.tokenizer, settings, {READERS_FILE: readers})
+
+    def constraints(self, controls: dict, assets: PersonaAssets | None = None):
+        """The reader's sentences for the decoder to prefer (:class:`variants.constraints.SentencePathLogitsProcessor`):
+        the baseline's ranking (:func:`closest_to_history`; the readers' references come from their
+        hidden preferences, never from it), biased by :data:`READER_PATH_BIAS`. None without a history."""
+        from ..constraints import HardConstraints
+
+        titles = (assets or default_assets()).history(controls)
+        if not titles:
+            return None
+        return HardConstraints(prefer=functools.partial(closest_to_history, titles=titles, n_sentences=READER_SENTENCES,
+                                                        encode=interest_encoder()), prefer_bias=READER_PATH_BIAS)
 
     def baseline(self) -> Summarizer:
         return PersonaBaseline(self, default_assets())
@@ -365,7 +397,7 @@ class PersonaVariant(Variant):
     def card_facts(self, assets: PersonaAssets | None = None) -> dict[str, Any]:
         assets = assets or default_assets()
         return {"example_controls": {"reader": next(iter(assets.readers))}, "simulated_readers": assets.simulated,
-                "n_readers": len(assets.readers)}
+                "n_readers": len(assets.readers), "reader_sentences": READER_SENTENCES}
 
 
 _DEFAULT_ASSETS: PersonaAssets | None = None

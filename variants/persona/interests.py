@@ -6,7 +6,8 @@ whose history is about football gets the match report's sentences, not those sha
 The reader's interests are the mean of their titles' unit embeddings; each document sentence is
 scored by its cosine to that mean (the same order as the mean of its cosines to every title).
 
-Only the baseline uses this encoder. The persona test references (:mod:`variants.persona.data`) come
+The baseline uses this encoder, and so does the ``interest-prefix`` method, which shows the model the
+sentences the baseline would pick. The persona test references (:mod:`variants.persona.data`) come
 from the readers' hidden topic preferences and never from MiniLM, so the baseline is not scored
 against its own rule. The encoder is loaded once, lazily, from the package's files (no network);
 when the package is missing, :func:`interest_encoder` returns None and the baseline falls back to
@@ -20,6 +21,8 @@ from functools import lru_cache
 from typing import Callable
 
 import numpy as np
+
+from models.persona.processing_persona import closest_sentences
 
 log = logging.getLogger(__name__)
 Encode = Callable[[list[str]], np.ndarray]  # texts → (n, dim) unit vectors
@@ -54,12 +57,18 @@ def _load() -> Encode | None:
 
 
 @lru_cache(maxsize=256)
-def _interests(encode: Encode, titles: tuple[str, ...]) -> np.ndarray:
-    """The mean of the titles' unit embeddings (a reader's titles are embedded once)."""
-    return encode(list(titles)).mean(axis=0)
+def _title_vectors(encode: Encode, titles: tuple[str, ...]) -> np.ndarray:
+    """The titles' unit embeddings (a reader's titles are embedded once)."""
+    return encode(list(titles))
 
 
-def interest_similarity(encode: Encode, sentences: list[str], titles: list[str]) -> np.ndarray:
-    """Each sentence's cosine to the reader's interests (the mean title embedding)."""
-    interests = _interests(encode, tuple(titles))
-    return encode(sentences) @ (interests / max(float(np.linalg.norm(interests)), 1e-12))
+@lru_cache(maxsize=64)
+def _sentence_vectors(encode: Encode, sentences: tuple[str, ...]) -> np.ndarray:
+    """A document's sentence embeddings (an article's readers share them: the trainer sees 5 per article)."""
+    return encode(list(sentences))
+
+
+def interest_sentences(encode: Encode, sentences: list[str], titles: list[str], k: int) -> list[str]:
+    """The ``k`` sentences closest to the reader's interests, by the rule the exported processor uses
+    (:func:`models.persona.processing_persona.closest_sentences`)."""
+    return closest_sentences(sentences, _sentence_vectors(encode, tuple(sentences)), _title_vectors(encode, tuple(titles)), k)

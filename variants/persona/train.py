@@ -7,7 +7,8 @@
     python -m training evaluate --model checkpoints/persona-user-embedding --data data/persona-simulated/test.jsonl
 
 ``history-prefix`` trains plain BART on ``titles [HISTORY] article`` (the paper's injection of a cue
-into a generic model, Sec. 5.1); ``user-embedding`` trains ``persona_bart`` (a plain BART
+into a generic model, Sec. 5.1), ``interest-prefix`` on ``reader's sentences [HISTORY] article``;
+``user-embedding`` trains ``persona_bart`` (a plain BART
 checkpoint loads into it with only the user encoder new). Defaults: BART-large, learning rate 3e-5,
 batch size 4 (the common BART fine-tuning recipe; the evaluation paper trains no model).
 ``--preset tiny`` trains a small random model of the same architecture on CPU.
@@ -29,7 +30,7 @@ PAPER_DEFAULTS = {"learning_rate": 3e-5, "per_device_train_batch_size": 4}
 
 @dataclass
 class Arguments:
-    method: str = field(default="user-embedding", metadata={"help": "history-prefix | user-embedding"})
+    method: str = field(default="user-embedding", metadata={"help": "history-prefix | user-embedding | interest-prefix"})
     readers: str | None = field(default=None, metadata={
         "help": "persona_readers.json: the readers the 'reader' control offers (default: SteerSum's simulated ones)"})
     prefix_titles: int = field(default=DEFAULT_PREFIX_TITLES, metadata={"help": "history-prefix: recent titles put in front"})
@@ -45,10 +46,10 @@ class Arguments:
 
 
 def build(persona: Arguments, data):
-    """Model, tokenizer and assets: BART + ``[HISTORY]`` for ``history-prefix``, PersonaBart for
+    """Model, tokenizer and assets: BART + ``[HISTORY]`` for the prefix methods, PersonaBart for
     ``user-embedding`` (its user-encoder settings go in the config, so they travel with the weights)."""
     readers = PersonaAssets.from_file(persona.readers) if persona.readers else default_assets()
-    if persona.method == "history-prefix":
+    if persona.method != "user-embedding":
         if data.preset == "tiny":
             tokenizer = tiny_tokenizer()
             model = BartForConditionalGeneration(tiny_bart_config(tokenizer, BartConfig))
