@@ -88,15 +88,16 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
 
 
 def test_each_model_gets_the_steps_its_own_shape_allows():
-    """--minutes-per-model is minutes: persona's 512-token sources and ccs's 384/192 tokens are timed
-    at their own shape, not at the 256/96 one (which gave persona 22 minutes for a 10-minute budget)."""
+    """--minutes-per-model is minutes: topic's 384-token sources and ccs's 384/192 tokens are timed
+    at their own shape, not at the 256/96 one (which once gave a 512-token model 22 minutes for a
+    10-minute budget)."""
     from training.zoo import MODELS, Budget
 
     models = {m.variant: m for m in MODELS}
-    budget = Budget(10, step_seconds={"8x512x96": 5.0, "8x384x192": 2.0, "8x256x96": 1.5})
-    assert budget.steps(models["persona"]) == 10 * 60 // 5
+    budget = Budget(10, step_seconds={"8x384x96": 5.0, "8x384x192": 2.0, "8x256x96": 1.5})
+    assert budget.steps(models["topic"]) == 10 * 60 // 5
     assert budget.steps(models["ccs"]) == 10 * 60 // 2
-    assert budget.steps(models["tdsum"]) == 10 * 60 // 1.5
+    assert budget.steps(models["tdsum"]) == budget.steps(models["persona"]) == 10 * 60 // 1.5
     # a step is timed at its batch too: --batch-size 32 needs its own timing; the general one keeps its recipe's 8
     wide = Budget(10, batch_size=32)
     assert (wide.key(models["ccs"]), wide.key(None)) == ("32x384x192", "8x256x128")
