@@ -167,13 +167,14 @@ class Int8WeightLinear(torch.nn.Module):
         scale = (weight.abs().amax(dim=1) / 127).clamp_min(torch.finfo(torch.float32).tiny)
         self.register_buffer("weight_int8", torch.round(weight / scale[:, None]).to(torch.int8))
         self.register_buffer("scale", scale.to(torch.bfloat16))
-        self.bias = None if linear.bias is None else torch.nn.Parameter(linear.bias.detach().clone(), False)
+        self.bias = None if linear.bias is None else torch.nn.Parameter(linear.bias.detach().float().clone(), False)
         self.out_features = linear.out_features
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         out = _INT8_MM(hidden.reshape(-1, hidden.shape[-1]).to(torch.bfloat16), self.weight_int8, self.scale)
-        out = out.view(*hidden.shape[:-1], self.out_features).to(hidden.dtype)
-        return out if self.bias is None else out + self.bias
+        out = out.view(*hidden.shape[:-1], self.out_features)
+        # adding an fp32 bias promotes the bf16 product exactly, as converting it first would: one op less
+        return out.to(hidden.dtype) if self.bias is None else out + self.bias
 
 
 _INT8_WEIGHTS_COPIES: "weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module]" = weakref.WeakKeyDictionary()
