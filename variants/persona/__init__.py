@@ -290,10 +290,10 @@ class PersonaVariant(Variant):
     def prepare(self, document: str, controls: dict, method: str, assets: PersonaAssets | None = None) -> Prepared:
         assets = assets or default_assets()
         self.check_method(method)
-        text, extra, notices = persona_input(document, assets.history(controls), method, assets.prefix_titles,
-                                             assets.tokenizer, assets.max_history, assets.max_title_tokens,
-                                             reader_sentences)
-        if method == "interest-prefix" and assets.history(controls) and interest_encoder() is None:
+        titles = assets.history(controls)
+        text, extra, notices = persona_input(document, titles, method, assets.prefix_titles, assets.tokenizer,
+                                             assets.max_history, assets.max_title_tokens, reader_sentences)
+        if method == "interest-prefix" and titles and interest_encoder() is None:
             notices = [*notices, MISSING_ENCODER]
         return Prepared(text, extra, notices)
 
