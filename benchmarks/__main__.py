@@ -36,8 +36,13 @@ HEADER = "# SteerSum benchmarks\n\nRatios are measured in the same run, on the s
 
 
 def machine() -> str:
+    """Where a run was made. Timings on CPU depend on its instructions (the int8 and bf16 kernels use
+    AVX512-BF16 and AMX where there are), so the footer names them."""
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU only"
-    return f"{platform.machine()}, {os.cpu_count()} CPU cores, {device}, torch {torch.__version__}"
+    bf16 = [name for name, has in (("AVX512-BF16", torch.cpu._is_avx512_bf16_supported()),
+                                   ("AMX", torch.cpu._is_amx_tile_supported())) if has]
+    return (f"{platform.machine()}, {os.cpu_count()} CPU cores ({' + '.join(bf16) or 'no bf16 instructions'}), "
+            f"{device}, torch {torch.__version__}")
 
 
 def update_results(name: str, body: str) -> None:
