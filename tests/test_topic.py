@@ -159,3 +159,17 @@ def test_gradient_accumulation_does_not_scale_the_loss(data_dir, tmp_path):
         assert record_file["num_beams"] == 2 and load_summarizer(out).generation["num_beams"] == 2  # as trained
         losses[steps] = next(h["loss"] for h in record_file["loss_history"] if "loss" in h)
     assert losses[4] == pytest.approx(losses[1], rel=1e-3)
+
+
+def test_the_decoder_prefers_every_document_sentence_whatever_the_topic(topic):
+    """Topic's hard constraints bias the path of every document sentence, the same for every topic: the
+    topic reaches the summary through the model's tag alone, and the choice reads nothing of the topic
+    space that scores STAS (the guard on guidance and constraints)."""
+    from metrics.text import sentences
+    from variants.topic import DOCUMENT_PATH_BIAS
+
+    sents = sentences(SPORT_DOC)
+    sport, business = (topic.constraints({"topic": t}, default_assets()) for t in ("sport", "business"))
+    assert sport.prefer(sents) == business.prefer(sents) == sents and len(sents) == 3
+    assert sport.prefer_bias == business.prefer_bias == DOCUMENT_PATH_BIAS
+    assert (sport.min_words, sport.max_words, sport.keywords) == (None, None, ())

@@ -26,6 +26,7 @@ import store
 from store.adapters import compact_adapter, is_adapter, point_at_base
 from store.compact import is_compact, weights_fingerprint, write_compact
 from variants.base import read_record, write_record
+from variants.seq2seq import GUIDANCE_FIELD
 
 SKIPPED = {"model.safetensors", "training_args.bin", "training_args.json", "README.md", "optimizer.pt", "scheduler.pt"}
 SKIPPED_DIRS = ("checkpoint-", "merged", "tiny-preset-base", "runs")
@@ -92,8 +93,13 @@ def card(model: store.StoredModel) -> str:
             else f"a peft LoRA adapter on the stored `{model.base}`")
     kind += ", weight-only int8 with per-row scales, dequantized at load"
     record = model.path / "steersum.json"
-    if record.is_file() and json.loads(record.read_text(encoding="utf-8")).get("dtype") == "int8-weights":
+    record = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+    if record.get("dtype") == "int8-weights":
         kind += "; it decodes with its decoder's weights requantized to int8 (`dtype: int8-weights`, measured as served)"
+    decoding = (["with its hard constraints on"] if record.get("constraints") else []) + (
+        [f"at control strength γ = {record[GUIDANCE_FIELD]:g}"] if record.get(GUIDANCE_FIELD, 1) != 1 else [])
+    if decoding:
+        kind += "; it generates " + " and ".join(decoding) + ", as measured"
     return f"""---
 library_name: {"transformers" if model.format == "int8" else "peft"}
 pipeline_tag: summarization

@@ -45,6 +45,9 @@ from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Sum
 
 SPECIAL_TOKENS = [TAG, TOPIC]
 DEFAULT_TOP_N = 100  # representative terms per topic (Sec. 5.1: "top-N=100")
+# Added along the path of every document sentence (:meth:`TopicVariant.constraints`): a summary sentence that
+# starts copying one goes on with it. Measured at 2 on the stored model (docs/log.md).
+DOCUMENT_PATH_BIAS = 2.0
 PASTED_TERMS = 10  # the pasted row's terms: ten of them alone already score STAS 1.0
 
 
@@ -307,6 +310,15 @@ class TopicVariant(Variant):
 
             return Prepared(document, {"topic_ids": NO_TOPIC})
         return Prepared(document)
+
+    def constraints(self, controls: dict, assets: TopicAssets | None = None):
+        """Every sentence of the document for the decoder to prefer (:class:`variants.constraints.SentencePathLogitsProcessor`),
+        whatever the topic: which of them the summary takes is left to the model and its tag. A summary
+        sentence that copies the document's is one STAS can credit (it scores only what the document
+        supports), and the choice reads nothing of the topic space that scores it."""
+        from ..constraints import HardConstraints
+
+        return HardConstraints(prefer=list, prefer_bias=DOCUMENT_PATH_BIAS)
 
     def baseline(self) -> Summarizer:
         return TopicBaseline(self, default_assets())
