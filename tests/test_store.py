@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from store import compact
+from variants.base import read_record, write_record
 from store.adapters import ARCHITECTURE, derive, load_adapter_model, load_base
 
 
@@ -235,8 +236,14 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
     stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store)
     assert not stored and "kept the stored model" in sentence
     report["control_sensitivity"]["effect"]["stas"]["ci_low"] = 0.02  # a better lower bound replaces it
-    stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store)
+    trained = read_record(zoo_topic)  # ... and its card says how the new one generates, from its own record
+    write_record(zoo_topic, {**trained, "constraints": True, "control_guidance": 3.0})
+    try:
+        stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store)
+    finally:
+        write_record(zoo_topic, trained)
     assert stored and "replaced the stored model, which measured 0.01" in sentence
+    assert "it generates with its hard constraints on and at control strength γ = 3" in (folder / "README.md").read_text()
     # an interval that does not lie above 0 is never stored, whatever is stored already
     other = tiny_store.parent / "elsewhere" / "index.json"
     other.parent.mkdir()

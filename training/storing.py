@@ -86,14 +86,14 @@ def copy_folder(source: Path, dest: Path, base: Path | None = None) -> None:
             shutil.copytree(path, dest / path.name)
 
 
-def card(model: store.StoredModel) -> str:
-    """The stored model's card: what it is, how it was trained and measured, how to load it."""
+def card(model: store.StoredModel, folder: Path | None = None) -> str:
+    """The stored model's card: what it is, how it was trained and measured, how to load it. How it
+    generates comes from the record in ``folder`` (default: the model's folder in the store)."""
     licences = "\n".join(f"| {name} | {licence} |" for name, licence in sorted(model.data_licenses.items()))
     kind = ("the shared base of every stored adapter" if model.format == "int8"
             else f"a peft LoRA adapter on the stored `{model.base}`")
     kind += ", weight-only int8 with per-row scales, dequantized at load"
-    record = model.path / "steersum.json"
-    record = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else {}
+    record = read_record(folder or model.path)
     if record.get("dtype") == "int8-weights":
         kind += "; it decodes with its decoder's weights requantized to int8 (`dtype: int8-weights`, measured as served)"
     decoding = (["with its hard constraints on"] if record.get("constraints") else []) + (
@@ -182,7 +182,7 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
         data=sorted(record.get("data_licenses", {})), data_licenses=record.get("data_licenses", {}),
         control_effect=effect, eval_report=f"{name}/{Path(report_file).name}", card=f"{name}/README.md",
         measure=measure, fingerprint=fingerprint, stored=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"))
-    (staging / "README.md").write_text(card(entry), encoding="utf-8")
+    (staging / "README.md").write_text(card(entry, staging), encoding="utf-8")  # the new record, not the one it replaces
     shutil.rmtree(folder, ignore_errors=True)
     staging.rename(folder)
     dropped = [m.name for m in models if general and m.base == store.GENERAL and old is not None]
