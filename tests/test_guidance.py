@@ -185,6 +185,62 @@ def test_pairs_of_batches_are_stacked_with_zero_padding_and_their_cache_rows_fol
     assert cache.cross_attention_cache.layers[0].keys[:, 0, 0, 0].tolist() == [0, 1, 2, 3]  # shared per example
 
 
+SHARED_SOURCE = [("tdsum", "tdsum", tdsum_case), ("tdsum", "rwgen", tdsum_case), ("entity", "sentences", entity_case)]
+
+
+@pytest.mark.parametrize("variant_id, method, build", SHARED_SOURCE, ids=[f"{v}-{m}" for v, m, _ in SHARED_SOURCE])
+def test_a_batch_and_its_control_free_twins_share_one_encoding_of_the_source(variant_id, method, build, monkeypatch):
+    """GSum's guidance and TDSum's scores travel beside the source: under guidance the source's encoder
+    layers run once per batch, not once more for the twins, and the summaries are those of encoding the
+    twins from scratch (2 documents x 3 beams, γ = 3, as served and in a pass of their own)."""
+    summarizer, controls = summarizer_of(variant_id, method, build)
+    settings = GenerationSettings(num_beams=3, max_new_tokens=8, guidance=3.0)
+    first_layer = summarizer.model.get_encoder().layers[0]  # GSum's guidance runs through it too: it is shorter
+    runs = []
+    hook = first_layer.register_forward_hook(lambda m, args, out: runs.append(tuple(args[0].shape[:2])))
+
+    def sources():
+        return [shape for shape in runs if shape[1] == max(length for _, length in runs)]
+
+    try:
+        shared = ids_of(summarizer, controls, settings)
+        assert len(sources()) == 1 and sources()[0][0] == 2  # one batch of two sources, once
+        monkeypatch.setattr(variants.seq2seq.Steering, "encode_once", lambda self, model, rows, inputs: (inputs, None, None))
+        runs[:] = []
+        assert ids_of(summarizer, controls, settings) == shared
+        assert len(sources()) == 2  # the twins' sources encoded again
+        monkeypatch.setattr(EncoderDecoderGuidance, "pairs", lambda self, model: False)
+        assert ids_of(summarizer, controls, settings) == shared
+    finally:
+        hook.remove()
+
+
+def test_the_shared_source_encoding_is_the_one_the_twins_would_compute():
+    """Every output of the encoder given ``source_states`` equals the one it computes itself; a TDSum
+    whose encoder reads the scores (RwEnc) cannot share its source's encoding, and says so."""
+    from models.gsum.modeling_gsum import GSumEncoderOutput
+
+    tokenizer = tiny_tokenizer()
+    ids = tokenizer(DOCS, return_tensors="pt", padding=True)
+    tfidf = torch.rand(ids.input_ids.shape)
+    gsum, tdsum = bart(tokenizer, GSumConfig), bart(tokenizer, TDSumConfig, tfidf_attention=True, tdmtl_lambda=0.1)
+    guidance = tokenizer(["London", ""], return_tensors="pt", padding=True).input_ids
+    with torch.no_grad():
+        for encoder, extra in ((gsum.get_encoder(), {"guidance_input_ids": guidance}),
+                               (tdsum.get_encoder(), {"tfidf": tfidf})):
+            source = encoder(**ids, **extra).last_hidden_state
+            assert encoder.encodes_source_alone
+            mine, theirs = encoder(**ids, **extra, source_states=source), encoder(**ids, **extra)
+            assert isinstance(mine, GSumEncoderOutput) == isinstance(encoder, type(gsum.get_encoder()))
+            assert [k for k in mine.keys()] == [k for k in theirs.keys()]
+            for key in theirs.keys():
+                assert torch.allclose(mine[key], theirs[key], atol=1e-6), key
+    rwenc = bart(tokenizer, TDSumConfig, tfidf_attention=True, rwenc_layers=[0]).get_encoder()
+    assert not rwenc.encodes_source_alone
+    with pytest.raises(ValueError, match=r"RwEnc layers \[0\]"):
+        rwenc(**ids, tfidf=tfidf, source_states=torch.zeros(2, ids.input_ids.shape[1], rwenc.config.d_model))
+
+
 def test_guidance_changes_what_some_model_writes():
     """On the tiny random models γ = 4 changes at least one summary of most variants (a model that
     ignores its input entirely could not change, so this is a floor, not every case)."""
@@ -446,6 +502,33 @@ def test_a_guidance_sweep_measures_each_gamma_and_its_first_row_is_plain_evaluat
         training(["evaluate", "--model", str(tiny_topic_checkpoint), "--data", str(data), "--guidance", "2",
                   "--guidance-sweep"])
     assert "--guidance-sweep sets γ itself" in capsys.readouterr().err
+
+
+def test_a_sweep_times_nothing_a_process_loads_once(monkeypatch):
+    """Before the first γ's timed pass, one record is summarized at that γ, untimed: a one-time load
+    (WordNet for topic's tags) would otherwise count against γ = 1 alone and lower every ratio to it."""
+    import training.guidance
+    from variants.base import Summary
+
+    calls, timed_after = [], []
+
+    class Fake:
+        name, variant, settings = "fake", get_variant("topic"), GenerationSettings()
+
+        def summarize(self, documents, controls, batch_size=None):
+            calls.append((self.settings.guidance, len(documents)))
+            return [Summary("Shares rose.") for _ in documents]
+
+    def evaluated(summarizer, records, data_file, batch_size):
+        timed_after.append(list(calls))
+        row = {"metrics": {}, "budget_words": 2}
+        return {"metrics": {}, "summarize_seconds": 1.0, "control_sensitivity": {
+            "shuffled": {**row, "summarize_seconds": 1.0}, "lead_k": row, "pasted": row, "effect": {}, "verdict": {}}}
+
+    monkeypatch.setattr(training.guidance, "evaluate_with_sensitivity", evaluated)
+    records = [{"document": DOCS[0], "controls": {"topic": "business"}}, {"document": DOCS[1], "controls": {}}]
+    training.guidance.sweep(Fake(), records, "data.jsonl", (1.0, 2.0))
+    assert timed_after == [[(1.0, 1)], [(1.0, 1)]]  # one record at γ = 1, before either timed pass
 
 
 def _swept(rows, lower=()):

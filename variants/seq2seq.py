@@ -397,9 +397,25 @@ class Steering:
         """``model.generate(**inputs)`` for the batch of ``rows`` with :meth:`generate_kwargs`, the LM head
         computed as :class:`LMHead` and, under guidance, each row decoded beside its control-free twin in
         one pass (:meth:`variants.guidance.EncoderDecoderGuidance.alongside`)."""
+        if encoder_outputs is None:
+            inputs, encoder_outputs, attention_mask = self.encode_once(model, rows, inputs)
         kwargs, paired = self.generate_kwargs(model, rows, generation, encoder_outputs, attention_mask)
         with fast_lm_head(model), paired.alongside(model) if paired is not None else contextlib.nullcontext():
             return model.generate(**inputs, **kwargs)
+
+    def encode_once(self, model, rows: list[int], inputs: dict) -> tuple[dict, Any, torch.Tensor | None]:
+        """Under guidance, the source encoded once for a batch and its control-free twins when only what
+        travels beside the source differs (GSum's guidance, TDSum's scores) and the model's source
+        encoding reads the source alone (``encodes_source_alone``): ``generate``'s inputs as its encoder
+        outputs, and the twins' encoder outputs and mask. The twins' encoder pass was a fifth of a plain
+        batch's time (``benchmarks/guidance.py``). Otherwise ``(inputs, None, None)``: nothing changes."""
+        encoder = model.get_encoder()
+        twins = self.unconditional_batch(rows, model.device) if getattr(encoder, "encodes_source_alone", False) else None
+        if twins is None or not torch.equal(twins["input_ids"], inputs["input_ids"]):
+            return inputs, None, None
+        own = encoder(**inputs, return_dict=True)
+        control_free = encoder(**twins, source_states=own.last_hidden_state, return_dict=True)
+        return {"encoder_outputs": own, "attention_mask": inputs["attention_mask"]}, control_free, twins["attention_mask"]
 
 
 def default_guidance(model, record: dict) -> float:

@@ -52,7 +52,13 @@ def trim_padding(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple
 
 
 class GSumEncoder(BartEncoder):
-    """One BART encoder for two inputs: shared embeddings and bottom layers, a top of its own for each."""
+    """One BART encoder for two inputs: shared embeddings and bottom layers, a top of its own for each.
+
+    The source's encoding reads the source only, so two inputs with the same source and different
+    guidance (a summary guided by an entity and its control-free twin) can share it: give it as
+    ``source_states`` and only the guidance is encoded."""
+
+    encodes_source_alone = True
 
     def __init__(self, config: GSumConfig):
         super().__init__(config)
@@ -73,16 +79,17 @@ class GSumEncoder(BartEncoder):
         return hidden
 
     def forward(self, input_ids=None, attention_mask=None, guidance_input_ids=None, guidance_attention_mask=None,
-                inputs_embeds=None, **kwargs) -> GSumEncoderOutput:
+                inputs_embeds=None, source_states=None, **kwargs) -> GSumEncoderOutput:
         if guidance_input_ids is None:
             raise ValueError("GSum needs its guidance: pass guidance_input_ids (and optionally guidance_attention_mask)")
         if guidance_attention_mask is None:
             guidance_attention_mask = (guidance_input_ids != self.config.pad_token_id).long()
         guidance_input_ids, guidance_attention_mask = trim_padding(guidance_input_ids, guidance_attention_mask)
         top = len(self.guidance_layers)
-        source = self.encode(input_ids, attention_mask, inputs_embeds, self.layers[len(self.layers) - top:])
+        if source_states is None:
+            source_states = self.encode(input_ids, attention_mask, inputs_embeds, self.layers[len(self.layers) - top:])
         guidance = self.encode(guidance_input_ids, guidance_attention_mask, None, self.guidance_layers)
-        return GSumEncoderOutput(last_hidden_state=source, guidance_last_hidden_state=guidance,
+        return GSumEncoderOutput(last_hidden_state=source_states, guidance_last_hidden_state=guidance,
                                  guidance_attention_mask=guidance_attention_mask)
 
 

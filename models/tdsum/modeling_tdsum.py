@@ -177,7 +177,11 @@ class TDSumDecoderLayer(BartDecoderLayer):
 
 class TDSumEncoder(BartEncoder):
     """BART's encoder (RwEnc in the chosen layers) plus the TF-IDF encoder (TDSum), the TDMTL head and
-    RwGen's vocabulary distribution, all computed once per source."""
+    RwGen's vocabulary distribution, all computed once per source.
+
+    Without RwEnc the source's encoding reads the source tokens only, not their scores, so two inputs
+    with the same source and different scores (a steered input and its control-free twin) can share
+    it: give it as ``source_states`` and only the score-derived parts are computed."""
 
     def __init__(self, config: TDSumConfig):
         super().__init__(config)
@@ -186,7 +190,16 @@ class TDSumEncoder(BartEncoder):
         self.tfidf_head = nn.Linear(config.d_model, 1) if config.tdmtl_lambda > 0 else None
         self.post_init()
 
-    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, tfidf=None, **kwargs):
+    @property
+    def encodes_source_alone(self) -> bool:
+        """Whether the source's encoding reads no TF-IDF score (no RwEnc layer), so it may be shared."""
+        return not self.config.rwenc_layers
+
+    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, tfidf=None, source_states=None,
+                **kwargs):
+        if source_states is not None and not self.encodes_source_alone:
+            raise ValueError(f"source_states: this model's encoding of the source reads the TF-IDF scores "
+                             f"(RwEnc layers {self.config.rwenc_layers}), so it cannot be shared between inputs")
         if inputs_embeds is None:
             if input_ids is None:
                 raise ValueError("You must specify input_ids or inputs_embeds")
@@ -194,7 +207,8 @@ class TDSumEncoder(BartEncoder):
         tfidf = self.check_tfidf(tfidf, inputs_embeds.shape[:2], attention_mask)
         kwargs["return_dict"] = True
         reweighted = {"tfidf": tfidf} if self.config.rwenc_layers else {}
-        out = super().forward(inputs_embeds=inputs_embeds, attention_mask=attention_mask, **reweighted, **kwargs)
+        out = BaseModelOutput(last_hidden_state=source_states) if source_states is not None else \
+            super().forward(inputs_embeds=inputs_embeds, attention_mask=attention_mask, **reweighted, **kwargs)
         result = TDSumEncoderOutput(last_hidden_state=out.last_hidden_state, hidden_states=out.hidden_states,
                                     attentions=out.attentions, tfidf=tfidf)
         if self.tfidf_encoder is not None:
