@@ -29,6 +29,7 @@ GROUPS = {
     "grouping": ["benchmarks.length_grouping"],
     "compaction": ["benchmarks.compaction"],
     "guidance": ["benchmarks.guidance"],
+    "guidance-source": ["benchmarks.guidance_source"],
     "store": ["benchmarks.store_latency"],
 }
 RESULTS = Path(__file__).with_name("RESULTS.md")
