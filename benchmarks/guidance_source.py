@@ -1,14 +1,7 @@
 """Guidance on the stored GSum and TDSum models: their source encoded once for a batch and its
-control-free twins, against encoding the twins' sources again (``python -m benchmarks guidance-source``).
-
-GSum's guidance and TDSum's TF-IDF scores travel beside the source, and neither model's source encoding
-reads them, so under guidance a batch and its twins differ only in what is encoded beside the source
-(:meth:`variants.seq2seq.Steering.encode_once`). Each stored model (``entity-sentences``,
-``tdsum-tdsum``) as served (its record's beams, dtype and constraints) on its variant's first
-``N_EXAMPLES`` test examples, one batch as an evaluation runs it, and one example alone as the Space
-serves a request: plain generation (γ = 1), guided at γ = ``GAMMA`` as served (source encoded once) and
-guided with the twins' sources encoded again (how guidance ran before). Run in turn, best of
-``REPEATS`` each, ``torch.set_num_threads(THREADS)``; the two guided ways must write the same summaries.
+control-free twins (as served), against encoding the twins' sources again, and plain generation, in
+the same run on the same examples (``python -m benchmarks guidance-source``; what is timed: ``run``'s
+section text). The two guided ways must write the same summaries.
 """
 from __future__ import annotations
 

@@ -70,8 +70,7 @@ def sweep(summarizer, records: list[dict], data_file: str, values=SWEEP, batch_s
     records (γ -> :func:`training.sensitivity.evaluate_with_sensitivity`'s report), which are not made
     again. ``seconds`` is the time the system spent summarizing (right and shuffled controls, without
     scoring; after one record summarized untimed): its ratio to γ = 1's is what the second pass costs
-    on real inputs. Returns the sweep (what
-    ``guidance_sweep.json`` holds) and the full report at each γ."""
+    on real inputs. Returns the sweep (what ``guidance_sweep.json`` holds) and the full report at each γ."""
     settings = getattr(summarizer, "settings", None)
     if settings is None:
         raise ValueError(f"{summarizer.name} is model-free: a guidance sweep needs a model")
@@ -79,8 +78,9 @@ def sweep(summarizer, records: list[dict], data_file: str, values=SWEEP, batch_s
     try:
         # One record summarized untimed first: what a process loads once (WordNet for topic's tags, the
         # tokenizer's caches) would otherwise count against the first γ and lower every ratio to it.
-        summarizer.settings = settings.but(guidance=values[0])
-        summarizer.summarize([records[0]["document"]], [records[0]["controls"]], batch_size=1)
+        if records and values:
+            summarizer.settings = settings.but(guidance=values[0])
+            summarizer.summarize([records[0]["document"]], [records[0]["controls"]], batch_size=1)
         for guidance in tqdm(values, desc="guidance sweep", unit="γ"):
             summarizer.settings = settings.but(guidance=guidance)
             report = (known or {}).get(guidance) or evaluate_with_sensitivity(summarizer, records, data_file, batch_size)

@@ -407,8 +407,8 @@ class Steering:
         """Under guidance, the source encoded once for a batch and its control-free twins when only what
         travels beside the source differs (GSum's guidance, TDSum's scores) and the model's source
         encoding reads the source alone (``encodes_source_alone``): ``generate``'s inputs as its encoder
-        outputs, and the twins' encoder outputs and mask. The twins' encoder pass was a fifth of a plain
-        batch's time (``benchmarks/guidance.py``). Otherwise ``(inputs, None, None)``: nothing changes."""
+        outputs, and the twins' encoder outputs and mask (``benchmarks/guidance_source.py`` times what the
+        twins' own encoder pass cost). Otherwise ``(inputs, None, None)``: nothing changes."""
         encoder = model.get_encoder()
         twins = self.unconditional_batch(rows, model.device) if getattr(encoder, "encodes_source_alone", False) else None
         if twins is None or not torch.equal(twins["input_ids"], inputs["input_ids"]):
