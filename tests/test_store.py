@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from store import compact
-from variants.base import read_record, write_record
 from store.adapters import ARCHITECTURE, derive, load_adapter_model, load_base
+from variants.base import read_record, write_record
 
 
 @pytest.fixture(scope="module")
