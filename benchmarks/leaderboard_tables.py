@@ -110,9 +110,20 @@ def effect_cell(effect: dict | None) -> str:
 
 
 def verdict_cell(verdict: dict | None) -> str:
+    """``stands (+0.0300 [+0.0100, +0.0500])``: the verdict and the margin over the pasted row; a ROUGE-type
+    metric that loses to Lead-k says so."""
     if verdict is None:
-        return "–"
-    return "stands" if verdict["stands"] else "pasting wins"
+        return "– (corpus metric)"
+    text = f"{'stands' if verdict['stands'] else 'does not stand'} ({interval(verdict['margin'])})"
+    lead = verdict.get("vs_lead_k")
+    if lead is not None and lead["ci_low"] <= 0:
+        text += f"; vs Lead-k {interval(lead)}"
+    return text
+
+
+def interval(test: dict) -> str:
+    """``+0.0300 [+0.0100, +0.0500]``: a difference and its 95% interval."""
+    return f"{test['difference']:+.4f} [{test['ci_low']:+.4f}, {test['ci_high']:+.4f}]"
 
 
 def control_effect_markdown(board: dict, part: dict) -> list[str]:
@@ -126,8 +137,10 @@ def control_effect_markdown(board: dict, part: dict) -> list[str]:
              f"interval over documents, each resampled with all its examples, {N_RESAMPLES} resamples, seed 0; "
              "for lower-is-better metrics such as length_error or egises a negative effect means the controls "
              "help). Lead-k ignores the controls: its effect is 0 by construction. A metric _stands_ when the "
-             "right controls beat the pasted row by at least half the effect (`training.sensitivity.stands`).", "",
-             "| system | metric | right | shuffled | Lead-k | pasted | effect [95% interval] | vs pasted |",
+             "intervals of the effect and of the margin over the pasted row, (right − pasted) − effect / 2, both "
+             "lie above 0, and for ROUGE-type metrics right − Lead-k too (`training.sensitivity.verdicts`); the "
+             "last column gives the margin with its interval.", "",
+             "| system | metric | right | shuffled | Lead-k | pasted | effect [95% interval] | vs pasted: margin |",
              "|---|---|---|---|---|---|---|---|"]
     for row in systems:
         pasted = row.get("pasted", {}).get("metrics", {})

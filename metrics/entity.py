@@ -22,8 +22,11 @@ matches names instead, which needs no model and gives the same answer on every m
   not one that ends organisation names (:data:`ORGANISATION_WORDS`). Callers may add aliases ("the
   Fed" for "Federal Reserve").
 * a mention is an alias as whole words: "Obama's" and "Obama-era" mention Obama, "Obamacare" does
-  not. A name of several words matches in any case; a one-word alias (a surname, "Renault") only as
-  written, so "Blair" is found and "one of the best years" or "a short list" are not.
+  not. Every alias matches in any case ("bbc one", "blair": a summarizer with an uncased vocabulary
+  writes lower case), but a one-word alias that is also a common word (:func:`metrics.text.common_word`:
+  "Short", "Brown") only as written, unless the document capitalises it wherever it uses it: then a
+  lower-case "short" in the summary can only be the name. So "Ms Short resigned" is found, and "a short
+  list" is not, when the document also speaks of short things.
 * pronouns and descriptions ("he", "the senator") are not resolved, so coverage is a lower bound of
   what a coreference system would count.
 
@@ -37,7 +40,7 @@ import re
 from functools import lru_cache
 
 from metrics.io import DataError, get_field
-from metrics.text import STOPWORDS, sentences
+from metrics.text import STOPWORDS, common_word, sentences
 
 # Tokens after a surname that are not the surname ("Jr.", "III", "Inc."), compared lower-cased without dots.
 NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "inc", "ltd", "plc", "llc", "corp", "co"})
@@ -118,25 +121,42 @@ def aliases(entity: str, extra: list[str] | None = None) -> list[str]:
 
 
 @lru_cache(maxsize=4096)
-def _pattern(entity: str, extra: tuple[str, ...]) -> re.Pattern:
+def _pattern(entity: str, extra: tuple[str, ...], as_written: frozenset[str] = frozenset()) -> re.Pattern:
     """One regex for all aliases, longest first; ``(?<!\\w)``/``(?!\\w)`` make matches whole words
-    (``\\b`` would fail next to an alias that starts or ends with punctuation, like "Jr."). Names of
-    several words match in any case, one-word aliases only as written (``(?i:...)`` scopes the flag)."""
+    (``\\b`` would fail next to an alias that starts or ends with punctuation, like "Jr."). Aliases match
+    in any case (``(?i:...)`` scopes the flag) but those in ``as_written``."""
     names = sorted(aliases(entity, list(extra)), key=len, reverse=True)
-    alternatives = "|".join(r"(?i:" + r"\s+".join(map(re.escape, n.split(" "))) + ")" if " " in n else re.escape(n)
+    alternatives = "|".join(re.escape(n) if n in as_written else r"(?i:" + r"\s+".join(map(re.escape, n.split(" "))) + ")"
                             for n in names)
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
 
 
-def mentions(text: str, entity: str, aliases: list[str] | None = None) -> bool:
-    """Whether ``text`` names ``entity`` (full name, surname or an extra alias; whole words; a one-word
-    alias only as written)."""
-    return _pattern(entity, tuple(aliases or ())).search(text) is not None
+def as_written(names: list[str], document: str | None) -> frozenset[str]:
+    """The one-word aliases to match only as written: common words (:func:`metrics.text.common_word`)
+    that the ``document`` also uses in lower case (without a document: every common word)."""
+    def ambiguous(name: str) -> bool:
+        lower = re.compile(rf"(?<!\w){re.escape(name.lower())}(?!\w)")
+        return common_word(name) and (document is None or lower.search(document) is not None)
+
+    return frozenset(n for n in names if " " not in n and ambiguous(n))
+
+
+def mention_pattern(entity: str, extra: list[str] | None = None, document: str | None = None) -> re.Pattern:
+    """The regex that finds ``entity``'s names in a text about ``document`` (see the module docstring)."""
+    extra = tuple(extra or ())
+    return _pattern(entity, extra, as_written(aliases(entity, list(extra)), document))
+
+
+def mentions(text: str, entity: str, aliases: list[str] | None = None, document: str | None = None) -> bool:
+    """Whether ``text`` names ``entity`` (full name, surname or an extra alias; whole words; in any case
+    but a common word that ``document`` also uses in lower case)."""
+    return mention_pattern(entity, aliases, document).search(text) is not None
 
 
 def sentences_mentioning(text: str, entity: str, aliases: list[str] | None = None) -> list[str]:
-    """The sentences of ``text`` (:func:`metrics.text.sentences`) that mention ``entity``, in order."""
-    pattern = _pattern(entity, tuple(aliases or ()))
+    """The sentences of ``text`` (:func:`metrics.text.sentences`) that mention ``entity``, in order (the
+    text is its own document: a common word it also uses in lower case counts only as written)."""
+    pattern = mention_pattern(entity, aliases, text)
     return [sentence for sentence in sentences(text) if pattern.search(sentence)]
 
 
@@ -159,7 +179,7 @@ def entity_scores(summaries: list[str], entities: list[str],
         if not isinstance(entity, str) or not entity.strip():
             raise DataError(f"entities[{i}]: the entity is missing or empty")
         summary_sentences = sentences(summary)
-        pattern = _pattern(entity, tuple(names or ()))
+        pattern = mention_pattern(entity, names)
         mentioning = sum(1 for sentence in summary_sentences if pattern.search(sentence))
         examples.append({"mentioned": int(mentioning > 0),
                          "sentence_coverage": mentioning / len(summary_sentences),
@@ -181,5 +201,5 @@ def score_records(records: list[dict], source: str = "<records>") -> dict:
     result = entity_scores(summaries, entities, extra)
     return {"metric": "entity", **result,
             "notes": "mentioned (0/1) and sentence_coverage (share of summary sentences naming the entity) "
-                     "in [0, 1]; names match as whole words: the full name (any case), a person's surname and "
-                     "one-word aliases (as written), given aliases."}
+                     "in [0, 1]; names match as whole words in any case: the full name, a person's surname, given "
+                     "aliases; a one-word alias that is a common word only as written."}

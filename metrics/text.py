@@ -80,6 +80,19 @@ def stem(word: str) -> str:
     return _stemmer.stem(word)
 
 
+@lru_cache(maxsize=50_000)
+def common_word(word: str) -> bool:
+    """Whether WordNet knows ``word`` (or its lemma) written in lower case, as an ordinary word: "short",
+    "brown", "jobs" are; "blair", "renault", "merkel" are not (WordNet has "Blair" only capitalised)."""
+    from nltk.corpus import wordnet
+
+    _lemmatizer()  # checks the NLTK data and loads WordNet once
+    word = word.lower()
+    forms = {word, lemma(word)}
+    return any(name in forms for form in forms for synset in wordnet.synsets(form)
+               for name in synset.lemma_names())
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens (letters/digits, with an inner apostrophe); punctuation dropped."""
     return WORD.findall(text.lower())

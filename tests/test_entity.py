@@ -79,11 +79,35 @@ def test_organisations_get_no_short_alias_and_one_word_aliases_match_as_written(
     assert aliases("World Bank") == ["World Bank"] and aliases("Sony Music") == ["Sony Music"]
     assert not mentions("It was one of the best years.", "BBC One")  # before: "one" matched, any case
     assert mentions("Viewers of bbc one rose.", "BBC One")  # a full name of several words: any case
-    assert mentions("Blair said so.", "Tony Blair") and not mentions("The blair witch.", "Tony Blair")
+    assert mentions("Blair said so.", "Tony Blair") and mentions("blair said so.", "Tony Blair")  # not a common word
     assert not mentions("It made a short list.", "Clare Short") and mentions("Ms Short resigned.", "Clare Short")
     assert aliases("Robert H. Schuller") == ["Robert H. Schuller", "Schuller"]  # an initial is a name part
     assert aliases("José Mourinho") == ["José Mourinho", "Mourinho"]
-    assert not mentions("Shares of renault fell.", "Renault") and mentions("Renault fell.", "Renault")
+    assert mentions("Shares of renault fell.", "Renault") and mentions("Renault fell.", "Renault")
+
+
+def test_names_match_in_any_case_but_common_words_the_document_also_uses_in_lower_case():
+    """An uncased summarizer writes "merkel" and "ms short": both count when the document can only
+    mean the name; a common word the document also uses plainly ("a short list") counts only as written."""
+    only_the_name = "Clare Short resigned on Monday. Ms Short had criticised the war."
+    also_a_word = "Clare Short resigned after a short meeting. Ms Short had criticised the war."
+    for summary in ("Ms Short resigned.", "ms short resigned.", "MS SHORT RESIGNED."):
+        assert mentions(summary, "Clare Short", document=only_the_name)
+    assert mentions("Ms Short resigned.", "Clare Short", document=also_a_word)  # as written: still the name
+    assert not mentions("ms short resigned.", "Clare Short", document=also_a_word)
+    assert not mentions("ms short resigned.", "Clare Short")  # no document: a common word only as written
+    for summary in ("Angela Merkel spoke.", "angela merkel spoke.", "merkel spoke.", "MERKEL spoke."):
+        assert mentions(summary, "Angela Merkel", document="Angela Merkel spoke in Berlin.")
+    assert not mentions("the merkelian era.", "Angela Merkel")  # whole words still
+    coverage = entity_scores(["brown said so. it rained.", "Brown said so. It rained."], ["Gordon Brown"] * 2)
+    assert [e["sentences_mentioning"] for e in coverage["examples"]] == [0, 1]  # no document: "brown" as written
+
+
+def test_common_words_are_those_wordnet_writes_in_lower_case():
+    from metrics.text import common_word
+
+    assert common_word("short") and common_word("Brown") and common_word("jobs")  # lemma "job"
+    assert not common_word("Blair") and not common_word("merkel") and not common_word("renault")
 
 
 def test_person_like_names():

@@ -7,7 +7,7 @@ import pytest
 
 from training.evaluate import derangement, evaluate
 from training.sensitivity import (LeadK, PastedLeadK, control_effect, control_sensitivity, effect_summary,
-                                  evaluate_with_sensitivity, lead_words, stands)
+                                  evaluate_with_sensitivity, lead_words, margin_test, stands)
 from variants import REGISTRY
 
 TOPIC = REGISTRY["topic"]
@@ -163,14 +163,30 @@ def test_evaluate_cli_adds_control_sensitivity_unless_told_not_to(tmp_path, caps
 
 
 # --- the pasted row and the rule it enforces ---------------------------------------------------------
-def test_a_metric_stands_when_the_right_controls_beat_pasted_by_half_the_effect():
-    assert stands(0.90, 0.50, 0.70)  # effect 0.40, margin 0.20: exactly half
-    assert not stands(0.90, 0.50, 0.75)  # margin 0.15 < 0.20
-    assert not stands(0.90, 0.90, 0.10)  # no effect: nothing to stand on
-    assert not stands(0.90, 0.95, 0.10)  # a negative effect neither
-    # lower is better (length_error, egises): effect 0.70 - 0.00, margin 0.60 - 0.00 >= 0.35
-    assert stands(0.00, 0.70, 0.60, lower_is_better=True)
-    assert not stands(0.50, 0.70, 0.45, lower_is_better=True)  # pasted scores better (lower) than the right controls
+def interval(low: float, high: float) -> dict:
+    return {"difference": (low + high) / 2, "ci_low": low, "ci_high": high}
+
+
+def test_a_metric_stands_when_the_intervals_of_effect_and_margin_lie_above_zero():
+    assert stands(interval(0.01, 0.05), interval(0.2, 0.6))
+    assert not stands(interval(-0.01, 0.05), interval(0.2, 0.6))  # the margin over pasted may be 0
+    assert not stands(interval(0.01, 0.05), interval(-0.1, 0.6))  # the effect may be 0
+    assert not stands(interval(0.01, 0.05), interval(0.2, 0.6), lead_margin=interval(-0.02, 0.04))  # Lead-k may win
+    # lower is better (length_error, egises): the effect must lie below 0; margins are signed to be good above 0
+    assert stands(interval(0.01, 0.05), interval(-0.6, -0.2), lower_is_better=True)
+    assert not stands(interval(0.01, 0.05), interval(0.2, 0.6), lower_is_better=True)
+
+
+def test_the_margin_is_right_minus_pasted_minus_half_the_effect_per_example():
+    # example 1: (0.9 - 0.6) - (0.9 - 0.5) / 2 = 0.1; example 2: (0.8 - 0.6) - (0.8 - 0.4) / 2 = 0.0
+    margin = margin_test([0.9, 0.8], [0.5, 0.4], [0.6, 0.6], lower=False, groups=["a", "b"], seed=0)
+    assert margin["difference"] == pytest.approx(0.05)
+    assert margin["ci_low"] == pytest.approx(0.0) and margin["ci_high"] == pytest.approx(0.1)
+    # lower is better: the sign turns, so pasting below the right controls' error is a negative margin
+    assert margin_test([0.9], [0.5], [0.6], lower=True, groups=["a"], seed=0)["difference"] == pytest.approx(-0.1)
+    # one document with two examples: resampled together, so the interval is a single point
+    one = margin_test([0.9, 0.8], [0.5, 0.4], [0.6, 0.6], lower=False, groups=["d", "d"], seed=0)
+    assert one["ci_low"] == one["ci_high"] == pytest.approx(0.05)
 
 
 def test_the_report_has_the_pasted_row_and_a_verdict_per_control_metric():
@@ -178,23 +194,30 @@ def test_the_report_has_the_pasted_row_and_a_verdict_per_control_metric():
     report = evaluate_with_sensitivity(TOPIC.baseline(), records, "topic.jsonl")
     sensitivity = report["control_sensitivity"]
     pasted, lead = sensitivity["pasted"], sensitivity["lead_k"]
-    assert pasted["budget_words"] == lead["budget_words"] and pasted["n_examples"] == N_TOPIC
-    for example, record in zip(pasted["examples"], records):  # Lead-k, then the topic's ten terms
-        assert example["summary"] == TOPIC.paste(lead_words(record["document"], lead["budget_words"]), record["controls"])
+    budget = lead["budget_words"]
+    assert pasted["budget_words"] == budget and pasted["n_examples"] == N_TOPIC
+    for example, record in zip(pasted["examples"], records):  # Lead-k less the topic's ten terms, then the terms
+        terms = len(TOPIC.paste("", record["controls"]).split())
+        kept = " ".join(lead_words(record["document"], budget).split()[:budget - terms])
+        assert example["summary"] == " ".join(TOPIC.paste(kept, record["controls"]).split())
+        assert len(example["summary"].split()) <= budget
     assert set(sensitivity["verdict"]) == set(sensitivity["effect"]) == set(TOPIC.control_metrics)
     for name, verdict in sensitivity["verdict"].items():
         effect = sensitivity["effect"][name]
-        assert verdict["pasted"] == pasted["metrics"][name]
-        assert verdict["stands"] == stands(effect["given"], effect["shuffled"], pasted["metrics"][name])
+        assert verdict["pasted"] == pytest.approx(pasted["metrics"][name])
+        assert verdict["stands"] == stands(verdict["margin"], effect, verdict.get("vs_lead_k"))
+        assert ("vs_lead_k" in verdict) == name.startswith("rouge")  # ROUGE must also beat control-blind Lead-k
     # the topic's terms pasted after Lead-k add nothing the document supports: STAS stands
     assert sensitivity["verdict"]["stas"]["stands"]
     text = effect_summary(sensitivity)
-    assert f"pasted {pasted['metrics']['stas']:.4f}: stands" in text and "Lead-k" in text
+    assert f"pasted {pasted['metrics']['stas']:.4f}: stands (margin over pasted" in text and "Lead-k" in text
 
 
 def test_pasted_lead_k_is_lead_k_plus_the_variants_paste():
     document = "One two three. Four five six seven. Eight nine."
     pasted = PastedLeadK(REGISTRY["tdsum"], 3).summarize([document], [{"boost": ["nine", "eight"]}])[0].text
-    assert pasted == "One two three. nine eight"
+    assert pasted == "One nine eight"  # as long as Lead-k at 3 words: Lead-k gives up the two pasted words
+    assert PastedLeadK(REGISTRY["tdsum"], 5).summarize([document], [{"boost": ["nine"]}])[0].text == \
+        "One two three. nine"
     assert PastedLeadK(REGISTRY["entity"], 3).summarize([document], [{"entity": "Ann Lee"}])[0].text == \
-        "Ann Lee. One two three."
+        "Ann Lee. One"

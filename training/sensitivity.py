@@ -24,14 +24,23 @@ a negative one). Metrics that exist only for a whole test set (``egises``, ``len
 get the difference without an interval: there are no per-example scores to resample.
 
 Which metrics measure obedience to the controls is the variant's :attr:`Variant.control_metrics`.
-A control metric **stands** (:func:`stands`) when the system with the right controls beats the pasted
-row by at least half its own control effect: pasting must not buy what obeying buys.
+A control metric **stands** (:func:`verdicts`) when the system with the right controls beats the pasted
+row by at least half its own control effect, beyond what the choice of test documents explains: the
+per-example margin ``(right - pasted) - (right - shuffled) / 2`` is bootstrapped over documents and its
+95 % interval must lie above 0, as must the effect's. Pasting must not buy what obeying buys. On a
+ROUGE-type metric the right controls must also beat the control-blind Lead-k (its interval above 0): a
+system below Lead-k does not earn its reference overlap by following the controls. A corpus metric
+without per-example scores (``egises``, ``length_pcc``) gets no verdict: there is nothing to resample.
+
+The pasted row has the length of the summaries it stands beside: Lead-k gives up as many words as the
+pasted controls add, and the whole is cut at the budget (a reader's clicked titles would otherwise make
+it five times longer than the summary).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from metrics.bootstrap import N_RESAMPLES, compare, contrast_bootstrap
+from metrics.bootstrap import N_RESAMPLES, compare, contrast_bootstrap, paired_bootstrap
 from metrics.text import sentences
 from variants.base import Baseline, Summary, Variant
 
@@ -69,7 +78,10 @@ class PastedLeadK(LeadK):
         self.name = f"Lead-k + pasted controls (first sentences up to {words} words, the controls' words pasted in)"
 
     def extract(self, document: str, controls: dict) -> Summary:
-        return Summary(self.variant.paste(lead_words(document, self.words), controls, self.assets))
+        lead = lead_words(document, self.words).split()
+        added = len(self.variant.paste(" ".join(lead), controls, self.assets).split()) - len(lead)
+        kept = " ".join(lead[:max(0, self.words - added)])  # Lead-k gives up the words the paste adds
+        return Summary(" ".join(self.variant.paste(kept, controls, self.assets).split()[:self.words]))
 
 
 def lead_words(document: str, words: int) -> str:
@@ -161,27 +173,71 @@ def lead_k_report(variant: Variant, records: list[dict], data_file: str, words: 
     return {**report, "budget_words": words, "budget_from": budget}
 
 
-def stands(given: float, shuffled: float, pasted: float, lower_is_better: bool = False) -> bool:
-    """Whether a control metric stands: the right controls beat the pasted row by at least half the
-    control effect (right - shuffled), and that effect is positive (negative for a lower-is-better
-    metric). E.g. right 0.90, shuffled 0.50 (effect 0.40), pasted 0.75: 0.15 < 0.20, it falls."""
-    sign = -1.0 if lower_is_better else 1.0
-    effect, margin = sign * (given - shuffled), sign * (given - pasted)
-    return effect > 0 and margin >= effect / 2
+def is_rouge(name: str) -> bool:
+    """Whether ``name`` scores overlap with a reference (ROUGE, ROUGE-K): such a metric must also beat Lead-k."""
+    return "rouge" in name.lower()
 
 
-def verdicts(variant: Variant, effect: dict[str, dict], pasted: dict) -> dict[str, dict]:
-    """Per control metric: the pasted row's score, the ``margin`` of the right controls over it, half
-    the effect, and whether the metric :func:`stands`."""
+def stands(margin: dict, effect: dict, lead_margin: dict | None = None, lower_is_better: bool = False) -> bool:
+    """Whether a control metric stands: the intervals of the effect (right - shuffled), of the margin over
+    the pasted row (``(right - pasted) - effect / 2``) and, where given, of the margin over Lead-k all lie
+    on the good side of 0 (above it; below it for a lower-is-better metric, whose margins are computed
+    with the sign turned, so that a margin is always better above 0)."""
+    good_effect = effect["ci_high"] < 0 if lower_is_better else effect["ci_low"] > 0
+    return bool(good_effect and margin["ci_low"] > 0 and (lead_margin is None or lead_margin["ci_low"] > 0))
+
+
+def margin_test(right: list, shuffled: list, pasted: list, lower: bool, groups: list, seed: int,
+                sides: list | None = None) -> dict | None:
+    """The bootstrap of the per-example margin ``(right - pasted) - (right - shuffled) / 2`` over
+    ``groups`` (the documents), signed so that above 0 is good; ``sides`` makes it a contrast metric's
+    (:func:`metrics.bootstrap.contrast_bootstrap`). None when no example has all three scores."""
+    sign = -1.0 if lower else 1.0
+    kept = [i for i in range(len(right)) if None not in (right[i], shuffled[i], pasted[i])]
+    if not kept:
+        return None
+    values = [sign * ((right[i] + shuffled[i]) / 2 - pasted[i]) for i in kept]
+    if sides is not None:
+        test = contrast_bootstrap(values, [sides[i] for i in kept], [groups[i] for i in kept], seed=seed)
+    else:
+        test = paired_bootstrap(values, [0.0] * len(values), seed=seed, groups=[groups[i] for i in kept])
+    return {"difference": test["difference"], "ci_low": test["ci_low"], "ci_high": test["ci_high"]}
+
+
+def verdicts(variant: Variant, effect: dict[str, dict], rows: dict[str, list[dict]], documents: list[str],
+             seed: int = 0) -> dict[str, dict]:
+    """Per control metric with per-example scores: the pasted row's mean, the ``margin`` over it with its
+    interval (:func:`margin_test`), for a ROUGE-type metric the margin over Lead-k (``vs_lead_k``, right -
+    Lead-k, signed likewise), and whether the metric :func:`stands`. ``rows``: the per-example rows of
+    the ``right``, ``shuffled``, ``pasted`` and ``lead_k`` reports, in the same order as ``documents``."""
     out = {}
     for name, e in effect.items():
-        value = pasted.get(name)
-        if value is None or e["given"] is None or e["shuffled"] is None:
-            continue
         lower = name in variant.lower_is_better
-        out[name] = {"pasted": value, "margin": e["given"] - value, "half_effect": e["difference"] / 2,
-                     "lower_is_better": lower, "stands": stands(e["given"], e["shuffled"], value, lower)}
+        if e.get("ci_low") is None:
+            continue  # a corpus metric: no per-document interval, no verdict
+        contrast = variant.contrasts.get(name)
+        if contrast:  # each example has the score of its side; the margin is a contrast of the two sides
+            score = [contrast[0] if r.get(contrast[0]) is not None else contrast[1] for r in rows["right"]]
+            sides = [s == contrast[0] for s in score]
+        else:
+            score, sides = [name] * len(documents), None
+        series = {k: [r.get(s) for r, s in zip(rows[k], score)] for k in ("right", "shuffled", "pasted", "lead_k")}
+        margin = margin_test(series["right"], series["shuffled"], series["pasted"], lower, documents, seed, sides)
+        if margin is None:
+            continue
+        verdict = {"pasted": mean(series["pasted"]), "margin": margin, "lower_is_better": lower}
+        lead_margin = None
+        if is_rouge(name):
+            lead_margin = margin_test(series["right"], series["right"], series["lead_k"], lower, documents, seed)
+            verdict["vs_lead_k"] = lead_margin
+        verdict["stands"] = stands(margin, e, lead_margin, lower)
+        out[name] = verdict
     return out
+
+
+def mean(values: list) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
 
 
 def control_sensitivity(summarizer, records: list[dict], data_file: str, report: dict, batch_size: int = 8,
@@ -196,8 +252,10 @@ def control_sensitivity(summarizer, records: list[dict], data_file: str, report:
     lead = lead_k_report(variant, records, data_file, words, budget, summarizer.assets, batch_size)
     pasted = lead_k_report(variant, records, data_file, words, budget, summarizer.assets, batch_size, pasted=True)
     names = control_names(variant, report)
-    effect = control_effect(report, shuffled, names, seed=seed, documents=[r["document"] for r in records],
-                            contrasts=variant.contrasts)
+    documents = [r["document"] for r in records]
+    effect = control_effect(report, shuffled, names, seed=seed, documents=documents, contrasts=variant.contrasts)
+    rows = {"right": report["examples"], "shuffled": shuffled["examples"], "pasted": pasted["examples"],
+            "lead_k": lead["examples"]}
     source = "system's summaries" if budget == "outputs" else "test targets"
     return {
         "control_metrics": names,
@@ -213,12 +271,14 @@ def control_sensitivity(summarizer, records: list[dict], data_file: str, report:
         "pasted": {"model": pasted["model"], "budget_words": words, "budget_from": budget,
                    "n_examples": pasted["n_examples"], "metrics": pasted["metrics"],
                    "examples": [{"id": r["id"], "summary": r["summary"]} for r in pasted["examples"][:3]]},
-        "verdict": verdicts(variant, effect, pasted["metrics"]),
+        "verdict": verdicts(variant, effect, rows, documents, seed),
         "note": (f"effect = mean with the right controls - mean with shuffled controls (each example given another "
                  f"example's controls, seed {seed}; scored against its own), 95% paired-bootstrap interval "
                  f"({N_RESAMPLES} resamples of the documents, each with all its examples); Lead-k ignores the "
                  f"controls, budget = mean words of the {source}; pasted = Lead-k with the controls' own words "
-                 "pasted in; a metric stands when right - pasted >= effect / 2"),
+                 "pasted in, cut at the same budget; a metric stands when the intervals of the effect and of the "
+                 "margin (right - pasted) - effect / 2 lie above 0 (for ROUGE also right - Lead-k), bootstrapped over "
+                 "documents"),
     }
 
 
@@ -248,11 +308,21 @@ def effect_summary(sensitivity: dict) -> str:
                 f"effect {e['difference']:+.4f}{interval}; Lead-k {number(lead['metrics'].get(name))}")
         if pasted is not None:
             line += f", pasted {number(pasted['metrics'].get(name))}"
-        verdict = sensitivity.get("verdict", {}).get(name)
-        if verdict is not None:
-            line += ": stands" if verdict["stands"] else ": pasting wins (right - pasted < effect / 2)"
+        line += verdict_text(sensitivity.get("verdict", {}).get(name))
         lines.append(line)
     return "\n".join(lines)
+
+
+def verdict_text(verdict: dict | None) -> str:
+    """``: stands (margin +0.0300 [+0.0100, +0.0500])`` or why it falls; empty for no verdict."""
+    if verdict is None:
+        return ""
+    m = verdict["margin"]
+    text = f"margin over pasted {m['difference']:+.4f} [{m['ci_low']:+.4f}, {m['ci_high']:+.4f}]"
+    lead = verdict.get("vs_lead_k")
+    if lead is not None:
+        text += f", over Lead-k {lead['difference']:+.4f} [{lead['ci_low']:+.4f}, {lead['ci_high']:+.4f}]"
+    return f": {'stands' if verdict['stands'] else 'does not stand'} ({text})"
 
 
 def number(value: float | None) -> str:
@@ -271,6 +341,5 @@ def sweep_summary(report: dict) -> str:
             interval = f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}]" if e["ci_low"] is not None else " (corpus)"
             verdict = row["verdict"].get(name)
             lines.append(f"  {name}: right {e['given']:.4f}, effect {e['difference']:+.4f}{interval}, pasted "
-                         f"{number(row['pasted']['metrics'].get(name))}"
-                         + ("" if verdict is None else ": stands" if verdict["stands"] else ": pasting wins"))
+                         f"{number(row['pasted']['metrics'].get(name))}" + verdict_text(verdict))
     return "\n".join(lines)

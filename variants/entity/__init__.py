@@ -154,7 +154,8 @@ def supported_mentions(summary: str, document: str, entity: str) -> dict:
     or glued to another sentence, is no mention. ``mentioned``, ``sentence_coverage`` (over all the
     summary's sentences), ``sentences`` and ``sentences_mentioning``, as :func:`metrics.entity.entity_scores`."""
     summary_sentences = sentences(summary)
-    naming = sum(any(mentions(span, entity) for span in sentence_spans(s, document)) for s in summary_sentences)
+    naming = sum(any(mentions(span, entity, document=document) for span in sentence_spans(s, document))
+                 for s in summary_sentences)
     return {"mentioned": int(naming > 0), "sentence_coverage": naming / len(summary_sentences) if summary_sentences else 0.0,
             "sentences": len(summary_sentences), "sentences_mentioning": naming}
 
