@@ -112,8 +112,8 @@ def effect_cell(effect: dict | None) -> str:
 def verdict_cell(verdict: dict | None) -> str:
     """``stands (+0.0300 [+0.0100, +0.0500])``: the verdict and the margin over the pasted row; a ROUGE-type
     metric that loses to Lead-k says so."""
-    if verdict is None:
-        return "– (corpus metric)"
+    if verdict is None:  # a corpus metric: nothing to resample
+        return "–"
     text = f"{'stands' if verdict['stands'] else 'does not stand'} ({interval(verdict['margin'])})"
     lead = verdict.get("vs_lead_k")
     if lead is not None and lead["ci_low"] <= 0:

@@ -93,6 +93,18 @@ def common_word(word: str) -> bool:
                for name in synset.lemma_names())
 
 
+def decoy_words(document: str, avoid: str, n: int, rng) -> list[str]:
+    """``n`` content words of ``document`` (letters only, at least 4, not stop words) that ``avoid`` (a
+    reference summary, the right controls) does not contain, drawn by ``rng`` (a ``random.Random``), in
+    document order: the controls of a shuffled pass that asks for words the document has but the summary
+    should not favour (asking for words the document lacks tests nothing: no summarizer writes them)."""
+    avoided = set(words(avoid))
+    candidates = [w for w in dict.fromkeys(words(document))
+                  if w.isalpha() and len(w) >= 4 and w not in STOPWORDS and w not in avoided]
+    chosen = set(rng.sample(candidates, min(n, len(candidates))))
+    return [w for w in candidates if w in chosen]
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens (letters/digits, with an inner apostrophe); punctuation dropped."""
     return WORD.findall(text.lower())

@@ -161,7 +161,9 @@ def test_card_shows_the_control_effect_from_the_report(exported, copy_of):
     stas = sensitivity["effect"]["stas"]
     assert "### Control effect" in evaluation
     lead, pasted = sensitivity["lead_k"]["metrics"]["stas"], sensitivity["pasted"]["metrics"]["stas"]
-    verdict = "stands" if sensitivity["verdict"]["stas"]["stands"] else "pasting wins"
+    verdict, margin = sensitivity["verdict"]["stas"], sensitivity["verdict"]["stas"]["margin"]
+    verdict = (f"{'stands' if verdict['stands'] else 'does not stand'} (margin {margin['difference']:+.4f} "
+               f"[{margin['ci_low']:+.4f}, {margin['ci_high']:+.4f}])")
     assert (f"| stas | {stas['given']:.4f} | {stas['shuffled']:.4f} | {lead:.4f} | {pasted:.4f} | "
             f"{stas['difference']:+.4f} | [{stas['ci_low']:+.4f}, {stas['ci_high']:+.4f}] | {verdict} |") in evaluation
     assert f"first sentences up to\n{sensitivity['lead_k']['budget_words']} words" in evaluation
@@ -173,11 +175,14 @@ def test_card_shows_the_control_effect_from_the_report(exported, copy_of):
                                         "ci_high": None, "p_value": None, "n": 2}}
     sensitivity["lead_k"]["metrics"] = {"stas": 0.6}
     sensitivity["pasted"]["metrics"] = {"stas": 0.85, "egises": 0.6}
-    sensitivity["verdict"] = {"stas": {"stands": False}, "egises": {"stands": True}}  # 0.9 - 0.85 < 0.4 / 2
+    # 0.9 - 0.85 - 0.4 / 2 = -0.15: the margin's interval below 0; a corpus metric gets no verdict
+    sensitivity["verdict"] = {"stas": {"stands": False, "margin": {"difference": -0.15, "ci_low": -0.2, "ci_high": -0.1}}}
     (folder / "eval_report.json").write_text(json.dumps(report))
     text = build_card(folder, load_checkpoint(folder)).text
-    assert "| stas | 0.9000 | 0.5000 | 0.6000 | 0.8500 | +0.4000 | [+0.3000, +0.5000] | pasting wins |" in text
-    assert "| egises | 0.2000 | 0.5000 | – | 0.6000 | -0.3000 | corpus metric: no interval | stands |" in text
+    assert ("| stas | 0.9000 | 0.5000 | 0.6000 | 0.8500 | +0.4000 | [+0.3000, +0.5000] | does not stand "
+            "(margin -0.1500 [-0.2000, -0.1000]) |") in text
+    assert ("| egises | 0.2000 | 0.5000 | – | 0.6000 | -0.3000 | corpus metric: no interval | – |"
+            in text)
     assert "These intervals come from 2 documents: too few" in " ".join(text.split())
     del report["control_sensitivity"]  # e.g. evaluate --no-control-sensitivity: no section, no error
     (folder / "eval_report.json").write_text(json.dumps(report))

@@ -38,7 +38,8 @@ the transparent cue rule; never the focus judge that scores focus). Each target 
 with readability ``normal`` and ``high`` and otherwise the same controls: the target's length bin
 (so bins vary, 0-4, within and across documents) and 1-3 of its keywords. So every document gives
 four examples with all four controls, and ΔFKGL compares outputs for the same document and focus;
-a summarizer blind to readability scores ΔFKGL 0 exactly.
+a summarizer blind to readability scores ΔFKGL 0 exactly. The shuffled pass changes every attribute
+(:func:`opposite_controls`), with keywords the same document has.
 
     python -m training build-data ccs --out data/ccs [--sources scitldr,cnndm_sample[,macsum_doc]] [--seed 0]
 
@@ -57,11 +58,11 @@ from statistics import median
 
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from metrics.ccs import CONTROLS, READABILITY, fkgl, length_bin, length_bins
+from metrics.ccs import CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, length_bin, length_bins
 from metrics.focus import FOCUS, focus_parts
 from metrics.io import write_jsonl
+from metrics.text import decoy_words, words
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
-from metrics.text import words
 from . import composition, content_keywords, missing_keywords
 
 SPLITS = ("train", "val", "test")
@@ -180,6 +181,7 @@ def build_test_set(seed: int = 0, max_keywords: int = 3) -> list[dict]:
     The two readability examples of a target are adjacent and differ only in ``readability``."""
     labeller = Labeller.fit([p["reference"] for p in read_pairs("scitldr", seed)["train"]], max_keywords)
     rng = random.Random(f"{seed}:scitldr:test-focus")
+    shuffle_rng = random.Random(f"{seed}:scitldr:test-shuffle")  # its own draws: the test set stays as it was
     out = []
     for pair in focus_targets(load_source("scitldr", "test")):
         attributes = {"length": length_bin(pair["reference"]), "focus": pair["focus"],
@@ -189,8 +191,21 @@ def build_test_set(seed: int = 0, max_keywords: int = 3) -> list[dict]:
             controls = {name: controls[name] for name in CONTROLS if name in controls}
             out.append({"id": f"{pair['id']}-{readability}", "document": pair["document"],
                         "controls": controls, "target": pair["reference"], "dataset": "scitldr",
-                        "composition": composition(controls), "attributes": controls, "pair": pair["id"]})
+                        "composition": composition(controls), "attributes": controls, "pair": pair["id"],
+                        "shuffled_controls": opposite_controls(controls, pair, shuffle_rng)})
     return out
+
+
+def opposite_controls(controls: dict, pair: dict, rng: random.Random) -> dict:
+    """The controls of the shuffled pass: every attribute changed, so each metric tests its own control
+    (drawn from other examples, half the shuffles kept the focus or the readability). Another length
+    bin, the other readability and focus, and as many keywords, other words of the same document
+    (:func:`metrics.text.decoy_words`: words from another document are words this one lacks)."""
+    other = {"length": rng.choice([b for b in range(N_LENGTH_BINS) if b != controls["length"]]),
+             "keywords": decoy_words(pair["document"], pair["reference"], len(controls.get("keywords", [])), rng),
+             "readability": next(r for r in READABILITY if r != controls["readability"]),
+             "focus": next(f for f in FOCUS if f != controls["focus"])}
+    return {name: other[name] for name in CONTROLS if name in controls and other[name] != []}
 
 
 # ---- MACSum-Doc: human summaries per length (an extra test set) -------------------------------------

@@ -26,7 +26,7 @@ import random
 from pathlib import Path
 
 from metrics.io import write_jsonl
-from metrics.text import STOPWORDS, words
+from metrics.text import STOPWORDS, decoy_words, words
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
 
 SCITLDR_SPLITS = {"train": "train", "val": "dev", "test": "test"}
@@ -52,9 +52,18 @@ def reference_boosts(example: dict, assets) -> list[str]:
     return wanted[:BOOSTS_PER_EXAMPLE]
 
 
-def with_reference_boosts(examples: list[dict], assets) -> list[dict]:
-    """The test split: each example with its :func:`reference_boosts`; examples with none are dropped."""
-    return [{**e, "controls": {"boost": boosts}} for e in examples if (boosts := reference_boosts(e, assets))]
+def with_reference_boosts(examples: list[dict], assets, seed: int = 0) -> list[dict]:
+    """The test split: each example with its :func:`reference_boosts`; examples with none are dropped.
+    Each also carries ``shuffled_controls``: as many other words of its own document, none of its
+    target's (:func:`metrics.text.decoy_words`), for the shuffled pass. Boosts drawn from another
+    document were mostly words this document lacks, which no summary writes whatever it is asked."""
+    out = []
+    for e in examples:
+        if boosts := reference_boosts(e, assets):
+            rng = random.Random(f"{seed}:{e['id']}")
+            decoys = decoy_words(e["document"], e["target"], len(boosts), rng)
+            out.append({**e, "controls": {"boost": boosts}, **({"shuffled_controls": {"boost": decoys}} if decoys else {})})
+    return out
 
 
 def with_some_training_boosts(examples: list[dict], assets, share: float, seed: int) -> list[dict]:

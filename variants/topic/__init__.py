@@ -236,23 +236,30 @@ class TopicVariant(Variant):
          "metrics": {"stas": 0.7236, "rouge1": 0.4166, "rouge2": 0.1957, "rougeLsum": 0.3883}},
     )
 
-    def test_examples(self, max_samples: int | None = None) -> list[dict]:
-        """Super-articles (Sec. 4.3) built from the ``bbc_summary`` test split, seed 0."""
+    def test_examples(self, max_samples: int | None = None, join: str = "interleaved") -> list[dict]:
+        """Super-articles (Sec. 4.3) built from the ``bbc_summary`` test split, seed 0. The shuffled pass
+        asks each for the other article's topic (``shuffled_controls``): a topic the super-article treats
+        as much as the right one, where a topic drawn from another example is mostly one neither article
+        is about."""
         from ..sources import load_source
         from .data import super_articles
 
         articles = load_source("bbc_summary", "test")
-        return super_articles(articles, seed=0, split="test", dataset="bbc_summary")[:max_samples]
+        records = super_articles(articles, seed=0, split="test", dataset="bbc_summary", join=join)[:max_samples]
+        return [{**r, "shuffled_controls": {"topic": r["other_topic"]}} for r in records]
 
-    extra_test_sets = ("macsum-topic",)
+    extra_test_sets = ("macsum-topic", "concatenated")
 
     def extra_test_set(self, name: str, max_samples: int | None = None) -> list[dict]:
-        """``macsum-topic``: MACSum-Doc's human topic-focused summaries (CC BY-NC-ND: references used
+        """``concatenated``: the derived test set's pairs with one article after the other.
+        ``macsum-topic``: MACSum-Doc's human topic-focused summaries (CC BY-NC-ND: references used
         unchanged, for evaluation only), each topic asked through the unseen-topic path, shuffled
         among the topics of the same document (:func:`variants.topic.data.macsum_topic_set`); whole
         documents only (:func:`variants.base.whole_groups`)."""
         if name not in self.extra_test_sets:
             return super().extra_test_set(name, max_samples)
+        if name == "concatenated":  # the same pairs, one article after the other, the asked one first or second
+            return self.test_examples(max_samples, join="concatenated")
         from ..sources import load_source
         from .data import macsum_topic_set
 

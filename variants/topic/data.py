@@ -57,16 +57,23 @@ def pair_articles(articles: list[dict], rng: random.Random) -> list[tuple[dict, 
     return pairs
 
 
-def super_articles(articles: list[dict], seed: int, split: str, dataset: str) -> list[dict]:
+JOINS = {"interleaved": interleave, "concatenated": lambda first, second: first + second}
+
+
+def super_articles(articles: list[dict], seed: int, split: str, dataset: str, join: str = "interleaved") -> list[dict]:
     """Two examples per pair: the mixed article with a1's summary, and with a2's. Each example's
-    leading article (``leading``: its id) is drawn by the seeded ``rng``, independently of the topic."""
+    leading article (``leading``: its id) is drawn by the seeded ``rng``, independently of the topic.
+    ``join``: the articles' sentences taken in turn (the paper's super-articles) or ``concatenated``,
+    one article after the other, as a user pastes two articles: the same draws, so the asked article
+    comes first in about half the examples and second in the others."""
     rng = random.Random(seed)
+    mix = JOINS[join]
     out = []
     for number, (a1, a2) in enumerate(pair_articles(articles, rng)):
         s1, s2 = sentences(a1["source"]), sentences(a2["source"])
         for suffix, (main, other, main_sents, other_sents) in (("a", (a1, a2, s1, s2)), ("b", (a2, a1, s2, s1))):
             main_leads = rng.random() < 0.5
-            mixed = interleave(main_sents, other_sents) if main_leads else interleave(other_sents, main_sents)
+            mixed = mix(main_sents, other_sents) if main_leads else mix(other_sents, main_sents)
             out.append({
                 "id": f"super-{split}-{number:05d}{suffix}",
                 "document": " ".join(mixed),
