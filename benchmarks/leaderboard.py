@@ -88,6 +88,39 @@ def write_test_set(out: Path, variant: Variant, max_samples: int | None,
     return path, records
 
 
+def alone(entry):
+    """The model alone beside the model as served: the same weights generating at γ = 1 with no decoding
+    rules (constraints, sentence paths), an entry of its own, so the leaderboard shows what the rules
+    add. None when the model is served that way already (its record asks for neither)."""
+    from dataclasses import replace
+
+    from variants.base import read_record
+    from variants.seq2seq import GUIDANCE_FIELD
+
+    record = read_record(entry.location)
+    if not record.get("constraints") and float(record.get(GUIDANCE_FIELD) or 1.0) == 1.0:
+        return None
+
+    def load(**kwargs):
+        summarizer = entry.load(**kwargs)
+        summarizer.settings = summarizer.settings.but(guidance=1.0, constraints=False)
+        return summarizer
+
+    return replace(entry, model=f"{entry.model} (model alone)", load=load,
+                   title=f"{entry.title} — the model alone (γ = 1, no decoding rules)")
+
+
+def systems_of(catalog, variant_id: str) -> list:
+    """The variant's usable systems: each entry and, after a model served with guidance or decoding
+    rules, the same model alone (:func:`alone`)."""
+    entries = []
+    for entry in catalog.models(variant_id, available=True):
+        entries.append(entry)
+        if entry.source in ("store", "local") and (bare := alone(entry)) is not None:
+            entries.append(bare)
+    return entries
+
+
 def shard(jobs: list, process_index: int, num_processes: int) -> list:
     """This process's share of the systems: every ``num_processes``-th, starting at its index."""
     return jobs[process_index::num_processes]
@@ -124,7 +157,7 @@ def run(models_dir: str | Path | None = "checkpoints", out: str | Path = "leader
                 continue
             data_sha = hashlib.sha256(data_file.read_bytes()).hexdigest()
             systems = [(entry, cache_file(out, variant, entry, data_sha, max_samples))
-                       for entry in catalog.models(variant.id, available=True)]
+                       for entry in systems_of(catalog, variant.id)]
             plan[variant.id][name] = (data_file, data_sha, systems)
             jobs += [(variant, data_file, entry, cache) for entry, cache in systems]
     mine = shard(jobs, state.process_index, state.num_processes)

@@ -469,3 +469,39 @@ def test_extra_test_sets_get_their_own_table_with_every_control_row(tmp_path):
     assert "### Test set `human` (human references)" in markdown
     table = markdown.split("### Test set `human`")[1]
     assert "| ↳ Lead-k + pasted controls (" in table and "| system | metric | right | shuffled | Lead-k | pasted |" in table
+
+
+def test_a_model_served_with_guidance_or_rules_is_also_scored_alone(tmp_path):
+    """The leaderboard's second row of a model: the same weights at γ = 1 without decoding rules, so the
+    table shows what the rules add; a model served plainly gets no second row."""
+    from space.catalog import Catalog, Entry
+
+    from benchmarks.leaderboard import systems_of
+    from variants.base import write_record
+
+    class Loaded:
+        settings = None
+
+    def folder(name, record):
+        path = tmp_path / name
+        path.mkdir()
+        write_record(path, {"variant": "topic", "method": "tag", **record})
+        return str(path)
+
+    def load(**_):
+        from variants.seq2seq import GenerationSettings
+
+        summarizer = Loaded()
+        summarizer.settings = GenerationSettings(guidance=2.0, constraints=True, num_beams=2)
+        return summarizer
+
+    served = Entry("topic", "local/served", "served", "local", folder("served", {"control_guidance": 2.0,
+                                                                                 "constraints": True}), load=load)
+    plain = Entry("topic", "local/plain", "plain", "local", folder("plain", {}), load=load)
+    baseline = Entry("topic", "baseline", "baseline", "baseline")
+    catalog = Catalog([baseline, served, plain], {"topic": REGISTRY["topic"]})
+    systems = systems_of(catalog, "topic")
+    assert [s.model for s in systems] == ["baseline", "local/served", "local/served (model alone)", "local/plain"]
+    settings = systems[2].load().settings
+    assert (settings.guidance, settings.constraints, settings.num_beams) == (1.0, False, 2)  # only γ and rules change
+    assert systems[1].load().settings.guidance == 2.0  # the served row is untouched
