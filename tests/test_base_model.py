@@ -164,7 +164,7 @@ def test_bf16_and_fp32_pick_the_same_greedy_tokens(minilm_bart, texts):
 def test_verbatim_share_counts_names_and_numbers_copied_from_the_source():
     """Hand-counted: the names are the source's capitalized-only words (bank, england, andrew, bailey)
     and the dictionary-less "ufkos"; numbers are rejoined across WordPiece's "5. 25". 6 of 7 are copied."""
-    from training.general import summary_facts, verbatim_share
+    from metrics.quality import summary_facts, verbatim_share
 
     document = "The Bank of England raised rates to 5.25% on Monday, said Andrew Bailey in London. It added 2,300 jobs."
     summary = "the bank of england raised rates to 5. 25 %, said andrew bailey and ufkos, 2, 300 jobs."

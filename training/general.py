@@ -26,9 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 from pathlib import Path
 
+from metrics.quality import summary_facts, verbatim_share  # noqa: F401  (the faithfulness figure)
 from variants.sources import load_source
 
 logger = logging.getLogger(__name__)
@@ -163,37 +163,6 @@ def previous_phases(out: Path) -> list[dict]:
     if record.get("variant") != "general":  # a base that is no general summarizer has no phases to count on from
         return []
     return record.get("phases") or [{"from_step": 0, "to_step": record["steps"], "train_examples": record["train_examples"]}]
-
-
-NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-WORD = re.compile(r"[a-z][a-z'-]*")
-
-
-def summary_facts(summary: str, document: str) -> list[str]:
-    """The names and numbers a summary states, which must be copied right. The summaries are lower-cased
-    (MiniLM's vocabulary is uncased), so a name is found by its word: one the source only writes
-    capitalized mid-sentence (a proper noun), or one no dictionary knows (WordNet and stop words: rare
-    names, and garbled ones such as "ufkos")."""
-    from nltk.corpus import wordnet
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-
-    proper = {m.group(1).lower() for m in re.finditer(r"(?<=[a-z,;] )([A-Z][A-Za-z'-]+)", document)}
-    lowered = set(WORD.findall(document))  # words the source also writes in lower case
-    names = [w for w in WORD.findall(summary.lower()) if len(w) > 2 and (
-        (w in proper and w not in lowered) or (w not in ENGLISH_STOP_WORDS and not wordnet.morphy(w)))]
-    return names + NUMBER.findall(re.sub(r"(\d)\s*([.,])\s*(\d)", r"\1\2\3", summary))  # WordPiece decodes "5. 25"
-
-
-def verbatim_share(summaries: list[str], documents: list[str]) -> tuple[float | None, int]:
-    """Share of the summaries' names and numbers (:func:`summary_facts`) found verbatim in their source,
-    compared case-insensitively, as whole words."""
-    found = total = 0
-    for summary, document in zip(summaries, documents):
-        source_words = set(WORD.findall(document.lower())) | set(NUMBER.findall(document))
-        for fact in summary_facts(summary, document):
-            total += 1
-            found += fact in source_words
-    return (found / total if total else None), total
 
 
 def lead(document: str, n: int) -> str:

@@ -1,0 +1,116 @@
+"""Scores that catch text a reader would not accept, whatever the control: batched pure functions.
+
+A control metric says whether a summary obeys its control; these say whether it reads as a summary:
+
+* ``ends_sentence`` (1/0): the summary ends in sentence-final punctuation (``. ! ?``, possibly followed
+  by a closing quote or bracket), so it was not cut mid-sentence;
+* ``repeated_trigram`` (1/0): a run of three lower-cased words (:data:`metrics.text.WORD`) occurs twice
+  row anywhere in it, the mark of a decoding loop ("out out out", a sentence written twice);
+* ``unsupported_facts`` (count) and ``has_unsupported`` (1/0): the summary's names and numbers that its
+  document never writes, compared case-insensitively. A name is a capitalised word that does not
+  start a sentence, or one :func:`summary_facts` finds in lower-cased text (a word the document only
+  writes capitalised mid-sentence, or one no dictionary knows: "ufkos"); a number is a digit token.
+
+:func:`quality` gives all of them per summary (:data:`QUALITY_FIELDS`); a mean over summaries is a share.
+:func:`quality_notices` says in words which of them a summary fails. :func:`verbatim_share` is the
+general summarizer's faithfulness figure: the share of all such facts found in their sources.
+"""
+from __future__ import annotations
+
+import re
+
+from metrics.text import WORD as TOKEN
+
+QUALITY_FIELDS = ("ends_sentence", "repeated_trigram", "unsupported_facts", "has_unsupported")
+NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+WORD = re.compile(r"[a-z][a-z'-]*")  # a fact's word: hyphens and apostrophes inside ("o'shea", "non-league")
+FINAL = re.compile(r"[.!?][\"'”’)\]]*$")
+# A capitalised word and whether text before it ends a sentence (or there is none).
+CAPITALISED = re.compile(r"(?<![\w'’-])([A-Z][A-Za-z'’-]*)")
+SENTENCE_BREAK = re.compile(r"(?:^|[.!?:][\"'”’)\]]*)[\s\"'“‘(\[]*$")
+POSSESSIVE = re.compile(r"(?:['’]s?)$")
+TITLES = frozenset({"mr", "mrs", "ms", "dr", "prof", "sir", "dame", "lord", "lady"})  # a name's title is no fact
+
+
+def summary_facts(summary: str, document: str) -> list[str]:
+    """The names and numbers a summary states, which must be copied right. A summary may be lower-cased
+    (MiniLM's vocabulary is uncased), so a name is found by its word: one the source only writes
+    capitalized mid-sentence (a proper noun), or one no dictionary knows (WordNet and stop words: rare
+    names, and garbled ones such as "ufkos")."""
+    from nltk.corpus import wordnet
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    proper = {m.group(1).lower() for m in re.finditer(r"(?<=[a-z,;] )([A-Z][A-Za-z'-]+)", document)}
+    lowered = set(WORD.findall(document))  # words the source also writes in lower case
+    names = [w for w in WORD.findall(summary.lower()) if len(w) > 2 and (
+        (w in proper and w not in lowered) or (w not in ENGLISH_STOP_WORDS and not wordnet.morphy(w)))]
+    return names + NUMBER.findall(re.sub(r"(\d)\s*([.,])\s*(\d)", r"\1\2\3", summary))  # WordPiece decodes "5. 25"
+
+
+def verbatim_share(summaries: list[str], documents: list[str]) -> tuple[float | None, int]:
+    """Share of the summaries' names and numbers (:func:`summary_facts`) found verbatim in their source,
+    compared case-insensitively, as whole words."""
+    found = total = 0
+    for summary, document in zip(summaries, documents):
+        source_words = set(WORD.findall(document.lower())) | set(NUMBER.findall(document))
+        for fact in summary_facts(summary, document):
+            total += 1
+            found += fact in source_words
+    return (found / total if total else None), total
+
+
+def capitalised_names(summary: str) -> list[str]:
+    """The summary's capitalised words that do not start a sentence, lower-cased ("I", single letters as
+    in "U.S." and titles such as "Mr" are left out)."""
+    return [m.group(1).lower() for m in CAPITALISED.finditer(summary) if len(m.group(1)) > 1
+            and m.group(1).lower() not in TITLES and not SENTENCE_BREAK.search(summary[:m.start()])]
+
+
+def unsupported(summary: str, document: str) -> list[str]:
+    """The summary's names and numbers (see the module docstring) that its document never writes, each
+    once, in order; a possessive counts as its word ("Smith's" is supported by "Smith")."""
+    source = {POSSESSIVE.sub("", w) for w in WORD.findall(document.lower())} | set(NUMBER.findall(document))
+    facts = summary_facts(summary, document) + capitalised_names(summary)
+    missing = [f for f in (POSSESSIVE.sub("", f) if f[:1].isalpha() else f for f in facts) if f and f not in source]
+    return list(dict.fromkeys(missing))
+
+
+def ends_sentence(summaries: list[str]) -> list[int]:
+    """1 for each summary that ends in sentence-final punctuation, else 0."""
+    return [int(bool(FINAL.search(s.strip()))) for s in summaries]
+
+
+def repeated_trigram(summaries: list[str]) -> list[int]:
+    """1 for each summary in which some run of three lower-cased words occurs twice, else 0."""
+    flags = []
+    for summary in summaries:
+        words = [w.lower() for w in TOKEN.findall(summary)]
+        trigrams = list(zip(words, words[1:], words[2:]))
+        flags.append(int(len(set(trigrams)) < len(trigrams)))
+    return flags
+
+
+def quality(summaries: list[str], documents: list[str]) -> list[dict[str, int]]:
+    """The :data:`QUALITY_FIELDS` of each summary against its document."""
+    if len(summaries) != len(documents):
+        raise ValueError(f"{len(summaries)} summaries but {len(documents)} documents")
+    missing = [unsupported(s, d) for s, d in zip(summaries, documents)]
+    return [{"ends_sentence": end, "repeated_trigram": loop, "unsupported_facts": len(m),
+             "has_unsupported": int(bool(m))}
+            for end, loop, m in zip(ends_sentence(summaries), repeated_trigram(summaries), missing)]
+
+
+def quality_notices(summary: str, document: str) -> list[str]:
+    """What a reader should know about one summary's text: each quality score it fails, in words."""
+    if not summary.strip():
+        return []
+    notices = []
+    if not ends_sentence([summary])[0]:
+        notices.append("the summary does not end with a complete sentence")
+    if repeated_trigram([summary])[0]:
+        notices.append("the summary repeats itself (three words in a row occur twice)")
+    missing = unsupported(summary, document)
+    if missing:
+        notices.append(f"the summary names {len(missing)} name(s) or number(s) the document does not contain: "
+                       + ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else ""))
+    return notices
