@@ -57,7 +57,10 @@ BASE_MODEL_LICENSES = {
     "google/flan-t5-xxl": "apache-2.0", "sentence-transformers/all-MiniLM-L6-v2": "apache-2.0",
 }
 METRIC_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "rougeLsum": "ROUGE-Lsum",
-                 "stas": "STAS", "output_words": "mean summary length (words)"}
+                 "stas": "STAS", "output_words": "mean summary length (words)",
+                 "ends_sentence": "share ending a sentence", "repeated_trigram": "share with a repeated 3-gram",
+                 "unsupported_facts": "names and numbers not in the document (mean)",
+                 "has_unsupported": "share with a name or number not in the document"}
 
 # The usage example's document when a variant gives none: two topics, so a control has work to do.
 EXAMPLE_DOCUMENT = (

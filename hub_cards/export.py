@@ -4,9 +4,10 @@ What goes in: safetensors weights (pickles are refused: loading one runs arbitra
 with ``auto_map`` and the ``configuration_*.py``/``modeling_*.py`` it names (so the repo alone loads
 with ``trust_remote_code=True``), tokenizer files, ``generation_config.json``, the variant's assets
 (every other file of the checkpoint: ``steersum.json``, a TopicSpace, a TF-IDF vocabulary, ...),
-the variant's processor (``processor_config.json``, ``processing_<name>.py`` and the files it reads:
-``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` turns documents and controls into the
-model's inputs with the code the variant's ``prepare`` runs), ``eval_report.json`` when there is one,
+the variant's processor (``processor_config.json``, ``processing_<name>.py``, ``postprocess.py`` and the
+files it reads: ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` turns documents and
+controls into the model's inputs with the code the variant's ``prepare`` runs, and its ``decode`` writes
+the text as SteerSum serves it), ``eval_report.json`` when there is one,
 and ``README.md``, the model card. A peft adapter folder (``adapter_config.json``) is exported as an
 adapter, the same way; the general summarizer (``"variant": "general"``) as a plain model with its own
 card (:mod:`hub_cards.general`).
@@ -310,13 +311,17 @@ def add_remote_code(out: Path) -> None:
 
 def add_processor(out: Path, summarizer: Summarizer) -> None:
     """The variant's processor (remote code, its settings and files), so that ``AutoProcessor`` turns
-    documents and controls into the model's inputs from the repo alone (:meth:`Variant.processor`)."""
+    documents and controls into the model's inputs from the repo alone (:meth:`Variant.processor`), and
+    ``postprocess.py`` beside it, with which its ``decode`` writes the text as SteerSum serves it."""
+    from variants import postprocess
+
     try:
         processor = summarizer.variant.processor(summarizer)
     except NotImplementedError:
         log.warning("variant '%s' has no processor: the repo ships none", summarizer.variant.id)
         return
     processor.save_pretrained(out)
+    shutil.copyfile(postprocess.__file__, out / "postprocess.py")
 
 
 def add_generation_config(out: Path, record: dict, summarizer: Any = None) -> None:

@@ -28,6 +28,7 @@ FINAL = re.compile(r"[.!?][\"'”’)\]]*$")
 # A capitalised word and whether text before it ends a sentence (or there is none).
 CAPITALISED = re.compile(r"(?<![\w'’-])([A-Z][A-Za-z'’-]*)")
 SENTENCE_BREAK = re.compile(r"(?:^|[.!?:][\"'”’)\]]*)[\s\"'“‘(\[]*$")
+UNFINISHED = "the summary does not end with a complete sentence"  # the notice of a failed ``ends_sentence``
 POSSESSIVE = re.compile(r"(?:['’]s?)$")
 TITLES = frozenset({"mr", "mrs", "ms", "dr", "prof", "sir", "dame", "lord", "lady"})  # a name's title is no fact
 
@@ -66,13 +67,33 @@ def capitalised_names(summary: str) -> list[str]:
             and m.group(1).lower() not in TITLES and not SENTENCE_BREAK.search(summary[:m.start()])]
 
 
+def bare(word: str) -> str:
+    """A word without a possessive or a dangling hyphen ("Smith's" -> "smith", "cub-" -> "cub")."""
+    return POSSESSIVE.sub("", word.lower()).strip("-'’")
+
+
 def unsupported(summary: str, document: str) -> list[str]:
     """The summary's names and numbers (see the module docstring) that its document never writes, each
-    once, in order; a possessive counts as its word ("Smith's" is supported by "Smith")."""
-    source = {POSSESSIVE.sub("", w) for w in WORD.findall(document.lower())} | set(NUMBER.findall(document))
-    facts = summary_facts(summary, document) + capitalised_names(summary)
-    missing = [f for f in (POSSESSIVE.sub("", f) if f[:1].isalpha() else f for f in facts) if f and f not in source]
+    once, in order. A possessive counts as its word ("Smith's" is supported by "Smith"), and a hyphenated
+    word as its parts: each must be the document's or a dictionary word ("Betts-Green" needs "Betts"; a
+    compound the model joins from the document's words, "human-originated", is no invented fact)."""
+    from nltk.corpus import wordnet
+
+    words = {bare(w) for w in WORD.findall(document.lower())}
+    source = words | {part for w in words for part in w.split("-")} | set(NUMBER.findall(document))
+    missing = []
+    for fact in summary_facts(summary, document) + capitalised_names(summary):
+        fact = bare(fact) if fact[:1].isalpha() else fact
+        parts = [p for p in fact.split("-") if p] if fact[:1].isalpha() and fact not in source else []
+        if fact and fact not in source and not (len(parts) > 1 and all(
+                p in source or (p not in capitalised_words(summary) and wordnet.morphy(p)) for p in parts)):
+            missing.append(fact)
     return list(dict.fromkeys(missing))
+
+
+def capitalised_words(summary: str) -> set[str]:
+    """The lower-cased parts of the summary's capitalised words: a name's parts need the document."""
+    return {part for m in CAPITALISED.finditer(summary) for part in bare(m.group(1)).split("-")}
 
 
 def ends_sentence(summaries: list[str]) -> list[int]:
@@ -106,7 +127,7 @@ def quality_notices(summary: str, document: str) -> list[str]:
         return []
     notices = []
     if not ends_sentence([summary])[0]:
-        notices.append("the summary does not end with a complete sentence")
+        notices.append(UNFINISHED)
     if repeated_trigram([summary])[0]:
         notices.append("the summary repeats itself (three words in a row occur twice)")
     missing = unsupported(summary, document)

@@ -17,7 +17,10 @@ values; the app shows it as ``gr.Error`` and logs it as one line. A model that f
 the reason; its traceback goes to the server log once.
 
 Results carry notices for inputs that change nothing or outputs that are not what they seem: a
-document that does not look English, a summary that stopped at the model's token limit mid-sentence.
+document that does not look English, a summary that stopped at the model's token limit mid-sentence,
+and each text-quality score (:mod:`metrics.quality`) a summary fails: one that does not end a sentence,
+repeats three words, or names a name or number its document does not hold. The scores themselves are
+the result's ``quality``.
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from dataclasses import asdict
 from typing import Any
 
 import metrics.rouge  # noqa: F401  (silences rouge-score's absl INFO line per scorer, for every metric)
+from metrics.quality import UNFINISHED, quality, quality_notices
 from metrics.text import STOPWORDS
 from variants import InputError, Summarizer
 from variants.base import Score, Summary, check_document
@@ -302,6 +306,13 @@ def unfinished_notices(summarizer: Summarizer, text: str) -> list[str]:
     return [f"the summary ends mid-sentence: generation stopped at the model's limit of {limit} new tokens"]
 
 
+def summary_notices(summarizer: Summarizer, text: str, document: str) -> list[str]:
+    """The quality notices of a generated summary (:func:`metrics.quality.quality_notices`), then
+    :func:`unfinished_notices`; the one that says it ends no sentence is left out when the other says why."""
+    unfinished = unfinished_notices(summarizer, text)
+    return [n for n in quality_notices(text, document) if not (unfinished and n == UNFINISHED)] + unfinished
+
+
 def clip_text(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, at a word boundary when there is one."""
     if len(text) <= limit:
@@ -473,7 +484,7 @@ class Service:
         document_notices += language_notices(document)
         controls, control_notices = self._bounded(summarizer, parse_controls(controls))
         checked = summarizer.variant.validate(controls, summarizer.assets)
-        notices = document_notices + notices + reference_notices + control_notices
+        notices = document_notices + notices + reference_notices + control_notices + quality_notices(summary, document)
         return self._scored(summarizer, model, summary, document, checked, reference, notices, {})
 
     @staticmethod
@@ -500,7 +511,8 @@ class Service:
         used = {"guidance": guidance if guidance is not None and settings is not None
                 else (settings.guidance if settings is not None else 1.0)}
         return [{**self._scored(summarizer, model, s.text, document, c, reference,
-                                notices + s.notices + unfinished_notices(summarizer, s.text), dict(seconds)), **used}
+                                notices + s.notices + summary_notices(summarizer, s.text, document), dict(seconds)),
+                 **used}
                 for s, c in zip(summaries, checked)]
 
     def _scored(self, summarizer: Summarizer, model: str, summary: str, document: str, controls: dict,
@@ -511,5 +523,6 @@ class Service:
         evidence = distinctive(summarizer, summary, controls)
         seconds["metrics"] = time.perf_counter() - start
         return {"variant": variant.id, "model": model, "summary": summary,
-                "controls": controls, "scores": {name: asdict(score) for name, score in scores.items()},
+                "quality": quality([summary], [document])[0], "controls": controls,
+                "scores": {name: asdict(score) for name, score in scores.items()},
                 "evidence": evidence, "notices": list(dict.fromkeys(notices)), "seconds": seconds}

@@ -15,6 +15,7 @@ from transformers import AutoModelForSeq2SeqLM, BartConfig, BartForConditionalGe
 import models  # noqa: F401  (registers GSum)
 from hub_cards.card import MISSING
 from hub_cards.export import export_checkpoint
+from metrics.quality import QUALITY_FIELDS
 from models import GSumConfig, GSumForConditionalGeneration
 from variants.entity.data import entity_examples, proxy_target, reference_target
 from variants.presets import tiny_tokenizer
@@ -367,7 +368,7 @@ def test_training_lowers_the_loss_and_records_the_guidance(checkpoint):
     assert (record["variant"], record["method"], record["max_guidance_length"]) == ("entity", "sentences", 256)
     report = json.loads((checkpoint / "eval_report.json").read_text())
     assert set(report["metrics"]) == {"entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum",
-                                     "output_words"}
+                                     "output_words", *QUALITY_FIELDS}
 
 
 def test_a_loaded_model_warns_about_an_absent_entity_and_still_summarizes(checkpoint):

@@ -155,7 +155,7 @@ def test_the_processor_gives_the_inputs_load_summarizer_gives(zoo, from_cache, v
             for key in expected:
                 assert torch.equal(got[key], expected[key].to(got[key].dtype)), (variant, given, key)
             if variant != "ccs":  # ccs also notes keywords absent from the document (stemmed, with NLTK)
-                summary = decoded("", prepared, cut, summarizer.max_source_length)  # as the summarizer notes
+                summary = decoded("", prepared, cut, summarizer.max_source_length, document)  # as the summarizer notes
                 assert processor.notices == [summary.notices], (variant, given)
         # the control-free input classifier-free guidance contrasts with: the same as the variant's
         unconditional = summarizer.variant.unconditional(document, summarizer.method, summarizer.assets)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from metrics.io import DataError, read_jsonl
+from metrics.quality import QUALITY_FIELDS
 from variants import REGISTRY
 from training.sensitivity import PastedLeadK
 from variants.base import Control, Paper, Summarizer, Summary, Variant
@@ -87,7 +88,8 @@ def test_harness_writes_json_markdown_and_plots(board_dir):
     topic = board["variants"]["topic"]
     assert [s["model"] for s in topic["systems"]] == ["baseline", "local/topic-tiny"]
     assert topic["test_set"]["n"] == MAX_SAMPLES and topic["test_set"]["datasets"] == ["bbc_summary"]
-    assert all(set(s["metrics"]) == {"stas", "rouge1", "rouge2", "rougeLsum", "output_words"} for s in topic["systems"])
+    assert all(set(s["metrics"]) == {"stas", "rouge1", "rouge2", "rougeLsum", "output_words", *QUALITY_FIELDS}
+               for s in topic["systems"])
     assert board["variants"]["untested"]["skipped"] and "systems" not in board["variants"]["untested"]
     markdown = (board_dir / "leaderboard.md").read_text()
     assert "| system | method | n | words | stas | rouge1 | rouge2 | rougeLsum |" in markdown

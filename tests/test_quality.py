@@ -24,6 +24,9 @@ def test_unsupported_facts_are_names_and_numbers_the_document_lacks():
     assert unsupported("Renault's profit rose 55% said Mr Underwood.", DOCUMENT) == ["55", "underwood"]
     # supported: names in any case, possessives, numbers as the tokenizer spaces them, sentence-initial words
     assert unsupported("Shares of Renault rose to 1. 4bn euros in 2004, said schweitzer's carmaker.", DOCUMENT) == []
+    # a hyphenated word counts as its parts: a name's parts need the document, other parts a dictionary
+    assert unsupported("Betts-Green met Smith-Jones about a well-known renault-led plan.", "Mr Betts-Green spoke.") == [
+        "smith-jones", "renault-led"]
     # a word no dictionary knows is a (garbled) name even in lower case
     assert unsupported("the profit of qari u harmlessdullah rose.", DOCUMENT) == ["qari", "harmlessdullah"]
 

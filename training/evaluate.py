@@ -1,8 +1,10 @@
 """Generation-based evaluation of any summarizer (checkpoint, Hub id or baseline) on JSONL examples.
 
 The report is the same for every variant: corpus means of the variant's live metrics (``Variant.score``
-against the example's ``target``) and of the summaries' length in words (``output_words``), the number
-of truncated inputs, and per-example rows. The model card reads it (``eval_report.json``).
+against the example's ``target``), of the summaries' length in words (``output_words``) and of their
+text's quality (:mod:`metrics.quality`: ``ends_sentence``, ``repeated_trigram``, ``unsupported_facts``,
+``has_unsupported``; a mean of a 0/1 score is a share), the number of truncated inputs, and per-example
+rows. The model card reads it (``eval_report.json``).
 
 What the system is *given* is one of :data:`CONTROL_MODES`: each example's own controls, another
 example's (``shuffled``: a seeded derangement, :func:`derangement`, within a record's
@@ -24,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from metrics.quality import QUALITY_FIELDS, quality
 from variants.base import Summarizer, by_length
 
 REPORT_FILE = "eval_report.json"
@@ -66,15 +69,17 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
             summaries[i] = summary
     seconds = time.perf_counter() - started
     rows, truncated = [], 0
+    text_quality = quality([s.text for s in summaries], [r["document"] for r in records])
     for i, (record, summary) in enumerate(zip(records, summaries)):
         scores = variant.score(summary.text, record["document"], record["controls"], record["target"], summarizer.assets)
         truncated += any("truncated" in n for n in summary.notices)
         keys = {k: v for k, v in record.items() if isinstance(v, str) and k not in ("document", "target")}
         rows.append({"id": record.get("id"), **keys, "controls": record["controls"],
                      **({} if controls == "given" else {"given_controls": given[i]}), "summary": summary.text,
-                     "output_words": len(summary.text.split()),
+                     "output_words": len(summary.text.split()), **text_quality[i],
                      **{name: score.value for name, score in scores.items()}})
-    names = [n for n in (*variant.metric_names, "output_words") if any(row.get(n) is not None for row in rows)]
+    names = [n for n in (*variant.metric_names, "output_words", *QUALITY_FIELDS)
+             if any(row.get(n) is not None for row in rows)]
     metrics = {}
     for name in names:
         values = [row[name] for row in rows if row.get(name) is not None and not math.isnan(row[name])]

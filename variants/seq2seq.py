@@ -2,7 +2,7 @@
 
 A variant supplies ``prepare``; this module turns prepared inputs into padded batches (truncating
 sources that exceed the model's limit, with a notice), runs ``generate`` on GPU when there is one,
-and decodes.
+and decodes, writing the text as the document writes its words (:mod:`variants.postprocess`).
 
 How a model generates is one :class:`GenerationSettings` per summarizer (beams, new tokens, early
 stopping, batch size, dtype), read from the checkpoint's record: evaluation, the leaderboard and the
@@ -32,6 +32,7 @@ import models  # noqa: F401  (registers SteerSum's architectures with the Auto c
 from .base import Prepared, Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
 from .constraints import HardConstraints, constraint_kwargs
 from .guidance import EncoderDecoderGuidance, PairedCache, check_guidance, takes_own_cache
+from .postprocess import postprocess
 
 
 DTYPES = ("auto", "bfloat16", "float32", "int8", "int8-weights")
@@ -254,12 +255,14 @@ def tokenize(tokenizer, prepared: list[Prepared], max_source_length: int) -> tup
     return [x[: max_source_length - 1] + x[-1:] if cut else x for x, cut in zip(ids, truncated)], truncated
 
 
-def decoded(text: str, prepared: Prepared, truncated: bool, max_source_length: int) -> Summary:
-    """A generated text as a :class:`Summary`, with the notices of its input (and one if it was cut)."""
+def decoded(text: str, prepared: Prepared, truncated: bool, max_source_length: int, document: str) -> Summary:
+    """A generated text as a :class:`Summary` in the document's case and spacing, without a trailing
+    unfinished sentence (:func:`variants.postprocess.postprocess`), with the notices of its input (and
+    one if it was cut)."""
     notices = list(prepared.notices)
     if truncated:
         notices.append(f"the input was longer than the model's limit of {max_source_length} tokens and was truncated")
-    return Summary(text.strip(), notices)
+    return Summary(postprocess(text, document), notices)
 
 
 def pad(tokenizer, ids: list[list[int]], prepared: list[Prepared]) -> dict[str, torch.Tensor]:
@@ -315,7 +318,7 @@ class Seq2SeqSummarizer(Summarizer):
             with settings.autocast(self.model.device):
                 output = steering.generate(settings.model(self.model), rows, generation, batch)
             for i, text in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True)):
-                summaries[i] = decoded(text, prepared[i], truncated[i], self.max_source_length)
+                summaries[i] = decoded(text, prepared[i], truncated[i], self.max_source_length, documents[i])
         return summaries
 
 

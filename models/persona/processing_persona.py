@@ -90,6 +90,12 @@ def persona_input(document: str, titles: list[str], method: str, prefix_titles: 
 # --- Copied into every SteerSum processor (the copies are identical: tests/test_hub_repos.py checks) -----
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
 PROCESSOR_FILE = "processor_config.json"
+POSTPROCESS_FILE = "postprocess.py"  # SteerSum's postprocess, which an exported repo carries beside this file
+
+try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it
+    from .postprocess import postprocess
+except ImportError:  # inside SteerSum's tree the file is variants/postprocess.py: decode gives the tokenizer's text
+    postprocess = None
 
 
 def cut(ids: list[int], max_length: int) -> list[int]:
@@ -187,6 +193,7 @@ class SteerSumProcessor(ProcessorMixin):
         self.data = dict(data or {})
         self.max_source_length = int(self.settings.get("max_source_length", 1024))
         self.notices: list[list[str]] = []
+        self.documents: list[str] = []  # the last call's, which decode restores the case and spacing of
 
     def check(self, controls) -> dict:
         return check_controls(controls, self.settings.get("controls", []))
@@ -226,7 +233,22 @@ class SteerSumProcessor(ProcessorMixin):
         for notes in self.notices:
             for note in notes:
                 logger.warning(note)
+        self.documents = [document.strip() for document in documents]
         return batch
+
+    def batch_decode(self, sequences, documents=None, **kwargs):
+        """Generated ids as text, each in its document's case and spacing with complete sentences, as
+        SteerSum serves it (``postprocess.py``). ``documents`` default: those of the last call, when they
+        are as many as the sequences (otherwise, and without ``postprocess.py``, the tokenizer's text)."""
+        texts = self.tokenizer.batch_decode(sequences, **kwargs)
+        documents = documents if documents is not None else self.documents
+        if postprocess is None or len(documents) != len(texts):
+            return texts
+        return [postprocess(text, document) for text, document in zip(texts, documents)]
+
+    def decode(self, token_ids, document=None, **kwargs):
+        """One generated sequence as :meth:`batch_decode` writes it (``document``: its source)."""
+        return self.batch_decode([token_ids], None if document is None else [document], **kwargs)[0]
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, **kwargs):
@@ -253,6 +275,8 @@ class SteerSumProcessor(ProcessorMixin):
                   "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"}}
         write_file(os.path.join(save_directory, PROCESSOR_FILE), config)
         shutil.copyfile(code, os.path.join(save_directory, os.path.basename(code)))
+        if postprocess is not None:  # saved from an exported repo: the postprocess it was loaded with goes along
+            shutil.copyfile(inspect.getfile(postprocess), os.path.join(save_directory, POSTPROCESS_FILE))
         for name in self.files:
             write_file(os.path.join(save_directory, name), self.data[name])
         return [os.path.join(save_directory, PROCESSOR_FILE)]

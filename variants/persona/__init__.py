@@ -216,7 +216,7 @@ class PersonaSummarizer(Summarizer):
                 output = steering.generate(model, rows, generation, inputs, encoder_outputs=states[which],
                                            attention_mask=mask)
             for i, text, at in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True), which.tolist()):
-                out[i] = decoded(text, prepared[i], truncated[at], self.base.max_source_length)
+                out[i] = decoded(text, prepared[i], truncated[at], self.base.max_source_length, documents[i])
         return out
 
 
