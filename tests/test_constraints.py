@@ -117,22 +117,52 @@ def test_preferred_sentences_are_biased_along_their_path(bart):
     assert copying[0, ids(" large")[0]] == 2.5 and copying[0, ids(" The")[0]] == 0.0
 
 
-def test_ccs_prefers_the_focus_half_and_the_easier_sentences():
-    from variants.ccs import preferred_sentences
+def test_ccs_prefers_the_common_worded_sentences_for_high_readability_and_nothing_for_a_focus():
+    from variants.ccs.preference import commonness, preferred_sentences, sentence_rank
 
-    ccs = get_variant("ccs")
     sents = ["We propose a new method for learning.", "It is simple and works well.",
              "Our experiments on ten datasets show gains of five points over strong baselines in every setting.",
-             "Results hold."]
-    assert preferred_sentences(sents, "conceptual", None) == sents[:2]
-    assert preferred_sentences(sents, "empirical", "normal") == sents[2:]
-    assert preferred_sentences(sents[:3], "empirical", None) == sents[2:3]  # of three, the middle one is conceptual's
-    # high readability: the easier half by FKGL, here the two short plain sentences
-    assert preferred_sentences(sents, None, "high") == [sents[1], sents[3]]
-    assert preferred_sentences(sents, "empirical", "high") == [sents[3]]
-    assert ccs.constraints({"readability": "normal", "length": 0}).prefer is None
-    assert ccs.constraints({"focus": "empirical"}).prefer(sents) == sents[2:]
-    assert ccs.constraints({"readability": "high"}).prefer(sents) == [sents[1], sents[3]]
+             "The heteroscedastic posterior factorizes."]
+    common = commonness(sents)
+    # "It is simple and works well": every word common (Zipf >= 4); "heteroscedastic posterior factorizes":
+    # of its four words only "the" is
+    assert common[1] == 1.0 and common[3] == 0.25
+    assert preferred_sentences(sents, "high") == [s for s, c in zip(sents, common) if c >= sorted(common)[-2]]
+    assert sents[1] in preferred_sentences(sents, "high") and sents[3] not in preferred_sentences(sents, "high")
+    assert preferred_sentences(sents, "normal") == [] and sentence_rank(sents, None) == [0, 1, 2, 3]
+    assert sentence_rank(sents, "high")[0] == 1 and sentence_rank(sents, "high")[-1] == 3
+    ccs = get_variant("ccs")
+    assert ccs.constraints({"focus": "empirical", "length": 0}).prefer is None  # focus is left to the model
+    assert ccs.constraints({"readability": "high"}).prefer(sents) == preferred_sentences(sents, "high")
+
+
+def test_ccs_rules_read_no_metric_part(monkeypatch):
+    """Swap the metric's parts (the FKGL function ΔFKGL is computed with, the focus judge, the cue rule
+    that cut the focus targets) for ones that fail: the decoder's constraints and the baseline's
+    extract do not change, so no rule reads them."""
+    import metrics.ccs
+    import metrics.focus
+
+    ccs = get_variant("ccs")
+    document = ("We propose a new framework for learning sparse codes. It is simple and works well. Our experiments "
+                "on ten datasets show gains of five points over strong baselines. The heteroscedastic posterior "
+                "factorizes into conjugate parts. Results hold across seeds.")
+    controls = {"length": 0, "keywords": ["codes"], "readability": "high", "focus": "empirical"}
+    from metrics.text import sentences
+
+    before = (ccs.constraints(controls).prefer(sentences(document)), ccs.baseline().summarize([document], [controls]))
+
+    def swapped(*args, **kwargs):
+        raise AssertionError("a decoding rule or the baseline read a metric's part")
+
+    for module, name in ((metrics.ccs, "fkgl"), (metrics.focus, "default_focus_classifier"),
+                         (metrics.focus, "rule_focus"), (metrics.focus, "position_parts")):
+        monkeypatch.setattr(module, name, swapped)
+    import variants.ccs as ccs_module
+
+    monkeypatch.setattr(ccs_module, "fkgl", swapped)  # the name the variant imported, for its score
+    after = (ccs.constraints(controls).prefer(sentences(document)), ccs.baseline().summarize([document], [controls]))
+    assert after[0] == before[0] and [s.text for s in after[1]] == [s.text for s in before[1]]
 
 
 def test_keywords_are_written_and_keep_the_end_of_sequence_waiting(bart):

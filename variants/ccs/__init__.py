@@ -54,6 +54,7 @@ from models.ccs.processing_ccs import CCSProcessor, hard_prompt
 
 from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
                     processor_settings, whole_groups)
+from .preference import preferred_sentences, sentence_rank
 
 ADAPTER_CONFIG = "adapter_config.json"
 CORPUS_METRICS = ("length_pcc", "delta_fkgl", "focus_f1")  # Table 4 columns that are not per-example means
@@ -108,34 +109,11 @@ def bin_range(length_bin: int) -> tuple[int, int]:
     return (1 if length_bin == 0 else length_bin * BIN_WIDTH + 1), (length_bin + 1) * BIN_WIDTH
 
 
-def in_focus_half(index: int, count: int, focus: str | None) -> bool:
-    """Whether sentence ``index`` of ``count`` stands where an abstract puts that focus's content: the
-    problem and method first (``conceptual``: the first half), experiments and results last
-    (``empirical``: the second half); any sentence for no focus. Position only, never the focus judge."""
-    return focus is None or (index < count / 2 if focus == "conceptual" else index >= count / 2)
-
-
-def preferred_sentences(document_sentences: list[str], focus: str | None, readability: str | None) -> list[str]:
-    """The document's sentences that a summary asked for ``focus`` and ``readability`` should copy, for
-    the decoder's sentence paths (:class:`variants.constraints.SentencePathLogitsProcessor`), by the
-    baseline's own ranking: those in the focus's half (:func:`in_focus_half`) and, for ``high``
-    readability, the easier half of them (FKGL at most their median)."""
-    chosen = [s for i, s in enumerate(document_sentences) if in_focus_half(i, len(document_sentences), focus)]
-    if readability == "high" and chosen:
-        grades = fkgl(chosen)
-        middle = sorted(grades)[(len(grades) - 1) // 2]  # the lower median
-        chosen = [s for s, grade in zip(chosen, grades) if grade <= middle]
-    return chosen
-
-
 def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
     """Sentences of the document that meet the length bin and cover the keywords, in document order.
 
-    Sentences are ranked: for a focus, those in the half of the document where that content usually
-    stands first (abstracts state problem and method first, experiments and results last: conceptual
-    = first half, empirical = second half; position only, never the focus judge that scores the
-    summary); for ``high`` readability, the lowest FKGL first; then document order (empirical:
-    from the end). Each keyword brings its best-ranked
+    Sentences are ranked by :func:`variants.ccs.preference.sentence_rank` (common words first for
+    ``high`` readability; nothing a metric reads; a focus changes nothing). Each keyword brings its best-ranked
     sentence; then sentences by rank are added while the extract stays within the bin, until it
     reaches the bin's middle. If whole sentences cannot reach the bin, the next one is cut to fit.
     Returns the extract and notices (keywords absent or left out, a document shorter than the bin).
@@ -145,10 +123,7 @@ def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
     low, high = bin_range(controls.get("length", DEFAULT_LENGTH_BIN))
     if sum(sizes) < low:
         return " ".join(sents), [f"the document has only {sum(sizes)} words, fewer than the length bin's {low}"]
-    focus = controls.get("focus")
-    off_focus = [not in_focus_half(i, len(sents), focus) for i in range(len(sents))]
-    grades = fkgl(sents) if controls.get("readability") == "high" else [0.0] * len(sents)
-    rank = sorted(range(len(sents)), key=lambda i: (off_focus[i], grades[i], -i if focus == "empirical" else i))
+    rank = sentence_rank(sents, controls.get("readability"))
 
     notices, chosen = [], []
     keywords = controls.get("keywords") or []
@@ -190,7 +165,7 @@ class CCSBaseline(Baseline):
 
 def readability_notices(document: str, controls: dict, text: str) -> list[str]:
     """A notice when asking for ``high`` readability changed nothing: the extract is the one given
-    ``normal``. The baseline only ranks sentences by FKGL, so this happens exactly when there is no
+    ``normal``. The baseline only ranks sentences by their words' commonness, so this happens exactly when there is no
     choice to make (a one-sentence document, or one whose words fit the bin's middle, so every sentence
     is taken) or when the easiest sentences are the ones chosen anyway."""
     if controls.get("readability") != "high":
@@ -304,8 +279,8 @@ class CCSVariant(Variant):
 
     def constraints(self, controls: dict, assets: Any = None):
         """The length bin as word bounds (bin b: 50b+1 to 50(b+1) words; bin 0 from 1 word; the last bin
-        open above) and the keywords, for the decoder to enforce (:mod:`variants.constraints`); a focus
-        and ``high`` readability as the document sentences to prefer (:func:`preferred_sentences`)."""
+        open above) and the keywords, for the decoder to enforce (:mod:`variants.constraints`); ``high``
+        readability as the document sentences to prefer (:func:`variants.ccs.preference.preferred_sentences`)."""
         from ..constraints import HardConstraints
 
         low = high = None
@@ -313,9 +288,8 @@ class CCSVariant(Variant):
             b = controls["length"]
             low, high = bin_range(b)
             high = None if b == N_LENGTH_BINS - 1 else high  # the decoder leaves the last bin open
-        focus, readability = controls.get("focus"), controls.get("readability")
-        prefer = functools.partial(preferred_sentences, focus=focus, readability=readability) \
-            if focus or readability == "high" else None
+        high_readability = controls.get("readability") == "high"
+        prefer = functools.partial(preferred_sentences, readability="high") if high_readability else None
         return HardConstraints(low, high, tuple(controls.get("keywords") or ()), prefer)
 
     def baseline(self) -> Summarizer:
