@@ -34,7 +34,6 @@ from functools import lru_cache
 __all__ = ["postprocess", "restore_surface", "complete_sentences", "capitalise_sentences", "SENTENCE_END"]
 
 TOKEN = re.compile(r"\w+|[^\w\s]")
-MAX_RUN = 16  # longest document run (in tokens) looked up; longer runs are found as consecutive pieces
 NO_SPACE_BEFORE = frozenset(",.;:!?%)]}”’")
 NO_SPACE_AFTER = frozenset("([{$£€#“‘")
 JOINERS = frozenset(".,:")  # between digits: "1 . 4bn", "1 , 000", "3 : 30"
@@ -42,8 +41,8 @@ CONTRACTIONS = frozenset({"s", "t", "re", "ve", "ll", "d", "m"})  # after an apo
 APOSTROPHES = frozenset("'’")
 # A period after one of these (or after a single letter: "U.S.", "J. Smith") ends no sentence.
 ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "gen", "gov", "sen", "rep", "lt",
-                           "col", "sgt", "capt", "no", "vs", "etc", "inc", "ltd", "co", "corp", "jan", "feb",
-                           "mar", "apr", "aug", "sept", "oct", "nov", "dec", "e.g", "i.e", "al"})
+                           "col", "sgt", "capt", "vs", "inc", "ltd", "co", "corp", "jan", "feb", "apr", "aug",
+                           "sept", "oct", "nov", "dec", "al"})
 # Sentence-final punctuation, possibly followed by closing quotes or brackets.
 SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*")
 QUOTE_KEYS = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
