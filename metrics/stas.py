@@ -32,6 +32,13 @@ test articles) never scores text the space was fitted on. The saved space record
 budget, so nothing forces a cut, and a cut by corpus frequency would drop the rare names (players,
 firms, bands) that are strong topic evidence. Rebuild it with ``python -m metrics.stas
 build-default``; a test checks that the committed files equal a fresh fit.
+
+The systems read that space: the topic baseline ranks sentences with it, and the ``tag`` methods mark
+its representative terms. So STAS is not scored with it, or a system would be judged by the space it
+was built from (its tagged words are exactly the words that space rewards). The **judge**
+(:meth:`TopicSpace.judge`) is another fit, on the BBC articles of ``bbc_summary``'s *val* split:
+articles neither the systems' space nor the topic test set holds. Rebuild it with
+``python -m metrics.stas build-judge``.
 """
 from __future__ import annotations
 
@@ -51,6 +58,8 @@ from metrics.text import STOPWORDS, lemma, words
 FORMAT = "steersum-topic-space/1"
 JSON_NAME, NPZ_NAME = "topic_space.json", "topic_space.npz"  # fixed: a checkpoint carries its space under these
 DEFAULT_DIR = Path(__file__).resolve().parent / "assets" / "bbc_topic_space"
+JUDGE_DIR = Path(__file__).resolve().parent / "assets" / "bbc_topic_judge"
+JUDGE_SPLIT = "val"  # the bbc_summary split whose articles the judge is fitted on
 DEFAULT_MAX_FEATURES = None  # keep every lemma of the training articles (see the module docstring)
 HELD_OUT_SPLITS = ("val", "test")  # bbc_summary splits whose articles the default space never sees
 # Everything about the tf-idf model that is not learnt; saved with the space and checked on load.
@@ -265,16 +274,22 @@ class TopicSpace:
 
     @classmethod
     def default(cls) -> TopicSpace:
-        """The committed BBC space (5 topics), loaded once per process."""
-        return _default_space()
+        """The committed BBC space (5 topics) the systems read, loaded once per process."""
+        return _committed_space(DEFAULT_DIR, "build-default")
+
+    @classmethod
+    def judge(cls) -> TopicSpace:
+        """The committed BBC space STAS is scored with (5 topics, another fit: see the module
+        docstring), loaded once per process."""
+        return _committed_space(JUDGE_DIR, "build-judge")
 
 
-@lru_cache(maxsize=1)
-def _default_space() -> TopicSpace:
-    if not (DEFAULT_DIR / JSON_NAME).is_file():
-        raise FileNotFoundError(f"{DEFAULT_DIR}: the default topic space is missing; "
-                                "rebuild it with `python -m metrics.stas build-default`")
-    return TopicSpace.load(DEFAULT_DIR)
+@lru_cache(maxsize=2)
+def _committed_space(directory: Path, command: str) -> TopicSpace:
+    if not (directory / JSON_NAME).is_file():
+        raise FileNotFoundError(f"{directory}: the committed topic space is missing; "
+                                f"rebuild it with `python -m metrics.stas {command}`")
+    return TopicSpace.load(directory)
 
 
 def build_default(data_dir: Path = DATA_DIR, out_dir: Path = DEFAULT_DIR) -> TopicSpace:
@@ -297,16 +312,31 @@ def build_default(data_dir: Path = DATA_DIR, out_dir: Path = DEFAULT_DIR) -> Top
     return space
 
 
+def build_judge(data_dir: Path = DATA_DIR, out_dir: Path = JUDGE_DIR) -> TopicSpace:
+    """Fit STAS's judge on the articles of ``bbc_summary``'s :data:`JUDGE_SPLIT` split (fields
+    ``source``, ``topic``): disjoint from the systems' space and from the topic test set."""
+    path = Path(data_dir) / "bbc_summary" / f"{JUDGE_SPLIT}.jsonl"
+    records = [(f"{path}:{i + 1}", r) for i, r in enumerate(read_jsonl(path))]
+    texts = [get_field(r, "source", str, where) for where, r in records]
+    topics = [get_field(r, "topic", str, where) for where, r in records]
+    space = TopicSpace.fit(texts, topics, max_features=DEFAULT_MAX_FEATURES)
+    space.fitted_on = {"data": f"bbc_summary/{JUDGE_SPLIT}.jsonl", "documents": len(records),
+                       "why": "articles neither the systems' space (bbc/articles.jsonl less bbc_summary val and "
+                              "test) nor the topic test set (bbc_summary test) holds"}
+    space.save(out_dir)
+    return space
+
+
 # ---- the metric ----------------------------------------------------------------------------------
 
 def stas_scores(summaries: list[str], topics: list[str], space: TopicSpace | None = None) -> np.ndarray:
-    """STAS of each summary for its topic, in ``space`` (default: the BBC space)."""
-    return (space or TopicSpace.default()).stas(summaries, topics)
+    """STAS of each summary for its topic, in ``space`` (default: the judge, :meth:`TopicSpace.judge`)."""
+    return (space or TopicSpace.judge()).stas(summaries, topics)
 
 
 def score_records(records: list[dict], source: str = "<records>", space: TopicSpace | None = None) -> dict:
     """Corpus STAS = mean over records; each example carries its STAS and its affinity to every topic."""
-    space = space or TopicSpace.default()
+    space = space or TopicSpace.judge()
     summaries, topics = [], []
     for i, record in enumerate(records):
         where = f"{source}:{i + 1}"
@@ -330,13 +360,16 @@ def main(argv: list[str] | None = None) -> int:
     build = commands.add_parser("build-default", help="refit the committed BBC topic space from the bundled data")
     build.add_argument("--data-dir", type=Path, default=DATA_DIR)
     build.add_argument("--out-dir", type=Path, default=DEFAULT_DIR)
+    judge = commands.add_parser("build-judge", help="refit the committed topic space STAS is scored with")
+    judge.add_argument("--data-dir", type=Path, default=DATA_DIR)
+    judge.add_argument("--out-dir", type=Path, default=JUDGE_DIR)
     terms = commands.add_parser("terms", help="print a topic's representative terms")
     terms.add_argument("topic")
     terms.add_argument("-n", type=int, default=100)
     terms.add_argument("--space", type=Path, default=None, help="folder of a saved topic space (default: BBC)")
     args = parser.parse_args(argv)
-    if args.command == "build-default":
-        space = build_default(args.data_dir, args.out_dir)
+    if args.command in ("build-default", "build-judge"):
+        space = (build_default if args.command == "build-default" else build_judge)(args.data_dir, args.out_dir)
         print(f"{args.out_dir}: {len(space.terms)} terms, topics {space.sources}, fitted on {space.fitted_on}")
     else:
         space = TopicSpace.load(args.space) if args.space else TopicSpace.default()

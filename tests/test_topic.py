@@ -173,3 +173,33 @@ def test_the_decoder_prefers_every_document_sentence_whatever_the_topic(topic):
     assert sport.prefer(sents) == business.prefer(sents) == sents and len(sents) == 3
     assert sport.prefer_bias == business.prefer_bias == DOCUMENT_PATH_BIAS
     assert (sport.min_words, sport.max_words, sport.keywords) == (None, None, ())
+
+
+def test_stas_is_scored_with_its_own_judge_never_the_space_the_inputs_and_rules_read(topic, monkeypatch):
+    """Swap STAS's judge for another space: the model's inputs, the decoder's paths and the baseline do
+    not change (no input or rule reads the judge); the scores follow the judge, whatever space the
+    summarizer carries."""
+    from metrics.stas import TopicSpace
+
+    document = ("The striker scored twice as the club won the league match. Shares in the bank fell after profits "
+                "dropped. The coach praised the team's defence before the cup final.")
+    controls = {"topic": "sport"}
+
+    def outputs():
+        return ([topic.prepare(document, controls, method).text for method in ("tag", "prepend", "prepend-tag")],
+                topic.constraints(controls).prefer(document.split(". ")),
+                topic.baseline().summarize([document], [controls])[0].text)
+
+    before = outputs()
+    judge = TopicSpace.judge()
+    stas = topic.score(before[2], document, controls)["stas"].value
+    other = TopicSpace.fit(["the bank and its shares and profits", "a match, a goal, a club and a cup final"],
+                           ["sport", "business"])  # a different judge: labels swapped on purpose
+    monkeypatch.setattr(TopicSpace, "judge", classmethod(lambda cls: other))
+    assert outputs() == before
+    assert topic.score(before[2], document, controls)["stas"].value != stas
+    monkeypatch.setattr(TopicSpace, "judge", classmethod(lambda cls: judge))
+    # the summarizer's own space (its assets) never scores: a foreign space changes nothing
+    assert topic.score(before[2], document, controls, assets=TopicAssets(other))["stas"].value == stas
+    assert judge.fitted_on["data"] == "bbc_summary/val.jsonl"  # articles the systems' space was not fitted on
+    assert TopicSpace.default().fitted_on["documents"] != judge.fitted_on["documents"]

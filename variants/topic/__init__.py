@@ -263,8 +263,9 @@ class TopicVariant(Variant):
         from ..sources import load_source
         from .data import macsum_topic_set
 
+        # the test TopicSpace.with_topic applies: a topic is usable when one of its words has a known term (a
+        # topic the smaller judge does not know gets no STAS, its ROUGE still counts)
         vocabulary = default_assets().space.vectorizer.vocabulary_
-        # the test TopicSpace.with_topic applies: a topic is usable when one of its words has a known term
         records, _ = macsum_topic_set(load_source("macsum_doc", "val"),
                                       lambda words: any(t in vocabulary for w in words for t in analyze(w)))
         return whole_groups(records, max_samples)
@@ -340,13 +341,20 @@ class TopicVariant(Variant):
 
     def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
               assets: TopicAssets | None = None) -> dict[str, Score]:
-        assets, _ = (assets or default_assets()).resolve(controls)
-        affinity = assets.space.affinities([summary])[0]
-        stas, raw, share = supported_stas(summary, document, controls["topic"], assets.space)
+        """STAS in the judge's space (:meth:`metrics.stas.TopicSpace.judge`), never the summarizer's own
+        (``assets``), which its tags and the baseline were built from."""
+        space = judge_space(controls)
+        if space is None:
+            scores = {"stas": Score(None, f"STAS cannot judge the topic {controls['topic']!r}: its judge knows none "
+                                          "of the topic's words")}
+            scores.update(reference_scores(summary, reference))
+            return scores
+        affinity = space.affinities([summary])[0]
+        stas, raw, share = supported_stas(summary, document, controls["topic"], space)
         scores = {"stas": Score(stas, "topic affinity of what the document supports: STAS (cosine to the requested "
                                 "topic over the best topic's) of the summary's runs of words found in the document, "
                                 "times their share of its words (1 = about the topic, and all from the document)",
-                                {"affinity": dict(zip(assets.space.topics, map(float, affinity))),
+                                {"affinity": dict(zip(space.topics, map(float, affinity))),
                                  "stas_of_whole_summary": raw, "supported_share": share})}
         scores.update(reference_scores(summary, reference))
         return scores
@@ -365,6 +373,19 @@ class TopicVariant(Variant):
 
 
 _DEFAULT_ASSETS: TopicAssets | None = None
+
+
+def judge_space(controls: dict) -> TopicSpace | None:
+    """The space STAS is scored with, knowing the requested topic (an unseen one from its
+    ``topic_words``, as :meth:`TopicAssets.resolve` does); None when the judge knows none of its words."""
+    judge, topic = TopicSpace.judge(), controls["topic"]
+    if topic in judge.topics:
+        return judge
+    words = controls.get("topic_words") or topic
+    try:
+        return judge.with_topic(topic, words=[w.strip() for w in words.split(",") if w.strip()])
+    except ValueError:
+        return None
 
 
 def default_assets() -> TopicAssets:
