@@ -2,7 +2,7 @@
 per variant beside the paper's own numbers.
 
     python -m benchmarks leaderboard [--models-dir checkpoints] [--out leaderboard] [--variants topic ...]
-                                     [--max-samples N] [--catalog FILE] [--batch-size N]
+                                     [--max-samples N [VARIANT=N ...]] [--catalog FILE] [--batch-size N]
     python -m benchmarks leaderboard --guidance-only     # the control-strength table from the models' sweeps
     accelerate launch -m benchmarks leaderboard ...      # systems shared out across processes / GPUs
 
@@ -128,7 +128,8 @@ def shard(jobs: list, process_index: int, num_processes: int) -> list:
 
 # --- the run ---------------------------------------------------------------------------------
 def run(models_dir: str | Path | None = "checkpoints", out: str | Path = "leaderboard", variants: list[str] | None = None,
-        max_samples: int | None = None, catalog_file: str | Path | None = None, batch_size: int | None = None,
+        max_samples: int | dict[str, int] | None = None, catalog_file: str | Path | None = None,
+        batch_size: int | None = None,
         registry: dict[str, Variant] | None = None, download=None, state=None) -> dict | None:
     """Evaluate this process's share of the systems not yet cached, then (main process) write the
     leaderboard. ``registry``/``download``/``state`` let tests pass stand-ins; ``state`` defaults to
@@ -150,13 +151,14 @@ def run(models_dir: str | Path | None = "checkpoints", out: str | Path = "leader
     plan, jobs = {}, []
     for variant in registry.values():
         plan[variant.id] = {}
+        cap = max_samples.get(variant.id) if isinstance(max_samples, dict) else max_samples
         for name in (None, *variant.extra_test_sets):  # None: the derived test set
-            data_file, records = write_test_set(out, variant, max_samples, name)
+            data_file, records = write_test_set(out, variant, cap, name)
             if not records:
                 plan[variant.id][name] = None
                 continue
             data_sha = hashlib.sha256(data_file.read_bytes()).hexdigest()
-            systems = [(entry, cache_file(out, variant, entry, data_sha, max_samples))
+            systems = [(entry, cache_file(out, variant, entry, data_sha, cap))
                        for entry in systems_of(catalog, variant.id)]
             plan[variant.id][name] = (data_file, data_sha, systems)
             jobs += [(variant, data_file, entry, cache) for entry, cache in systems]
@@ -247,16 +249,40 @@ def system_row(out: Path, variant: Variant, report: dict, cache: Path, baseline:
     return row
 
 
+def sample_caps(values: list[str] | None) -> int | dict[str, int] | None:
+    """``--max-samples``: one cap for every variant (``500``), or per variant (``500 ccs=200``: ccs 200, the
+    others 500; a variant not named and no plain number: all its examples)."""
+    if not values:
+        return None
+    caps: dict[str, int] = {}
+    default = None
+    for value in values:
+        name, _, number = value.rpartition("=")
+        if not number.isdigit() or int(number) < 1 or (name and name not in REGISTRY):
+            raise ValueError(f"--max-samples: {value!r} is not N or VARIANT=N with N >= 1 and VARIANT one of "
+                             f"{', '.join(REGISTRY)}")
+        if name:
+            caps[name] = int(number)
+        else:
+            default = int(number)
+    if not caps:
+        return default
+    return {vid: caps.get(vid, default) for vid in REGISTRY}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks leaderboard", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models-dir", default="checkpoints", help="folder of checkpoint folders (steersum.json)")
     parser.add_argument("--out", default="leaderboard", help="output folder (default: ./leaderboard)")
     parser.add_argument("--variants", nargs="+", metavar="ID", help=f"variants to run (default: all: {', '.join(REGISTRY)})")
-    parser.add_argument("--max-samples", type=int, default=None, help="test examples per variant (default: all)")
+    parser.add_argument("--max-samples", nargs="+", default=None, metavar="N|VARIANT=N",
+                        help="test examples per variant (default: all); VARIANT=N sets one variant's, e.g. 500 ccs=200")
     parser.add_argument("--catalog", default=None, help="JSON file of Hub ids pinned to revisions (see space/catalog.py)")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="sources per generate call (default: each model's generation settings)")
+    parser.add_argument("--store-cards", action="store_true",
+                        help="then rewrite the model store's cards with what this leaderboard measured of each model")
     parser.add_argument("--guidance-only", action="store_true",
                         help="rewrite only the control-strength table and guidance.png of the leaderboard in --out "
                              "from the models' guidance sweeps (guidance_sweep.json), evaluating nothing")
@@ -274,6 +300,15 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         parser.error(f"unknown variant(s) {', '.join(unknown)}; allowed: {', '.join(REGISTRY)}")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    board = run(args.models_dir, args.out, args.variants, args.max_samples, args.catalog, args.batch_size)
+    try:
+        max_samples = sample_caps(args.max_samples)
+    except ValueError as err:
+        parser.error(str(err))
+    board = run(args.models_dir, args.out, args.variants, max_samples, args.catalog, args.batch_size)
+    if board is not None and args.store_cards:
+        from training.storing import rewrite_cards
+
+        for path in rewrite_cards(board):
+            print(f"rewrote {path}")
     if board is not None:
         print((Path(args.out) / "leaderboard.md").read_text(encoding="utf-8"))

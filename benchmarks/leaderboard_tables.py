@@ -114,6 +114,8 @@ def verdict_cell(verdict: dict | None) -> str:
     metric that loses to Lead-k says so."""
     if verdict is None:  # a corpus metric: nothing to resample
         return "–"
+    if not isinstance(verdict.get("margin"), dict):  # a report from before margins had intervals
+        return f"{'stands' if verdict['stands'] else 'pasting wins'} (earlier rule, no interval)"
     text = f"{'stands' if verdict['stands'] else 'does not stand'} ({interval(verdict['margin'])})"
     lead = verdict.get("vs_lead_k")
     if lead is not None and lead["ci_low"] <= 0:

@@ -507,3 +507,15 @@ def test_a_model_served_with_guidance_or_rules_is_also_scored_alone(tmp_path):
     settings = systems[2].load().settings
     assert (settings.guidance, settings.constraints, settings.num_beams) == (1.0, False, 2)  # only γ and rules change
     assert systems[1].load().settings.guidance == 2.0  # the served row is untouched
+
+
+def test_max_samples_takes_one_cap_or_one_per_variant():
+    from benchmarks.leaderboard import sample_caps
+
+    assert sample_caps(None) is None and sample_caps(["500"]) == 500
+    caps = sample_caps(["500", "ccs=200"])
+    assert caps["ccs"] == 200 and caps["topic"] == 500 and set(caps) == set(REGISTRY)
+    assert sample_caps(["ccs=200"])["topic"] is None  # a variant not named: all its examples
+    for bad in (["0"], ["x"], ["nope=3"], ["ccs=-1"]):
+        with pytest.raises(ValueError, match="--max-samples"):
+            sample_caps(bad)

@@ -478,3 +478,27 @@ def test_reader_divergence_is_egises_jsd_and_the_endpoint_compares_two_readers()
     assert result["divergence"]["jsd"] > 0.5  # hardly a term in common
     with pytest.raises(ControlError, match="unknown reader"):
         compare_readers(service, DOCUMENT, "baseline", {"reader": "nobody"}, {})
+
+
+def test_the_readers_paths_read_no_metric_part(monkeypatch):
+    """Swap persona's metric parts (history overlap, EGISES, ROUGE) for ones that fail: the decoder's
+    paths and the baseline's extract do not change, so neither reads them."""
+    import metrics.egises
+    import metrics.rouge
+    import variants.persona as persona_module
+
+    persona = get_variant("persona")
+    document = " ".join(sentences(" ".join(r["document"] for r in persona.test_examples(4)[:1])))
+    controls = {"reader": next(iter(default_assets().readers))}
+    before = (persona.constraints(controls).prefer(sentences(document)),
+              persona.baseline().summarize([document], [controls])[0].text)
+
+    def swapped(*args, **kwargs):
+        raise AssertionError("a decoding rule or the baseline read a metric's part")
+
+    for module, name in ((persona_module, "history_overlap"), (metrics.egises, "egises"),
+                         (metrics.egises, "score_records"), (metrics.rouge, "rouge")):
+        monkeypatch.setattr(module, name, swapped)
+    after = (persona.constraints(controls).prefer(sentences(document)),
+             persona.baseline().summarize([document], [controls])[0].text)
+    assert after == before and before[0]

@@ -175,6 +175,18 @@ def test_committed_default_equals_a_fresh_fit(tmp_path, full_data_dir, bbc):
     assert TopicSpace.default() is bbc  # cached
 
 
+@pytest.mark.full_data
+def test_committed_judge_equals_a_fresh_fit_on_articles_the_systems_space_never_saw(tmp_path, full_data_dir, bbc):
+    from metrics.stas import JUDGE_DIR, build_judge
+
+    fresh = build_judge(full_data_dir, tmp_path)
+    committed, rebuilt = (json.loads((d / JSON_NAME).read_text(encoding="utf-8")) for d in (JUDGE_DIR, tmp_path))
+    for key in ("format", "settings", "topics", "sources", "fitted_on", "vocabulary"):
+        assert committed[key] == rebuilt[key], key
+    np.testing.assert_allclose(TopicSpace.judge().topic_vectors, fresh.topic_vectors, rtol=1e-12, atol=1e-15)
+    assert fresh.topics == bbc.topics and set(fresh.terms) != set(bbc.terms)  # the same topics, another fit
+
+
 def test_score_records_from_a_file(tmp_path):
     records = [{"prediction": "The striker scored twice in the cup final.", "topic": "sport"},
                {"prediction": "The striker scored twice in the cup final.", "topic": "business"},

@@ -418,3 +418,25 @@ def test_an_adapter_keeps_tokenizer_files_only_when_they_are_not_the_bases(tmp_p
     (adapter / "tokenizer.json").write_text(json.dumps({**tokenizer, "added_tokens": [{"id": 1, "content": "[TAG]"}]}))
     copy_folder(adapter, dest, base)
     assert sorted(p.name for p in dest.iterdir()) == ["adapter_config.json", "tokenizer.json", "tokenizer_config.json"]
+
+
+def test_a_card_quotes_the_leaderboard_as_served_and_alone():
+    from training.storing import measured_lines
+
+    def row(model, given, shuffled, stands, low):
+        return {"model": model, "n_examples": 40, "metrics": {"stas": given},
+                "control_effect": {"stas": {"given": given, "shuffled": shuffled, "difference": given - shuffled,
+                                            "ci_low": low, "ci_high": low + 0.1}},
+                "verdict": {"stas": {"stands": stands}}}
+
+    board = {"variants": {"topic": {"systems": [row("baseline", 0.9, 0.4, True, 0.4),
+                                                row("topic-x", 0.8, 0.5, True, 0.2),
+                                                row("topic-x (model alone)", 0.6, 0.55, False, -0.02)],
+                                    "extra_test_sets": {"concatenated": {"systems": [row("topic-x", 0.7, 0.6, False, 0.0)]}}}}}
+    lines = measured_lines("topic-x", board)
+    assert lines == [
+        "- derived test set, 40 examples, as served: stas 0.800 (effect +0.300 [+0.200, +0.300], stands, baseline 0.900)",
+        "- derived test set, 40 examples, the model alone (γ = 1, no rules): stas 0.600 (effect +0.050 [-0.020, +0.080], "
+        "does not stand, baseline 0.900)",
+        "- `concatenated`, 40 examples, as served: stas 0.700 (effect +0.100 [+0.000, +0.100], does not stand)"]
+    assert measured_lines("other", board) == []
