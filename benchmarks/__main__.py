@@ -59,7 +59,12 @@ def main() -> None:
 
     if sys.argv[1:2] == ["leaderboard"]:  # a command with its own flags (benchmarks/leaderboard.py), not a timing group
         from benchmarks.leaderboard import main as leaderboard
+        from training.distributed import LaunchError, checked_state
 
+        try:  # the launch's process group, before the harness shares the systems out: fewer than asked stops here
+            checked_state(timeout_hours=12)  # a process that finished its share waits for the slowest one
+        except LaunchError as err:
+            sys.exit(f"error: {err}")
         return leaderboard(sys.argv[2:])
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0],
                                      epilog="python -m benchmarks leaderboard --help: the evaluation leaderboard")

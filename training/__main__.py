@@ -12,7 +12,9 @@
 
 Every variant's trainer takes the same data/model flags (``DataArguments``), its own flags, and all
 of ``Seq2SeqTrainingArguments`` (epochs, steps, learning rate, batch size, gradient accumulation,
-fp16/bf16, seed, ``--resume-from-checkpoint [PATH|auto]``, ...). Runs unchanged under ``accelerate launch``.
+fp16/bf16, seed, ``--resume-from-checkpoint [PATH|auto]``, ...). Runs unchanged under ``torchrun`` and
+``accelerate launch`` (:mod:`training.distributed`: N processes, process 0 writes; a launch that asked for
+N and got one stops with the command that works).
 Re-running a command on an output folder that holds ``checkpoint-N`` folders resumes from the
 latest (``--overwrite-output-dir`` starts again from step 0). ``--push-to-hub`` checks the token
 (``--hub-token``, else ``HF_TOKEN`` or the login cache) with the Hub before training starts; the
@@ -40,6 +42,7 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
 
     from . import adapter as adapters
     from .data import load_examples
+    from .distributed import check_processes
     from .evaluate import REPORT_FILE, write_report
     from .sensitivity import evaluate_with_sensitivity
     from .seq2seq import SAMPLING, DataArguments, checkpoint_to_resume, default_training_flags, train
@@ -60,7 +63,8 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
             token = hub_api(token).token  # fails now, not after hours of training
         args.resume_from_checkpoint = checkpoint_to_resume(args.output_dir, args.resume_from_checkpoint,
                                                            data.overwrite_output_dir)
-    except ValueError as err:  # PushError, or nothing to resume
+        check_processes(args.world_size)  # sets up the processes' group: a launch that got fewer stops here
+    except ValueError as err:  # PushError, nothing to resume, or LaunchError
         sys.exit(f"error: {err}")
     set_seed(args.seed)  # before the model is built: a random preset's weights follow --seed too
     model, tokenizer, assets = module.build(own, data)
@@ -70,7 +74,7 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
         sys.exit(f"error: {err}")
     out = train(get_variant(variant_id), own.method, model, tokenizer, assets, data, args,
                 {"adapter": adapter_facts} if adapter_facts else None)
-    if not args.process_index == 0:
+    if not args.process_index == 0:  # process 0 alone writes the record, the adapter, the report and pushes
         return
     from variants.base import read_record, write_record
 

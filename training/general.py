@@ -105,6 +105,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
 
     from .base import base_weights, upstream_data_licenses
     from .bf16 import Bf16WeightsTrainer
+    from .distributed import check_processes
     from .seq2seq import collate, default_precision, latest_checkpoint, time_limit, training_hardware
 
     set_seed(seed)
@@ -119,6 +120,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         per_device_train_batch_size=batch_size, save_steps=save_steps, save_total_limit=2, logging_steps=10,
         use_cpu=not torch.cuda.is_available(), optim="adamw_torch_fused", seed=seed, report_to=[], dataloader_num_workers=0,
         remove_unused_columns=False, disable_tqdm=True, bf16=precision == "bf16")
+    check_processes(args.world_size)  # a launch that asked for N processes and got fewer stops here
     trainer = (Bf16WeightsTrainer if precision == "bf16-weights" else Seq2SeqTrainer)(
         model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
         train_dataset=tokenize(tokenizer, examples, max_source_length, max_target_length),
@@ -139,13 +141,16 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
     first_step = phases[-1]["to_step"] if phases else 0
     last_step = (base_phases[-1]["to_step"] if base_phases else 0) + trainer.state.global_step
     phases.append({"from_step": first_step, "to_step": last_step, "train_examples": counts, "batch_size": batch_size,
-                   "hardware": training_hardware()})
+                   "hardware": training_hardware(), "world_size": args.world_size})
+    if not trainer.is_world_process_zero():  # process 0 alone writes the record
+        return out
     write_record(out, {
         "variant": "general", "method": "plain", "base_model": base_model, "base_weights": base_weights(base_model),
         "max_source_length": max_source_length, "max_target_length": max_target_length, "num_beams": RECIPE["num_beams"],
         "no_repeat_ngram_size": RECIPE["no_repeat_ngram_size"], "train_examples": counts, "steps": last_step, "phases": phases,
         "data_licenses": data_licenses(examples), "upstream_data_licenses": upstream_data_licenses(base_model),
         "hyperparameters": {"learning_rate": learning_rate, "per_device_train_batch_size": batch_size,
+                            "world_size": args.world_size, "total_train_batch_size": args.world_size * batch_size,
                             "max_steps": max_steps, "seed": seed, "bf16": precision == "bf16",
                             "bf16_weights": precision == "bf16-weights"},
         "train_loss": result.training_loss, "hardware": training_hardware(),

@@ -93,9 +93,13 @@ class DataArguments:
         if self.preset not in (None, "tiny", "minilm"):
             raise ValueError(f"unknown preset {self.preset!r}; allowed: tiny, minilm")
         if self.preset == "minilm":  # real weights: an ordinary --base-model from here on
-            from .base import ensure_base
+            from filelock import FileLock
 
-            self.base_model, self.preset = str(ensure_base("minilm")), None
+            from .base import default_cache, ensure_base
+
+            # The processes of one launch (and runs side by side) convert once: the others wait, then find it done.
+            with FileLock(f"{default_cache()}.lock"):
+                self.base_model, self.preset = str(ensure_base("minilm")), None
         if not Path(self.train_file).is_file():
             raise ValueError(f"--train-file {self.train_file}: no such file")
         if self.max_eval_samples == 0:
@@ -147,13 +151,25 @@ def default_precision() -> str:
     return "bf16" if cpu_autocast_bf16_supported() else "fp32"
 
 
+UNUSED_PARAMETER_FLAGS = {"--ddp_find_unused_parameters", "--ddp-find-unused-parameters"}
+
+
 def default_training_flags(argv: list[str]) -> list[str]:
     """Trainer flags for this machine, unless given: :func:`default_precision` (an explicit ``--bf16``,
-    ``--fp16`` or ``--bf16-weights`` wins; ``--bf16 False`` keeps fp32) and, on a CPU, fused AdamW (one
-    kernel per step; measured 1.05-1.2x per step here, the same loss: ``python -m benchmarks bf16``)."""
+    ``--fp16`` or ``--bf16-weights`` wins; ``--bf16 False`` keeps fp32), on a CPU fused AdamW (one
+    kernel per step; measured 1.05-1.2x per step here, the same loss: ``python -m benchmarks bf16``),
+    and under DDP no search for unused parameters."""
     given = {a.split("=")[0] for a in argv}
     on_cpu = not torch.cuda.is_available()
     flags = ["--optim", "adamw_torch_fused"] if on_cpu and "--optim" not in given else []
+    if not given & UNUSED_PARAMETER_FLAGS:
+        # The Trainer asks DDP to look for unused parameters after every backward (a walk over the autograd
+        # graph) unless told otherwise. No SteerSum architecture needs it: every trainable weight takes part
+        # in every forward, controls dropped or not (GSum encodes an empty guidance, the topic embedding of
+        # NO_TOPIC is multiplied by 0, an empty history is masked, LoRA's added-token rows stay in the
+        # lookup); tests/test_distributed.py checks each variant's architecture for it. A model that skips
+        # weights would make DDP fail at the next step, naming them: pass --ddp-find-unused-parameters True.
+        flags += ["--ddp_find_unused_parameters", "False"]
     if not given & PRECISION_FLAGS:
         flags += {"bf16": ["--bf16", "True"], "bf16-weights": ["--bf16-weights", "True", "--use_cpu", "True"],
                   "fp32": []}[default_precision()]
@@ -254,7 +270,9 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
         # a plain model.generate(**inputs) after from_pretrained generates as the card says
         model.generation_config.num_beams = args.generation_num_beams or DEFAULT_NUM_BEAMS
         model.generation_config.max_new_tokens = data.max_target_length
-    trainer.save_model(out)  # weights (safetensors), config, generation config, tokenizer
+    if trainer.is_fsdp_enabled:  # sharded checkpoints while training; the folder must load with from_pretrained
+        trainer.accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")
+    trainer.save_model(out)  # weights (safetensors), config, generation config, tokenizer; written by process 0
     if trainer.is_world_process_zero():
         history = [h for h in trainer.state.log_history if "loss" in h or "eval_loss" in h]
         write_record(out, {
@@ -265,7 +283,12 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
             "data_licenses": data_licenses(train_records),
             "upstream_data_licenses": {} if data.preset else upstream_data_licenses(data.base_model),
             "hyperparameters": {"learning_rate": args.learning_rate, "per_device_train_batch_size": args.per_device_train_batch_size,
-                                "gradient_accumulation_steps": args.gradient_accumulation_steps, "num_train_epochs": args.num_train_epochs,
+                                "gradient_accumulation_steps": args.gradient_accumulation_steps,
+                                # processes that each trained on a per-device batch: an optimizer step saw
+                                # world_size x per-device batch x accumulation examples
+                                "world_size": args.world_size, "total_train_batch_size": (
+                                    args.world_size * args.per_device_train_batch_size * args.gradient_accumulation_steps),
+                                "num_train_epochs": args.num_train_epochs,
                                 "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16,
                                 "bf16_weights": data.bf16_weights, "train_sampling_strategy": args.train_sampling_strategy,
                                 "control_dropout": data.control_dropout,
