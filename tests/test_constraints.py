@@ -212,3 +212,18 @@ def test_a_ccs_summarizer_obeys_the_bin_with_constraints_on():
     summaries = summarizer.summarize(DOCS, controls, settings=settings)
     assert [length_bin(s.text) for s in summaries] == [1, 0]
     assert [missing(s.text, tuple(c["keywords"])) for s, c in zip(summaries, controls)] == [[], []]
+
+
+def test_a_length_bins_token_budget_stops_at_the_decoders_last_position():
+    """The open last length bin (201+ words) asks for more tokens than BART has positions (512): the
+    budget is capped there; T5's relative positions have no such limit."""
+    import math
+    from types import SimpleNamespace
+
+    from variants.constraints import token_budget
+    from variants.seq2seq import decoder_room
+
+    budget = token_budget([HardConstraints(min_words=201)], rate=1.4, default=192)
+    assert budget > 511  # what the bin alone would ask for
+    assert min(budget, decoder_room(SimpleNamespace(config=SimpleNamespace(max_position_embeddings=512)))) == 511
+    assert decoder_room(SimpleNamespace(config=SimpleNamespace())) == math.inf

@@ -15,6 +15,7 @@ and ``benchmarks/store_latency.py`` measure speed and agreement with fp32).
 from __future__ import annotations
 
 import contextlib
+import math
 import copy
 import weakref
 from dataclasses import asdict, dataclass, replace
@@ -388,7 +389,7 @@ class Steering:
                                       [self.documents[i] for i in rows], kwargs["max_new_tokens"])
             processors += extra.get("logits_processor", [])
             stopping += extra.get("stopping_criteria", [])
-            kwargs["max_new_tokens"] = extra.get("max_new_tokens", kwargs["max_new_tokens"])
+            kwargs["max_new_tokens"] = min(extra.get("max_new_tokens", kwargs["max_new_tokens"]), decoder_room(model))
         if processors:
             kwargs["logits_processor"] = LogitsProcessorList(processors)
         if stopping:
@@ -419,6 +420,14 @@ class Steering:
         own = encoder(**inputs, return_dict=True)
         control_free = encoder(**twins, source_states=own.last_hidden_state, return_dict=True)
         return {"encoder_outputs": own, "attention_mask": inputs["attention_mask"]}, control_free, twins["attention_mask"]
+
+
+def decoder_room(model) -> int | float:
+    """The most tokens the decoder can write after its start token: a model with learned positions
+    (BART's ``max_position_embeddings``) has no position past them, so a length bin's token budget (the
+    open last bin asks for 201+ words) is capped there; unbounded for relative positions (T5)."""
+    limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    return limit - 1 if isinstance(limit, int) else math.inf
 
 
 def default_guidance(model, record: dict) -> float:
