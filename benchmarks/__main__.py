@@ -62,7 +62,7 @@ def main() -> None:
         from training.distributed import LaunchError, checked_state
 
         try:  # the launch's process group, before the harness shares the systems out: fewer than asked stops here
-            checked_state(timeout_hours=12)  # a process that finished its share waits for the slowest one
+            checked_state()  # a process that finished its share waits for the slowest one at a barrier
         except LaunchError as err:
             sys.exit(f"error: {err}")
         return leaderboard(sys.argv[2:])

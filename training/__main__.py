@@ -151,6 +151,11 @@ def evaluate_main(argv: list[str]) -> None:
                         help="skip the report's control_sensitivity: the same system given shuffled controls "
                              "(doubles generation time), a Lead-k row at its output length and the control effect")
     a = parser.parse_args(argv)
+    from .distributed import launched_processes
+
+    if (launched_processes() or 1) > 1:  # N copies would each evaluate every example and write one report
+        parser.error("evaluating one model runs in one process; python -m benchmarks leaderboard shares systems "
+                     "out across processes")
     if a.model == "baseline":
         if not a.variant:
             parser.error("--variant is required with --model baseline")

@@ -72,18 +72,21 @@ def check_processes(num_processes: int, environ: Mapping[str, str] | None = None
             f"{CPU_COMMAND}; on GPUs {GPU_COMMAND}")
 
 
-def checked_state(cpu: bool | None = None, timeout_hours: float | None = None):
+# How long a process waits at a barrier while process 0 works alone (evaluating a model, on a CPU with a
+# sweep over control strengths, takes the longest); torch's own limit, 30 minutes, is too short for it.
+BARRIER_HOURS = 12
+
+
+def checked_state(cpu: bool | None = None, timeout_hours: float = BARRIER_HOURS):
     """accelerate's ``PartialState`` for this launch, after :func:`check_processes`: the process group
     of a command that is not a Trainer (the zoo, the leaderboard). Without GPUs the processes talk over
     gloo. The group made here outlives later ``PartialState`` resets (each ``TrainingArguments`` makes
-    one; they find the group initialized and keep it), so ``timeout_hours`` is how long a process may
-    wait at a barrier while the first one evaluates (torch's default: 30 minutes)."""
+    one; they find the group initialized and keep it), so ``timeout_hours`` holds for every barrier."""
     from datetime import timedelta
 
     import torch
     from accelerate import PartialState
 
-    kwargs = {"timeout": timedelta(hours=timeout_hours)} if timeout_hours else {}
-    state = PartialState(cpu=not torch.cuda.is_available() if cpu is None else cpu, **kwargs)
+    state = PartialState(cpu=not torch.cuda.is_available() if cpu is None else cpu, timeout=timedelta(hours=timeout_hours))
     check_processes(state.num_processes)
     return state

@@ -39,6 +39,10 @@ Every model is trained as the store keeps it (a variant model is a ``--adapter l
 summarizer compacted to int8, each adapter beside it) when it measures better than the stored one;
 the output says which (``--store``).
 
+Under a launcher (``torchrun --nproc_per_node N -m training zoo --max-steps S ...``, ``--use_cpu`` is passed
+on a CPU) every process trains each model on its share of the batches, and process 0 alone converts,
+builds data, evaluates, stores and writes ``zoo.json`` while the others wait (:mod:`training.distributed`).
+
 ``--quick`` runs the same plumbing on a tiny budget (one step per model, short inputs, a handful of
 examples): what CI runs.
 """
@@ -201,6 +205,8 @@ def build_data(model: ZooModel, root: Path, budget: Budget) -> Path:
 
 
 def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, budget: Budget) -> None:
+    import torch
+
     from .__main__ import main as training_main
     from .seq2seq import latest_checkpoint
 
@@ -213,6 +219,8 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
             "--max-source-length", str(source), "--max-target-length", str(target),
             "--save-steps", "100", "--save-total-limit", "2", "--logging-steps", "10", "--report-to", "none",
             "--generation-num-beams", "2", "--dataloader-pin-memory", "false", "--adapter", "lora", *model.train]
+    if not torch.cuda.is_available():  # as train_general: the processes of a launch train together over gloo
+        args += ["--use_cpu", "True"]
     if budget.max_train_samples:
         args += ["--max-train-samples", str(budget.max_train_samples)]
     if budget.max_train_seconds:
@@ -279,9 +287,14 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
     from variants.seq2seq import save_default_constraints
 
     from .base import ensure_base
+    from .distributed import checked_state
     from .general import evaluate_general, train_general
     from .seq2seq import default_precision, latest_checkpoint
 
+    launch = checked_state()  # the launch's processes (one without a launcher); see the docstring
+    if launch.num_processes > 1 and budget.max_steps is None:
+        raise SystemExit("--minutes-per-model times a step in each process, and processes that train different "
+                         "numbers of steps wait on each other forever: with several processes give --max-steps N")
     root.mkdir(parents=True, exist_ok=True)
     state_file = root / "zoo.json"
     state = json.loads(state_file.read_text()) if state_file.is_file() else {"models": {}}
@@ -292,7 +305,8 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
     if only == ["general"]:
         models = []
 
-    base = ensure_base("minilm", root / "minilm-bart")
+    with launch.main_process_first():  # the others find it converted
+        base = ensure_base("minilm", root / "minilm-bart")
     general = root / "general"
     todo = [m for m in models if not (root / m.name / "eval_report.json").is_file()]
     general_todo = not (general / "general_report.json").is_file()
@@ -311,7 +325,7 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
     seconds += sum(budget.steps(m) * (budget.seconds_per_step(m) or 0) for m in todo)
     per = ", ".join(f"{m.name} {budget.steps(m)} steps" + (f" at {budget.seconds_per_step(m):.1f} s" if budget.step_seconds else "")
                     for m in todo)
-    print(f"zoo: {len(todo)} variant model(s)" + (f" ({per})" if todo else "")
+    launch.print(f"zoo: {len(todo)} variant model(s)" + (f" ({per})" if todo else "")
           + (f" and the general summarizer ({general_steps} steps)" if general_steps else "")
           + f" to train in {root}, "
           + (f"about {seconds / 60:.0f} min of training" if budget.step_seconds else "steps not timed (--max-steps)")
@@ -321,39 +335,48 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
     stages = [("general", None)] + [(m.name, m) for m in models]
     for index, (name, model) in enumerate(stages, start=1):
         started = time.time()
-        print(f"[{index}/{len(stages)}] {name}: ", end="", flush=True)
+        launch.wait_for_everyone()  # what process 0 wrote in the last stage decides this one for every process
+        launch.print(f"[{index}/{len(stages)}] {name}: ", end="", flush=True)
         if model is None:
             if general_todo:
                 if not (general / "steersum.json").is_file():
-                    print(f"training {budget.general_steps} steps", flush=True)
+                    launch.print(f"training {budget.general_steps} steps", flush=True)
                     train_general(str(base), general, budget.general_steps, budget.max_train_samples,
                                   batch_size=budget.batch(None), max_source_length=general_shape[0],
                                   max_target_length=general_shape[1])
-                    remove_checkpoints(general)
-                report = evaluate_general(general, budget.max_eval_samples, eval_batch_size(), RECIPE["num_beams"])
-                (general / "general_report.json").write_text(json.dumps(report, indent=2) + "\n")
-                state["models"]["general"] = {k: {m: v[m] for m in ("rouge1", "ratio_to_lead", "verbatim_fact_share")}
-                                              for k, v in report["sets"].items()}
-                store_model(general, general / "general_report.json", store_index)
+                    if launch.is_main_process:
+                        remove_checkpoints(general)
+                if launch.is_main_process:
+                    report = evaluate_general(general, budget.max_eval_samples, eval_batch_size(), RECIPE["num_beams"])
+                    (general / "general_report.json").write_text(json.dumps(report, indent=2) + "\n")
+                    state["models"]["general"] = {k: {m: v[m] for m in ("rouge1", "ratio_to_lead", "verbatim_fact_share")}
+                                                  for k, v in report["sets"].items()}
+                    store_model(general, general / "general_report.json", store_index)
             else:
-                print("done already", flush=True)
+                launch.print("done already", flush=True)
                 continue
         else:
             out = root / model.name
             if (out / "eval_report.json").is_file():
-                print("done already", flush=True)
+                launch.print("done already", flush=True)
                 continue
-            data = build_data(model, root, budget)
+            with launch.main_process_first():  # the others find the data built
+                data = build_data(model, root, budget)
             if not (out / "steersum.json").is_file():
-                print(f"training {budget.steps(model)} steps" + (" (resuming)" if latest_checkpoint(out) else ""), flush=True)
+                launch.print(f"training {budget.steps(model)} steps" + (" (resuming)" if latest_checkpoint(out) else ""),
+                             flush=True)
                 train_variant_model(model, general, data, out, budget)
-                remove_checkpoints(out)
-            if model.constraints:
-                save_default_constraints(out)
-            state["models"][model.name] = evaluate_model(out, data / "test.jsonl", budget)
-            store_model(out, out / "eval_report.json", store_index, budget.quick)
-        state_file.write_text(json.dumps(state, indent=2) + "\n")
-        print(f"[{index}/{len(stages)}] {name}: finished in {(time.time() - started) / 60:.1f} min", flush=True)
+                if launch.is_main_process:
+                    remove_checkpoints(out)
+            if launch.is_main_process:
+                if model.constraints:
+                    save_default_constraints(out)
+                state["models"][model.name] = evaluate_model(out, data / "test.jsonl", budget)
+                store_model(out, out / "eval_report.json", store_index, budget.quick)
+        if launch.is_main_process:
+            state_file.write_text(json.dumps(state, indent=2) + "\n")
+        launch.print(f"[{index}/{len(stages)}] {name}: finished in {(time.time() - started) / 60:.1f} min", flush=True)
+    launch.wait_for_everyone()
     return state
 
 
@@ -400,6 +423,10 @@ def main(argv: list[str]) -> None:
         except PushError as err:
             raise SystemExit(f"error: {err}") from None
     state = run_zoo(Path(a.out), a.only, budget, index)
+    from accelerate import PartialState
+
+    if not PartialState().is_main_process:  # process 0 alone reports and publishes
+        return
     print(json.dumps(state["models"], indent=2))
     if api is not None:
         from hub_cards.zoo import publish_zoo
