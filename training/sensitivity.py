@@ -228,6 +228,7 @@ def verdicts(variant: Variant, effect: dict[str, dict], rows: dict[str, list[dic
         verdict = {"pasted": mean(series["pasted"]), "margin": margin, "lower_is_better": lower}
         lead_margin = None
         if is_rouge(name):
+            # with the right controls as both sides, the margin is right - Lead-k
             lead_margin = margin_test(series["right"], series["right"], series["lead_k"], lower, documents, seed)
             verdict["vs_lead_k"] = lead_margin
         verdict["stands"] = stands(margin, e, lead_margin, lower)
