@@ -298,3 +298,16 @@ def test_the_shape_benchmark_steps_every_shape_at_tiny_size(capsys):
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("| ") and "shape" not in line]
     assert len(rows) == 12 and all(row.split("|")[-2].strip() not in ("—", "") for row in rows), out
+
+
+def test_several_processes_on_an_amx_cpu_train_under_autocast_not_on_a_bf16_copy(monkeypatch):
+    # The copy (training/bf16.py) computes gradients outside DDP: with it, each process would train alone.
+    from training import seq2seq
+
+    monkeypatch.setattr(seq2seq.torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(seq2seq, "cpu_bf16_supported", lambda: True)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert seq2seq.default_precision() == "bf16-weights"
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert seq2seq.default_precision() == "bf16"
+    assert seq2seq.default_training_flags([])[-4:] == ["--bf16", "True", "--use_cpu", "True"]

@@ -76,6 +76,9 @@ class Bf16WeightsTrainer(Seq2SeqTrainer):
         super().__init__(*args, **kwargs)
         if self.args.bf16 or self.args.fp16:
             raise ValueError("--bf16-weights replaces --bf16/--fp16 (autocast): give one of them")
+        if self.args.world_size > 1:  # the copy runs outside DDP: no process would see another's gradients
+            raise ValueError("--bf16-weights trains on a copy of the model that DDP does not see, so the processes "
+                             "would never average their gradients: with several processes use --bf16 True")
 
     def training_step(self, model: nn.Module, inputs: dict[str, Any], num_items_in_batch=None) -> torch.Tensor:
         if self.bf16_copy is None:  # here, not in __init__: a resumed run has loaded its weights by now

@@ -120,7 +120,7 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         per_device_train_batch_size=batch_size, save_steps=save_steps, save_total_limit=2, logging_steps=10,
         use_cpu=not torch.cuda.is_available(), optim="adamw_torch_fused", seed=seed, report_to=[], dataloader_num_workers=0,
         remove_unused_columns=False, disable_tqdm=True, bf16=precision == "bf16",
-        ddp_find_unused_parameters=False)  # BART uses every weight in every step (training.seq2seq.default_training_flags)
+        ddp_find_unused_parameters=False)  # BART uses every weight in every step (training.seq2seq.train)
     check_processes(args.world_size)  # a launch that asked for N processes and got fewer stops here
     trainer = (Bf16WeightsTrainer if precision == "bf16-weights" else Seq2SeqTrainer)(
         model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),

@@ -143,33 +143,25 @@ def default_precision() -> str:
     """What training computes in unless told, chosen by the device that trains: ``bf16`` (the Trainer's
     autocast, fp32 weights) on a GPU with bf16, ``bf16-weights`` (a bf16 copy, :mod:`training.bf16`) on a
     CPU with AMX, ``bf16`` autocast on a CPU with AVX512-BF16 but no AMX, else ``fp32``. Until 2026-11-25 the
-    CPU alone decided, so on a GPU machine whose CPU had AMX the general summarizer trained on a bf16 copy and the variant models in fp32."""
+    CPU alone decided, so on a GPU machine whose CPU had AMX the general summarizer trained on a bf16 copy and the variant models in fp32.
+    Under a launcher of several processes an AMX CPU trains under autocast too: the copy's gradients
+    would never reach DDP, so each process would train alone (:class:`training.bf16.Bf16WeightsTrainer`)."""
+    from .distributed import launched_processes
+
     if torch.cuda.is_available():
         return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
     if cpu_bf16_supported():
-        return "bf16-weights"
+        return "bf16-weights" if (launched_processes() or 1) == 1 else "bf16"
     return "bf16" if cpu_autocast_bf16_supported() else "fp32"
-
-
-UNUSED_PARAMETER_FLAGS = {"--ddp_find_unused_parameters", "--ddp-find-unused-parameters"}
 
 
 def default_training_flags(argv: list[str]) -> list[str]:
     """Trainer flags for this machine, unless given: :func:`default_precision` (an explicit ``--bf16``,
-    ``--fp16`` or ``--bf16-weights`` wins; ``--bf16 False`` keeps fp32), on a CPU fused AdamW (one
-    kernel per step; measured 1.05-1.2x per step here, the same loss: ``python -m benchmarks bf16``),
-    and under DDP no search for unused parameters."""
+    ``--fp16`` or ``--bf16-weights`` wins; ``--bf16 False`` keeps fp32) and, on a CPU, fused AdamW (one
+    kernel per step; measured 1.05-1.2x per step here, the same loss: ``python -m benchmarks bf16``)."""
     given = {a.split("=")[0] for a in argv}
     on_cpu = not torch.cuda.is_available()
     flags = ["--optim", "adamw_torch_fused"] if on_cpu and "--optim" not in given else []
-    if not given & UNUSED_PARAMETER_FLAGS:
-        # The Trainer asks DDP to look for unused parameters after every backward (a walk over the autograd
-        # graph) unless told otherwise. No SteerSum architecture needs it: every trainable weight takes part
-        # in every forward, controls dropped or not (GSum encodes an empty guidance, the topic embedding of
-        # NO_TOPIC is multiplied by 0, an empty history is masked, LoRA's added-token rows stay in the
-        # lookup); tests/test_distributed.py checks each variant's architecture for it. A model that skips
-        # weights would make DDP fail at the next step, naming them: pass --ddp-find-unused-parameters True.
-        flags += ["--ddp_find_unused_parameters", "False"]
     if not given & PRECISION_FLAGS:
         flags += {"bf16": ["--bf16", "True"], "bf16-weights": ["--bf16-weights", "True", "--use_cpu", "True"],
                   "fp32": []}[default_precision()]
@@ -253,6 +245,14 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
     eval_records = load_examples(data.eval_file, variant, assets, data.max_eval_samples) if data.eval_file else []
     logger.info("%d training and %d evaluation examples", len(train_records), len(eval_records))
     args.remove_unused_columns = False
+    if args.ddp_find_unused_parameters is None:
+        # Unless told, the Trainer has DDP look for unused parameters after every backward (a walk over the
+        # autograd graph). No SteerSum architecture needs it: every trainable weight takes part in every
+        # forward, controls dropped or not (GSum encodes an empty guidance, the topic embedding of NO_TOPIC is
+        # multiplied by 0, an empty history is masked, LoRA's added-token rows stay in the lookup);
+        # tests/test_distributed.py checks each one. A model that skipped a weight would make DDP fail at the
+        # next step, naming it: --ddp-find-unused-parameters True turns the search back on.
+        args.ddp_find_unused_parameters = False
     trainer = (Bf16WeightsTrainer if data.bf16_weights else Seq2SeqTrainer)(
         model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
         train_dataset=features(variant, train_records, method, assets, tokenizer, data, data.control_dropout, args.seed),
