@@ -34,10 +34,12 @@ BART_LARGE = dict(vocab_size=50265, d_model=1024, encoder_layers=12, decoder_lay
 # google/flan-t5-* (config.json): T5 v1.1 blocks, gated GELU, untied output layer, 32,128 tokens
 FLAN_T5 = dict(vocab_size=32128, d_kv=64, num_layers=24, num_decoder_layers=24, feed_forward_proj="gated-gelu",
                tie_word_embeddings=False, dropout_rate=0.1)
-FLAN_T5_SIZES = {"large": dict(d_model=1024, d_ff=2816, num_heads=16), "xl": dict(d_model=2048, d_ff=5120, num_heads=32),
+FLAN_T5_SIZES = {"large": dict(d_model=1024, d_ff=2816, num_heads=16),
+                 "xl": dict(d_model=2048, d_ff=5120, num_heads=32),
                  "xxl": dict(d_model=4096, d_ff=10240, num_heads=64)}
 TINY_VOCAB = 2000  # the tiny tokenizers' size
-PERSONA_HISTORY = dict(user_vectors=4, max_history=32, max_title_tokens=24, title_encoder="encoder")  # the trainer's defaults
+# persona's user-embedding, at its trainer's defaults
+PERSONA_HISTORY = dict(user_vectors=4, max_history=32, max_title_tokens=24, title_encoder="encoder")
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class Shape:
     name: str
     variants: str  # which variants train this shape
     base: str  # the published base whose configuration it copies
-    batch: int  # per-device examples at the paper's setting (variants/<v>/train.py PAPER_DEFAULTS, else the Trainer's 8)
+    batch: int  # per-device examples as the paper trained (variants/<v>/train.py PAPER_DEFAULTS; else the Trainer's 8)
     source_tokens: int = 1024  # DataArguments' default: BART's whole window
     target_tokens: int = 128
     lora: bool = False  # CCS: a LoRA adapter, every base weight frozen
@@ -75,8 +77,8 @@ def build(shape: Shape, tiny: bool = False):
     """The shape's model with random weights (the tiny presets' sizes with ``tiny``), as its trainer wraps it."""
     from transformers import BartConfig, BartForConditionalGeneration, T5Config, T5ForConditionalGeneration
 
-    from models import (GSumConfig, GSumForConditionalGeneration, PersonaBartConfig, PersonaBartForConditionalGeneration,
-                        TDSumConfig, TDSumForConditionalGeneration)
+    from models import (GSumConfig, GSumForConditionalGeneration, PersonaBartConfig,
+                        PersonaBartForConditionalGeneration, TDSumConfig, TDSumForConditionalGeneration)
 
     if shape.name == "bart-large":
         return BartForConditionalGeneration(bart_config(BartConfig, tiny))
@@ -197,9 +199,11 @@ def table(rows: list[dict], device: str) -> str:
         memory = "out of memory" if r.get("out_of_memory") else (
             f"{r['peak_memory_gib']:.1f} GiB" if r.get("peak_memory_gib") is not None else "—")
         speed = f"{r['examples_per_second']:.1f}" if "examples_per_second" in r else "—"
-        lines.append(f"| {r['shape']} | {r['variants']} | {r['parameters'] / 1e6:,.1f}M ({r['trainable'] / 1e6:,.1f}M) | "
+        size = f"{r['parameters'] / 1e6:,.1f}M ({r['trainable'] / 1e6:,.1f}M)"
+        lines.append(f"| {r['shape']} | {r['variants']} | {size} | "
                      f"{r['batch']} | {r['tokens']} | {CHECKPOINTING[r['checkpointing']]} | {memory} | {speed} |")
-    return "\n".join(lines) + f"\n\n_{device}, torch {torch.__version__}, bf16 autocast on a GPU, {time.strftime('%Y-%m-%d')}._"
+    footer = f"_{device}, torch {torch.__version__}, bf16 autocast on a GPU, {time.strftime('%Y-%m-%d')}._"
+    return "\n".join(lines) + "\n\n" + footer
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -207,7 +211,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--shapes", nargs="+", choices=[s.name for s in SHAPES],
                         help="shapes to step (default: all but flan-t5-xxl-lora)")
     parser.add_argument("--steps", type=int, default=5, help="timed steps per shape, after one untimed (default 5)")
-    parser.add_argument("--tiny", action="store_true", help="the tiny presets' sizes: a check of the code, not a measurement")
+    parser.add_argument("--tiny", action="store_true",
+                        help="the tiny presets' sizes: a check of the code, not a measurement")
     parser.add_argument("--sizes", action="store_true", help="the table's shapes and sizes alone, nothing stepped")
     parser.add_argument("--json", help="also write the rows to this JSON file")
     a = parser.parse_args(argv)

@@ -100,7 +100,8 @@ def test_gsum_on_two_cpu_processes_trains_as_one_process_with_the_doubled_batch(
     two = torchrun(*flags, "--per-device-train-batch-size", str(PER_DEVICE), "--output-dir", str(tmp_path / "two"),
                    "--use_cpu", "True")
     assert two.returncode == 0, two.stderr[-3000:]
-    training_main([*flags, "--per-device-train-batch-size", str(2 * PER_DEVICE), "--output-dir", str(tmp_path / "one")])
+    training_main([*flags, "--per-device-train-batch-size", str(2 * PER_DEVICE),
+                   "--output-dir", str(tmp_path / "one")])
     set_seed(SEED)  # the weights both runs started from, built as the command builds them
     start, _, _ = build(Arguments(method="sentences", max_guidance_length=32), SimpleNamespace(preset="tiny"))
     losses, ratio = check_two_processes_equal_one(tmp_path / "one", tmp_path / "two", "model.safetensors",
@@ -133,11 +134,13 @@ def test_lora_adapter_on_two_cpu_processes_trains_as_one_process_with_the_double
     two = torchrun(*flags, "--per-device-train-batch-size", str(PER_DEVICE), "--output-dir", str(tmp_path / "two"),
                    "--use_cpu", "True")
     assert two.returncode == 0, two.stderr[-3000:]
-    training_main([*flags, "--per-device-train-batch-size", str(2 * PER_DEVICE), "--output-dir", str(tmp_path / "one")])
+    training_main([*flags, "--per-device-train-batch-size", str(2 * PER_DEVICE),
+                   "--output-dir", str(tmp_path / "one")])
     # LoRA's B and the added tokens' rows start at zero: what they hold is what training changed. A's start
     # is not saved; taking the trained A as its start counts A's differences without its update.
     weights = load_file(str(tmp_path / "one" / "adapter_model.safetensors"))
-    zero_start = {k: torch.zeros_like(v) if ("lora_B" in k or "trainable_tokens" in k) else v for k, v in weights.items()}
+    zero_start = {k: torch.zeros_like(v) if ("lora_B" in k or "trainable_tokens" in k) else v
+                  for k, v in weights.items()}
     assert any("trainable_tokens" in k for k in weights) and any("lora_B" in k for k in weights)
     losses, ratio = check_two_processes_equal_one(tmp_path / "one", tmp_path / "two", "adapter_model.safetensors",
                                                   zero_start)
@@ -196,7 +199,8 @@ def examples(tmp_path_factory):
         records = get_variant(variant_id).test_examples(4)
         files[variant_id] = folder / f"{variant_id}.jsonl"
         files[variant_id].write_text("".join(json.dumps(r) + "\n" for r in records))
-    files["entity"] = write_examples(folder / "entity.jsonl", lambda r: {"entity": "Maria Lopez"}, "Maria Lopez spoke. ")
+    files["entity"] = write_examples(folder / "entity.jsonl", lambda r: {"entity": "Maria Lopez"},
+                                     "Maria Lopez spoke. ")
     return files
 
 
@@ -232,7 +236,8 @@ def test_every_trainable_weight_takes_part_with_controls_and_without(variant_id,
     records = load_examples(data.train_file, variant, assets, 4)
     for share in (0.0, 0.99):  # controls on every example; on none (dropped_controls draws 4 below 0.99)
         model.zero_grad(set_to_none=True)
-        model(**collate(tokenizer.pad_token_id)(features(variant, records, method, assets, tokenizer, data, share))).loss.backward()
+        batch = collate(tokenizer.pad_token_id)(features(variant, records, method, assets, tokenizer, data, share))
+        model(**batch).loss.backward()
         left_out = [name for name, p in model.named_parameters() if p.requires_grad and p.grad is None]
         assert not left_out, (share, left_out)
 
@@ -279,7 +284,8 @@ def test_the_papers_bases_build_at_their_published_sizes():
     from benchmarks.paper_shapes import FLAN_T5, FLAN_T5_SIZES, SHAPES, count
 
     sizes = {s.name: count(s) for s in SHAPES}  # on the meta device: no memory
-    published = {"bart-large": 406e6, "flan-t5-large-lora": 783e6, "flan-t5-xl-lora": 2.85e9, "flan-t5-xxl-lora": 11.1e9}
+    published = {"bart-large": 406e6, "flan-t5-large-lora": 783e6, "flan-t5-xl-lora": 2.85e9,
+                 "flan-t5-xxl-lora": 11.1e9}
     for name, expected in published.items():
         total, trainable = sizes[name]
         base = total - trainable if name.endswith("lora") else total  # the adapter is not the base's

@@ -87,6 +87,7 @@ def checked_state(cpu: bool | None = None, timeout_hours: float = BARRIER_HOURS)
     import torch
     from accelerate import PartialState
 
-    state = PartialState(cpu=not torch.cuda.is_available() if cpu is None else cpu, timeout=timedelta(hours=timeout_hours))
+    state = PartialState(cpu=not torch.cuda.is_available() if cpu is None else cpu,
+                         timeout=timedelta(hours=timeout_hours))
     check_processes(state.num_processes)
     return state

@@ -286,8 +286,8 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
                                 "gradient_accumulation_steps": args.gradient_accumulation_steps,
                                 # processes that each trained on a per-device batch: an optimizer step saw
                                 # world_size x per-device batch x accumulation examples
-                                "world_size": args.world_size, "total_train_batch_size": (
-                                    args.world_size * args.per_device_train_batch_size * args.gradient_accumulation_steps),
+                                "world_size": args.world_size, "total_train_batch_size": args.world_size * (
+                                    args.per_device_train_batch_size * args.gradient_accumulation_steps),
                                 "num_train_epochs": args.num_train_epochs,
                                 "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16,
                                 "bf16_weights": data.bf16_weights, "train_sampling_strategy": args.train_sampling_strategy,

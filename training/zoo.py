@@ -349,8 +349,8 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
                 if launch.is_main_process:
                     report = evaluate_general(general, budget.max_eval_samples, eval_batch_size(), RECIPE["num_beams"])
                     (general / "general_report.json").write_text(json.dumps(report, indent=2) + "\n")
-                    state["models"]["general"] = {k: {m: v[m] for m in ("rouge1", "ratio_to_lead", "verbatim_fact_share")}
-                                                  for k, v in report["sets"].items()}
+                    shown = ("rouge1", "ratio_to_lead", "verbatim_fact_share")
+                    state["models"]["general"] = {k: {m: v[m] for m in shown} for k, v in report["sets"].items()}
                     store_model(general, general / "general_report.json", store_index)
             else:
                 launch.print("done already", flush=True)
@@ -363,8 +363,8 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
             with launch.main_process_first():  # the others find the data built
                 data = build_data(model, root, budget)
             if not (out / "steersum.json").is_file():
-                launch.print(f"training {budget.steps(model)} steps" + (" (resuming)" if latest_checkpoint(out) else ""),
-                             flush=True)
+                resuming = " (resuming)" if latest_checkpoint(out) else ""
+                launch.print(f"training {budget.steps(model)} steps{resuming}", flush=True)
                 train_variant_model(model, general, data, out, budget)
                 if launch.is_main_process:
                     remove_checkpoints(out)
