@@ -3,6 +3,7 @@
 Each benchmark module has ``run() -> str`` returning a markdown section; the section replaces the
 one with the same name in RESULTS.md, so groups can be re-run on their own.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,10 +41,18 @@ def machine() -> str:
     """Where a run was made. Timings on CPU depend on its instructions (the int8 and bf16 kernels use
     AVX512-BF16 and AMX where there are), so the footer names them."""
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "CPU only"
-    bf16 = [name for name, has in (("AVX512-BF16", torch.cpu._is_avx512_bf16_supported()),
-                                   ("AMX", torch.cpu._is_amx_tile_supported())) if has]
-    return (f"{platform.machine()}, {os.cpu_count()} CPU cores ({' + '.join(bf16) or 'no bf16 instructions'}), "
-            f"{device}, torch {torch.__version__}")
+    bf16 = [
+        name
+        for name, has in (
+            ("AVX512-BF16", torch.cpu._is_avx512_bf16_supported()),
+            ("AMX", torch.cpu._is_amx_tile_supported()),
+        )
+        if has
+    ]
+    return (
+        f"{platform.machine()}, {os.cpu_count()} CPU cores ({' + '.join(bf16) or 'no bf16 instructions'}), "
+        f"{device}, torch {torch.__version__}"
+    )
 
 
 def update_results(name: str, body: str) -> None:
@@ -57,7 +66,9 @@ def update_results(name: str, body: str) -> None:
 def main() -> None:
     import sys
 
-    if sys.argv[1:2] == ["leaderboard"]:  # a command with its own flags (benchmarks/leaderboard.py), not a timing group
+    if sys.argv[1:2] == [
+        "leaderboard"
+    ]:  # a command with its own flags (benchmarks/leaderboard.py), not a timing group
         from benchmarks.leaderboard import main as leaderboard
         from training.distributed import LaunchError, checked_state
 
@@ -66,8 +77,11 @@ def main() -> None:
         except LaunchError as err:
             sys.exit(f"error: {err}")
         return leaderboard(sys.argv[2:])
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0],
-                                     epilog="python -m benchmarks leaderboard --help: the evaluation leaderboard")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__.splitlines()[0],
+        epilog="python -m benchmarks leaderboard --help: the evaluation leaderboard",
+    )
     parser.add_argument("groups", nargs="*", help=f"groups to run (default: all): {', '.join(GROUPS)}")
     args = parser.parse_args()
     unknown = sorted(set(args.groups) - set(GROUPS))
@@ -77,8 +91,10 @@ def main() -> None:
         for module_name in GROUPS[group]:
             start = time.perf_counter()
             body = importlib.import_module(module_name).run()
-            stamp = (f"\n\n_{time.strftime('%Y-%m-%d')}, {machine()}; whole benchmark {time.perf_counter() - start:.1f} s; "
-                     f"load average {os.getloadavg()[0]:.1f} at the end (other processes share the machine)._")
+            stamp = (
+                f"\n\n_{time.strftime('%Y-%m-%d')}, {machine()}; whole benchmark {time.perf_counter() - start:.1f} s; "
+                f"load average {os.getloadavg()[0]:.1f} at the end (other processes share the machine)._"
+            )
             update_results(module_name.split(".")[-1], body + stamp)
             print(body + stamp + "\n")
 

@@ -14,6 +14,7 @@ on a CPU with AMX also both under the bf16 copy the Trainer uses there (:class:`
 Check: in eval mode (no dropout) the two configurations compute the same loss on the batch, so the
 change touches training noise only, never what a converted or fine-tuned model computes.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -65,24 +66,30 @@ def run() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         base = convert_minilm(Path(tmp) / "minilm-bart")
         tokenizer = AutoTokenizer.from_pretrained(base)
-        ways = [Way(base, p, bf16) for bf16 in ([False, True] if cpu_bf16_supported() else [False]) for p in (0.1, 0.0)]
+        ways = [
+            Way(base, p, bf16) for bf16 in ([False, True] if cpu_bf16_supported() else [False]) for p in (0.1, 0.0)
+        ]
     batch = batch_of_text(tokenizer, SOURCE_TOKENS, TARGET_TOKENS)
     eval_loss = {w.name: w.eval_loss(batch) for w in ways}  # before any step: the same weights
     for w in ways:
         w.step(batch)  # warm-up: AdamW state, allocator
     best = best_step_seconds(ways, batch, ROUNDS, STEPS)
     reference = ways[0].name
-    rows = [f"| {w.name} | {best[w.name]:.2f} | {best[reference] / best[w.name]:.2f}x | {eval_loss[w.name]:.6f} |"
-            for w in ways]
-    return "\n".join([
-        "## Training step on CPU: attention dropout 0.1 (BERT's) vs 0.0 (the converted base's)",
-        "",
-        f"MiniLM-initialised BART, batch 8, {SOURCE_TOKENS} source / {TARGET_TOKENS} target tokens of BBC text, "
-        f"fused AdamW, {THREADS} threads; best of {ROUNDS} interleaved rounds of {STEPS} steps. AMX: "
-        f"{torch.cpu._is_amx_tile_supported()} (bf16 copy rows only with AMX). Eval-mode loss on the batch before "
-        "training: dropout off, so both configurations must give the same number.",
-        "",
-        f"| way | s/step | speed-up vs {reference} | eval-mode loss |",
-        "|---|---|---|---|",
-        *rows,
-    ])
+    rows = [
+        f"| {w.name} | {best[w.name]:.2f} | {best[reference] / best[w.name]:.2f}x | {eval_loss[w.name]:.6f} |"
+        for w in ways
+    ]
+    return "\n".join(
+        [
+            "## Training step on CPU: attention dropout 0.1 (BERT's) vs 0.0 (the converted base's)",
+            "",
+            f"MiniLM-initialised BART, batch 8, {SOURCE_TOKENS} source / {TARGET_TOKENS} target tokens of BBC text, "
+            f"fused AdamW, {THREADS} threads; best of {ROUNDS} interleaved rounds of {STEPS} steps. AMX: "
+            f"{torch.cpu._is_amx_tile_supported()} (bf16 copy rows only with AMX). Eval-mode loss on the batch before "
+            "training: dropout off, so both configurations must give the same number.",
+            "",
+            f"| way | s/step | speed-up vs {reference} | eval-mode loss |",
+            "|---|---|---|---|",
+            *rows,
+        ]
+    )

@@ -24,6 +24,7 @@ where AMX is present; a 1.55x had been measured on a machine whose bf16 matmul r
 
 Check: each way's first-step loss on the batch, next to fp32's (bf16 rounds; it must stay close).
 """
+
 from __future__ import annotations
 
 import copy
@@ -36,18 +37,36 @@ import torch
 from training.bf16 import Bf16Copy
 
 BATCH, SOURCE_TOKENS, TARGET_TOKENS, ROUNDS, STEPS = 8, 256, 96, 2, 2
-WAYS = ("fp32", "fp32 + fused AdamW", "autocast", "autocast + fused AdamW", "bf16 copy + fp32 master",
-        "fp32 + oneDNN bf16 matmul + fused AdamW")
+WAYS = (
+    "fp32",
+    "fp32 + fused AdamW",
+    "autocast",
+    "autocast + fused AdamW",
+    "bf16 copy + fp32 master",
+    "fp32 + oneDNN bf16 matmul + fused AdamW",
+)
 
 
-def batch_of_text(tokenizer, source_tokens: int = SOURCE_TOKENS, target_tokens: int = TARGET_TOKENS) -> dict[str, torch.Tensor]:
+def batch_of_text(
+    tokenizer, source_tokens: int = SOURCE_TOKENS, target_tokens: int = TARGET_TOKENS
+) -> dict[str, torch.Tensor]:
     from variants.sources import load_source
 
     rows = load_source("bbc_summary", "train")[:BATCH]
-    enc = tokenizer([r["source"] for r in rows], truncation=True, max_length=source_tokens, padding="max_length",
-                    return_tensors="pt")
-    labels = tokenizer([r["target"] for r in rows], truncation=True, max_length=target_tokens, padding="max_length",
-                       return_tensors="pt")["input_ids"]
+    enc = tokenizer(
+        [r["source"] for r in rows],
+        truncation=True,
+        max_length=source_tokens,
+        padding="max_length",
+        return_tensors="pt",
+    )
+    labels = tokenizer(
+        [r["target"] for r in rows],
+        truncation=True,
+        max_length=target_tokens,
+        padding="max_length",
+        return_tensors="pt",
+    )["input_ids"]
     labels[labels == tokenizer.pad_token_id] = -100
     return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "labels": labels}
 
@@ -101,23 +120,26 @@ def run() -> str:
         base = convert_minilm(Path(tmp) / "minilm-bart")
         tokenizer = AutoTokenizer.from_pretrained(base)
         # no dropout: every way computes the same function, so their first-step losses compare
-        model = AutoModelForSeq2SeqLM.from_pretrained(base, dtype=torch.float32, dropout=0.0, attention_dropout=0.0,
-                                                      activation_dropout=0.0)
+        model = AutoModelForSeq2SeqLM.from_pretrained(
+            base, dtype=torch.float32, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0
+        )
     batch = batch_of_text(tokenizer)
     ways = [Way(name, model) for name in WAYS]
     first_loss = {w.name: w.step(batch) for w in ways}  # warm-up: AdamW state, allocator
     best = best_step_seconds(ways, batch, ROUNDS, STEPS)
     base_time = best["fp32"]
     rows = [f"| {name} | {best[name]:.2f} | {base_time / best[name]:.2f}x | {first_loss[name]:.4f} |" for name in WAYS]
-    return "\n".join([
-        "## Training step on CPU: fp32 vs bf16 (MiniLM-initialised BART, 37M parameters)",
-        "",
-        f"Batch {BATCH}, {SOURCE_TOKENS} source / {TARGET_TOKENS} target tokens of BBC text, AdamW, 1 CPU thread; "
-        f"best of {ROUNDS} interleaved rounds of {STEPS} steps. AVX512-BF16: {torch.cpu._is_avx512_bf16_supported()}, "
-        f"AMX: {torch.cpu._is_amx_tile_supported()}, so bf16 is the training default here: {cpu_bf16_supported()}. "
-        "First-step loss on the same batch checks that bf16 computes the same function (up to rounding).",
-        "",
-        "| way | s/step | speed-up vs fp32 | first-step loss |",
-        "|---|---|---|---|",
-        *rows,
-    ])
+    return "\n".join(
+        [
+            "## Training step on CPU: fp32 vs bf16 (MiniLM-initialised BART, 37M parameters)",
+            "",
+            f"Batch {BATCH}, {SOURCE_TOKENS} source / {TARGET_TOKENS} target tokens of BBC text, AdamW, 1 CPU thread; "
+            f"best of {ROUNDS} interleaved rounds of {STEPS} steps. AVX512-BF16: {torch.cpu._is_avx512_bf16_supported()}, "
+            f"AMX: {torch.cpu._is_amx_tile_supported()}, so bf16 is the training default here: {cpu_bf16_supported()}. "
+            "First-step loss on the same batch checks that bf16 computes the same function (up to rounding).",
+            "",
+            "| way | s/step | speed-up vs fp32 | first-step loss |",
+            "|---|---|---|---|",
+            *rows,
+        ]
+    )

@@ -8,6 +8,7 @@ predictions: greedy-token agreement and teacher-forced next-token top-1 agreemen
 its compacted copy, for a tiny random BART and for MiniLM-BART (real pretrained weights, before any
 summarization training).
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -36,13 +37,22 @@ def agreement(fp32_folder: Path, documents: list[str]) -> dict:
     with torch.inference_mode():
         batch = tokenizer(documents, return_tensors="pt", truncation=True, max_length=256, padding=True)
         batch.pop("token_type_ids", None)
-        distinct = len(set(model.generate(**batch, num_beams=1, do_sample=False, max_new_tokens=32).flatten().tolist()))
-        forced = {**batch, "decoder_input_ids": batch["input_ids"][:, :FORCED_TOKENS],
-                  "decoder_attention_mask": batch["attention_mask"][:, :FORCED_TOKENS]}
+        distinct = len(
+            set(model.generate(**batch, num_beams=1, do_sample=False, max_new_tokens=32).flatten().tolist())
+        )
+        forced = {
+            **batch,
+            "decoder_input_ids": batch["input_ids"][:, :FORCED_TOKENS],
+            "decoder_attention_mask": batch["attention_mask"][:, :FORCED_TOKENS],
+        }
         same = model(**forced).logits.argmax(-1) == compact(**forced).logits.argmax(-1)
         real = forced["decoder_attention_mask"].bool()
-    return {"greedy": token_agreement(model, compact, tokenizer, documents), "distinct": distinct,
-            "forced": float(same[real].float().mean()), "positions": int(real.sum())}
+    return {
+        "greedy": token_agreement(model, compact, tokenizer, documents),
+        "distinct": distinct,
+        "forced": float(same[real].float().mean()),
+        "positions": int(real.sum()),
+    }
 
 
 def untrained_rows(documents: list[str]) -> list[str]:
@@ -59,7 +69,10 @@ def untrained_rows(documents: list[str]) -> list[str]:
         tiny = Path(scratch) / "tiny"
         BartForConditionalGeneration(tiny_bart_config(tokenizer)).save_pretrained(tiny)
         tokenizer.save_pretrained(tiny)
-        for name, folder in (("tiny random BART (d=64)", tiny), ("MiniLM-BART, converted, untrained", ensure_base("minilm"))):
+        for name, folder in (
+            ("tiny random BART (d=64)", tiny),
+            ("MiniLM-BART, converted, untrained", ensure_base("minilm")),
+        ):
             r = agreement(folder, documents)
             rows.append(f"| {name} | {r['greedy']:.3f} | {r['distinct']} | {r['forced']:.3f} | {r['positions']} |")
     return rows
@@ -74,24 +87,35 @@ def run() -> str:
     stored = store.stored(store.GENERAL)
     if stored is None or not (ZOO / "general").is_dir():
         documents = [r["source"] for r in load_source("bbc_summary", "test")][:DOCUMENTS]
-        lines += [f"No trained general summarizer here ({'the store is empty' if stored is None else 'no checkpoints/general'}): "
-                  f"fp32 vs its int8 copy on {DOCUMENTS} bbc_summary test documents, greedy generation of 32 tokens and "
-                  f"next-token top-1 teacher forced on each document's first {FORCED_TOKENS} tokens.", "",
-                  "| model | greedy token agreement | distinct tokens (fp32) | teacher-forced top-1 agreement | positions |",
-                  "|---|---|---|---|---|", *untrained_rows(documents)]
+        lines += [
+            f"No trained general summarizer here ({'the store is empty' if stored is None else 'no checkpoints/general'}): "
+            f"fp32 vs its int8 copy on {DOCUMENTS} bbc_summary test documents, greedy generation of 32 tokens and "
+            f"next-token top-1 teacher forced on each document's first {FORCED_TOKENS} tokens.",
+            "",
+            "| model | greedy token agreement | distinct tokens (fp32) | teacher-forced top-1 agreement | positions |",
+            "|---|---|---|---|---|",
+            *untrained_rows(documents),
+        ]
         return "\n".join(lines)
     general = compare_compact(ZOO / "general", store.model_path(store.GENERAL))
-    lines += ["| test set | ROUGE-1 fp32 | ROUGE-1 int8 | difference | within 0.005 | verbatim fp32 | verbatim int8 |",
-              "|---|---|---|---|---|---|---|"]
-    lines += [f"| {name} | {r['rouge1_fp32']:.4f} | {r['rouge1_int8']:.4f} | {r['rouge1_difference']:+.4f} | "
-              f"{r['within_goal']} | {r['verbatim_fp32']} | {r['verbatim_int8']} |" for name, r in general.items()]
+    lines += [
+        "| test set | ROUGE-1 fp32 | ROUGE-1 int8 | difference | within 0.005 | verbatim fp32 | verbatim int8 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {name} | {r['rouge1_fp32']:.4f} | {r['rouge1_int8']:.4f} | {r['rouge1_difference']:+.4f} | "
+        f"{r['within_goal']} | {r['verbatim_fp32']} | {r['verbatim_int8']} |"
+        for name, r in general.items()
+    ]
     for model in store.servable():
         test = ZOO / "data" / model.variant / "test.jsonl"
         if not test.is_file():
             lines.append(f"\n{model.name}: no {test} here (python -m training build-data {model.variant})")
             continue
         r = compare_compact_adapter(model.path, ZOO / "general", test)
-        effects = "; ".join(f"{n} {e['int8']:+.3f} vs {e['fp32']:+.3f} (inside: {e['int8_inside_fp32_interval']})"
-                            for n, e in r["effects"].items())
+        effects = "; ".join(
+            f"{n} {e['int8']:+.3f} vs {e['fp32']:+.3f} (inside: {e['int8_inside_fp32_interval']})"
+            for n, e in r["effects"].items()
+        )
         lines.append(f"\n{model.name}: ROUGE-1 {r['rouge1_int8']:.4f} int8 vs {r['rouge1_fp32']:.4f} fp32; {effects}")
     return "\n".join(lines)

@@ -18,6 +18,7 @@ Text analysis (regex words, WordNet lemmas) costs both ways the same, so it is t
 left out (both ways read the same precomputed terms: the formula alone) and once included (end to
 end from raw text). The lemma cache is warmed first for all runs.
 """
+
 from __future__ import annotations
 
 import math
@@ -29,9 +30,9 @@ import numpy as np
 
 from benchmarks import best_time
 from metrics.egises import DocumentGroup, egises
-from variants.sources import load_source
 from metrics.stas import analyze
 from metrics.text import sentences
+from variants.sources import load_source
 
 N_DOCUMENTS = 200
 READERS = (4, 6)
@@ -63,6 +64,7 @@ def build_groups(n_documents: int = N_DOCUMENTS, seed: int = SEED) -> list[Docum
 
 
 # ---- the naive way: the formula as loops ----------------------------------------------------------
+
 
 def naive_distribution(tokens: list[str], document: list[str], space: list[str]) -> list[float]:
     """p^(w|t) over the space (eq. 3-5), OOV terms unrelated; plain p(w|t) when nothing is in d."""
@@ -144,29 +146,34 @@ def run() -> str:
     vectorized_s, result = best_time(egises, groups, None, given, repeats=REPEATS)
     naive_e2e_s, (naive_e2e_score, _) = best_time(naive_egises, groups, analyze, repeats=NAIVE_REPEATS)
     vectorized_e2e_s, result_e2e = best_time(egises, groups, repeats=REPEATS)
-    difference = max(abs(result.egises - naive_score), abs(result_e2e.egises - naive_e2e_score),
-                     float(np.abs(np.array(result.document_deviations) - np.array(naive_documents)).max()))
+    difference = max(
+        abs(result.egises - naive_score),
+        abs(result_e2e.egises - naive_e2e_score),
+        float(np.abs(np.array(result.document_deviations) - np.array(naive_documents)).max()),
+    )
     assert difference < 1e-9, f"vectorized and naive EGISES differ by {difference}"
     readers = sum(len(g.user_ids) for g in groups)
-    return "\n".join([
-        "## EGISES: vectorized vs pair loops",
-        "",
-        f"{len(groups)} BBC articles, {readers} readers (4-6 each), references and summaries drawn from each "
-        f"article's salient sentences (seeded); EGISES = {result.egises:.4f}. Best of {REPEATS} runs "
-        f"(naive: {NAIVE_REPEATS}). Rows 1-2 start from the same precomputed terms (analysis of the "
-        f"{len(texts):,} distinct texts: {analysis_s * 1000:.0f} ms); rows 3-4 start from raw text. The lemma cache "
-        "is warm for all.",
-        "",
-        "| way | time | ratio | max abs difference |",
-        "|---|---|---|---|",
-        f"| SteerSum: CountVectorizer, sparse eq. 3-5 and JSDs for the whole corpus | {vectorized_s * 1000:.1f} ms "
-        f"| 1.0× | — |",
-        f"| naive: Python loops, distributions rebuilt per pair | {naive_s * 1000:.1f} ms | "
-        f"{naive_s / vectorized_s:.1f}× slower | {difference:.1e} |",
-        f"| SteerSum, end to end (text analysis included) | {vectorized_e2e_s * 1000:.1f} ms | 1.0× | — |",
-        f"| naive, end to end | {naive_e2e_s * 1000:.1f} ms | {naive_e2e_s / vectorized_e2e_s:.1f}× slower | "
-        f"{abs(result_e2e.egises - naive_e2e_score):.1e} |",
-    ])
+    return "\n".join(
+        [
+            "## EGISES: vectorized vs pair loops",
+            "",
+            f"{len(groups)} BBC articles, {readers} readers (4-6 each), references and summaries drawn from each "
+            f"article's salient sentences (seeded); EGISES = {result.egises:.4f}. Best of {REPEATS} runs "
+            f"(naive: {NAIVE_REPEATS}). Rows 1-2 start from the same precomputed terms (analysis of the "
+            f"{len(texts):,} distinct texts: {analysis_s * 1000:.0f} ms); rows 3-4 start from raw text. The lemma cache "
+            "is warm for all.",
+            "",
+            "| way | time | ratio | max abs difference |",
+            "|---|---|---|---|",
+            f"| SteerSum: CountVectorizer, sparse eq. 3-5 and JSDs for the whole corpus | {vectorized_s * 1000:.1f} ms "
+            f"| 1.0× | — |",
+            f"| naive: Python loops, distributions rebuilt per pair | {naive_s * 1000:.1f} ms | "
+            f"{naive_s / vectorized_s:.1f}× slower | {difference:.1e} |",
+            f"| SteerSum, end to end (text analysis included) | {vectorized_e2e_s * 1000:.1f} ms | 1.0× | — |",
+            f"| naive, end to end | {naive_e2e_s * 1000:.1f} ms | {naive_e2e_s / vectorized_e2e_s:.1f}× slower | "
+            f"{abs(result_e2e.egises - naive_e2e_score):.1e} |",
+        ]
+    )
 
 
 if __name__ == "__main__":

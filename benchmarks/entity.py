@@ -12,11 +12,12 @@ Inputs: the first ``N_DOCUMENTS`` articles of the bundled ``bbc_summary/train`` 
 that the benchmark stays under a minute on two CPU cores. The model is loaded and warmed up before
 either timing.
 """
+
 from __future__ import annotations
 
 from benchmarks import best_time
-from variants.sources import load_source
 from variants.entity import entity_names, named_entities, ner
+from variants.sources import load_source
 
 N_DOCUMENTS = 200
 BATCH_SIZE = 32
@@ -38,17 +39,19 @@ def run() -> str:
     differing = sum(a != b for a, b in zip(batched, naive)) + sum(a != b for a, b in zip(in_workers, naive))
     assert differing == 0, f"{differing} documents get different entities batched and one by one"
     found = sum(len(names) for names in batched)
-    return "\n".join([
-        "## Entity data builder: spaCy NER batched (`nlp.pipe`) vs one call per document",
-        "",
-        f"{len(texts)} BBC articles (`bbc_summary/train`, {words:,} words), `en_core_web_sm` entity recognizer "
-        f"only; {found:,} persons/organizations found, identical all three ways.",
-        "",
-        "| way | time | documents/s | ratio | documents with different entities |",
-        "|---|---|---|---|---|",
-        f"| SteerSum: `nlp.pipe`, batches of {BATCH_SIZE} | {batched_s:.2f} s | {len(texts) / batched_s:.1f} | 1.0× | — |",
-        f"| SteerSum, `--workers {WORKERS}`: `nlp.pipe(n_process={WORKERS})` | {workers_s:.2f} s | "
-        f"{len(texts) / workers_s:.1f} | {batched_s / workers_s:.2f}× faster | 0 |",
-        f"| naive: `nlp(text)` per document | {naive_s:.2f} s | {len(texts) / naive_s:.1f} | "
-        f"{naive_s / batched_s:.2f}× slower | {differing} |",
-    ])
+    return "\n".join(
+        [
+            "## Entity data builder: spaCy NER batched (`nlp.pipe`) vs one call per document",
+            "",
+            f"{len(texts)} BBC articles (`bbc_summary/train`, {words:,} words), `en_core_web_sm` entity recognizer "
+            f"only; {found:,} persons/organizations found, identical all three ways.",
+            "",
+            "| way | time | documents/s | ratio | documents with different entities |",
+            "|---|---|---|---|---|",
+            f"| SteerSum: `nlp.pipe`, batches of {BATCH_SIZE} | {batched_s:.2f} s | {len(texts) / batched_s:.1f} | 1.0× | — |",
+            f"| SteerSum, `--workers {WORKERS}`: `nlp.pipe(n_process={WORKERS})` | {workers_s:.2f} s | "
+            f"{len(texts) / workers_s:.1f} | {batched_s / workers_s:.2f}× faster | 0 |",
+            f"| naive: `nlp(text)` per document | {naive_s:.2f} s | {len(texts) / naive_s:.1f} | "
+            f"{naive_s / batched_s:.2f}× slower | {differing} |",
+        ]
+    )

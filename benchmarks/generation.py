@@ -25,6 +25,7 @@ bf16 and int8 are checked against fp32 on the same batches: identical tokens for
 share of token positions that agree for beam search, and the evaluation's own scores (ROUGE-1, STAS)
 side by side.
 """
+
 from __future__ import annotations
 
 import json
@@ -41,9 +42,18 @@ from variants.sources import load_source
 THREADS = int(os.environ.get("STEERSUM_BENCH_THREADS", "1"))
 N_EXAMPLES, NEW_TOKENS, BEAMS, MAX_SOURCE = 16, 64, 4, 512
 TRAINED_TOPIC = Path("checkpoints/topic-prepend-tag")  # what `python -m training zoo` writes
-MINILM_BART = dict(d_model=384, encoder_layers=6, decoder_layers=6, encoder_attention_heads=12,
-                   decoder_attention_heads=12, encoder_ffn_dim=1536, decoder_ffn_dim=1536,
-                   max_position_embeddings=MAX_SOURCE, dropout=0.0, attention_dropout=0.0)
+MINILM_BART = dict(
+    d_model=384,
+    encoder_layers=6,
+    decoder_layers=6,
+    encoder_attention_heads=12,
+    decoder_attention_heads=12,
+    encoder_ffn_dim=1536,
+    decoder_ffn_dim=1536,
+    max_position_embeddings=MAX_SOURCE,
+    dropout=0.0,
+    attention_dropout=0.0,
+)
 
 
 def minilm_tokenizer():
@@ -63,10 +73,15 @@ def minilm_topic_checkpoint(folder: Path, new_tokens: int = NEW_TOKENS, seed: in
     from variants.topic import SPECIAL_TOKENS, default_assets
 
     tokenizer = minilm_tokenizer()
-    config = BartConfig(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
-                        bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
-                        decoder_start_token_id=tokenizer.cls_token_id, forced_eos_token_id=tokenizer.sep_token_id,
-                        **MINILM_BART)
+    config = BartConfig(
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        decoder_start_token_id=tokenizer.cls_token_id,
+        forced_eos_token_id=tokenizer.sep_token_id,
+        **MINILM_BART,
+    )
     torch.manual_seed(seed)
     model = BartForConditionalGeneration(config).eval()
     add_control_tokens(tokenizer, model, SPECIAL_TOKENS)
@@ -75,8 +90,18 @@ def minilm_topic_checkpoint(folder: Path, new_tokens: int = NEW_TOKENS, seed: in
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     default_assets().space.save(out)
-    write_record(out, {"variant": "topic", "method": "tag", "name": out.name, "top_n": default_assets().top_n,
-                       "max_source_length": MAX_SOURCE, "max_target_length": new_tokens, "num_beams": BEAMS})
+    write_record(
+        out,
+        {
+            "variant": "topic",
+            "method": "tag",
+            "name": out.name,
+            "top_n": default_assets().top_n,
+            "max_source_length": MAX_SOURCE,
+            "max_target_length": new_tokens,
+            "num_beams": BEAMS,
+        },
+    )
     return out
 
 
@@ -86,17 +111,22 @@ def topic_model(tmp: Path, new_tokens: int = NEW_TOKENS) -> tuple[Path, str]:
     trained = Path(os.environ.get("STEERSUM_BENCH_MODEL", TRAINED_TOPIC))
     if (trained / "steersum.json").is_file():
         record = json.loads((trained / "steersum.json").read_text())
-        return trained, (f"Trained model `{trained.name}` (topic `{record['method']}`, MiniLM-initialised BART, "
-                         f"{record.get('hyperparameters', {}).get('max_steps', '?')} steps from the general summarizer)")
+        return trained, (
+            f"Trained model `{trained.name}` (topic `{record['method']}`, MiniLM-initialised BART, "
+            f"{record.get('hyperparameters', {}).get('max_steps', '?')} steps from the general summarizer)"
+        )
     return minilm_topic_checkpoint(tmp / "checkpoints", new_tokens), (
         "Random BART of the MiniLM-initialised shape (no trained model here: every summary runs to the token limit), "
-        "topic `tag`")
+        "topic `tag`"
+    )
 
 
 def examples(n: int = N_EXAMPLES) -> list[dict]:
     records = load_source("bbc_summary", "test")[::3][:n]
-    return [{"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]}, "target": r["target"]}
-            for r in records]
+    return [
+        {"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]}, "target": r["target"]}
+        for r in records
+    ]
 
 
 def naive(summarizer, records: list[dict]) -> list[list[int]]:
@@ -106,10 +136,16 @@ def naive(summarizer, records: list[dict]) -> list[list[int]]:
     beams, new_tokens = summarizer.settings.num_beams, summarizer.settings.max_new_tokens
     outputs = []
     for r in records:
-        prepared = variant.prepare(r["document"], variant.validate(r["controls"], summarizer.assets), summarizer.method,
-                                   summarizer.assets)
-        batch = tokenizer(prepared.text, truncation=True, max_length=summarizer.max_source_length,
-                          return_token_type_ids=False, return_tensors="pt")
+        prepared = variant.prepare(
+            r["document"], variant.validate(r["controls"], summarizer.assets), summarizer.method, summarizer.assets
+        )
+        batch = tokenizer(
+            prepared.text,
+            truncation=True,
+            max_length=summarizer.max_source_length,
+            return_token_type_ids=False,
+            return_tensors="pt",
+        )
         with torch.inference_mode():
             output = model.generate(**batch, num_beams=beams, max_new_tokens=new_tokens)
         tokenizer.decode(output[0], skip_special_tokens=True)
@@ -128,8 +164,12 @@ def generated_ids(summarizer, records: list[dict], settings) -> list[list[int]]:
     from variants.seq2seq import by_length, pad, tokenize
 
     variant, tokenizer, model = summarizer.variant, summarizer.tokenizer, summarizer.model
-    prepared = [variant.prepare(r["document"], variant.validate(r["controls"], summarizer.assets), summarizer.method,
-                                summarizer.assets) for r in records]
+    prepared = [
+        variant.prepare(
+            r["document"], variant.validate(r["controls"], summarizer.assets), summarizer.method, summarizer.assets
+        )
+        for r in records
+    ]
     ids, _ = tokenize(tokenizer, prepared, summarizer.max_source_length)
     out = [None] * len(records)
     for rows in by_length([len(x) for x in ids], settings.batch_size):
@@ -148,7 +188,7 @@ def run() -> str:
     from space.catalog import build_catalog
     from training.evaluate import evaluate
     from variants import get_variant, load_summarizer
-    from variants.seq2seq import GenerationSettings, cpu_has_bf16
+    from variants.seq2seq import cpu_has_bf16
 
     records = examples()
     with tempfile.TemporaryDirectory() as tmp:
@@ -184,41 +224,67 @@ def run() -> str:
         greedy_fp32, beams_fp32 = generated_ids(summarizer, records, greedy), generated_ids(summarizer, records, fp32)
         greedy_same, beams_agree = {}, {}
         for low in (bf16, int8):
-            greedy_same[low.dtype] = sum(a == b for a, b in zip(greedy_fp32, generated_ids(summarizer, records,
-                                                                                           greedy.but(dtype=low.dtype))))
+            greedy_same[low.dtype] = sum(
+                a == b for a, b in zip(greedy_fp32, generated_ids(summarizer, records, greedy.but(dtype=low.dtype)))
+            )
             beams_agree[low.dtype] = token_agreement(beams_fp32, generated_ids(summarizer, records, low))
 
     n = len(records)
     mean_tokens = sum(map(len, naive_ids)) / n
     same_fp32 = sum(a["summary"] == b["summary"] for a, b in zip(fp32_report["examples"], board_report["examples"]))
-    scores = lambda report: ", ".join(f"{m} {report['metrics'][m]:.3f}" for m in ("rouge1", "stas")
-                                      if report["metrics"].get(m) is not None)
-    rows = [("naive: one `model.generate` per example, fp32, no scoring", naive_s, "—"),
-            (f"evaluation path, fp32 (`evaluate`, batches of {default.batch_size} sorted by length, early stopping, "
-             "scores included)", fp32_s, f"reference: {scores(fp32_report)}"),
-            ("evaluation path, bf16 autocast", bf16_s,
-             f"{beams_agree[bf16.dtype]:.3f} of tokens agree with fp32; {scores(bf16_report)}"),
-            ("evaluation path, int8 copy of the Linear layers (dynamic quantization)", int8_s,
-             f"{beams_agree['int8']:.3f} of tokens agree with fp32; {scores(int8_report)}"),
-            (f"leaderboard path (`evaluate_system`: loads the model, evaluates with right and shuffled controls, "
-             f"caches; default dtype `{default.dtype}`)", board_s / 2, f"{same_fp32}/{n} summaries equal fp32's")]
-    lines = [f"## Generation: evaluation and leaderboard paths vs naive per-example generate",
-             "",
-             f"{described}; vocabulary {len(summarizer.tokenizer):,}; {n} BBC test articles cut to "
-             f"{summarizer.max_source_length} tokens; {default.num_beams} beams, up to {default.max_new_tokens} new "
-             f"tokens; naive `generate` without early stopping (transformers' default); `torch.set_num_threads({THREADS})`; CPU bf16 instructions: "
-             f"{cpu_has_bf16()}. One run each, in one process, one after another; mean summary length "
-             f"{mean_tokens:.0f} tokens.",
-             "",
-             f"| way | time per {n} summaries | summaries/s | ratio vs naive | outputs |", "|---|---|---|---|---|"]
+
+    def scores(report):
+        return ", ".join(
+            f"{m} {report['metrics'][m]:.3f}" for m in ("rouge1", "stas") if report["metrics"].get(m) is not None
+        )
+
+    rows = [
+        ("naive: one `model.generate` per example, fp32, no scoring", naive_s, "—"),
+        (
+            f"evaluation path, fp32 (`evaluate`, batches of {default.batch_size} sorted by length, early stopping, "
+            "scores included)",
+            fp32_s,
+            f"reference: {scores(fp32_report)}",
+        ),
+        (
+            "evaluation path, bf16 autocast",
+            bf16_s,
+            f"{beams_agree[bf16.dtype]:.3f} of tokens agree with fp32; {scores(bf16_report)}",
+        ),
+        (
+            "evaluation path, int8 copy of the Linear layers (dynamic quantization)",
+            int8_s,
+            f"{beams_agree['int8']:.3f} of tokens agree with fp32; {scores(int8_report)}",
+        ),
+        (
+            f"leaderboard path (`evaluate_system`: loads the model, evaluates with right and shuffled controls, "
+            f"caches; default dtype `{default.dtype}`)",
+            board_s / 2,
+            f"{same_fp32}/{n} summaries equal fp32's",
+        ),
+    ]
+    lines = [
+        "## Generation: evaluation and leaderboard paths vs naive per-example generate",
+        "",
+        f"{described}; vocabulary {len(summarizer.tokenizer):,}; {n} BBC test articles cut to "
+        f"{summarizer.max_source_length} tokens; {default.num_beams} beams, up to {default.max_new_tokens} new "
+        f"tokens; naive `generate` without early stopping (transformers' default); `torch.set_num_threads({THREADS})`; CPU bf16 instructions: "
+        f"{cpu_has_bf16()}. One run each, in one process, one after another; mean summary length "
+        f"{mean_tokens:.0f} tokens.",
+        "",
+        f"| way | time per {n} summaries | summaries/s | ratio vs naive | outputs |",
+        "|---|---|---|---|---|",
+    ]
     lines += [f"| {way} | {s:.2f} s | {n / s:.2f} | {naive_s / s:.2f}× | {check} |" for way, s, check in rows]
-    lines += ["",
-              f"Against fp32, greedy ({greedy.max_new_tokens} new tokens): bf16 {greedy_same[bf16.dtype]}/{n} and int8 "
-              f"{greedy_same['int8']}/{n} examples with identical tokens; {default.num_beams} beams: "
-              f"{beams_agree[bf16.dtype]:.3f} (bf16) and {beams_agree['int8']:.3f} (int8) of token positions agree. "
-              f"Speed against fp32's evaluation path: bf16 autocast {fp32_s / bf16_s:.2f}×, int8 {fp32_s / int8_s:.2f}×. "
-              f"The default `dtype` stays `{default.dtype}` (switch: `GenerationSettings.dtype`, "
-              "`python -m training evaluate --dtype int8`)."]
+    lines += [
+        "",
+        f"Against fp32, greedy ({greedy.max_new_tokens} new tokens): bf16 {greedy_same[bf16.dtype]}/{n} and int8 "
+        f"{greedy_same['int8']}/{n} examples with identical tokens; {default.num_beams} beams: "
+        f"{beams_agree[bf16.dtype]:.3f} (bf16) and {beams_agree['int8']:.3f} (int8) of token positions agree. "
+        f"Speed against fp32's evaluation path: bf16 autocast {fp32_s / bf16_s:.2f}×, int8 {fp32_s / int8_s:.2f}×. "
+        f"The default `dtype` stays `{default.dtype}` (switch: `GenerationSettings.dtype`, "
+        "`python -m training evaluate --dtype int8`).",
+    ]
     return "\n".join(lines)
 
 

@@ -17,6 +17,7 @@ search's own log-probabilities at every step (its cache follows the beams), and 
 recomputed unconditional passes give the same greedy summaries.
 Threads: ``STEERSUM_BENCH_THREADS`` (default 1: the machine is shared).
 """
+
 from __future__ import annotations
 
 import functools
@@ -60,8 +61,9 @@ def summarizer_for_timing():
         described = f"a tiny random BART (the MiniLM base could not be built: {err})"
     add_control_tokens(tokenizer, model, SPECIAL_TOKENS)
     record = {"max_source_length": MAX_SOURCE, "max_target_length": NEW_TOKENS, "num_beams": BEAMS}
-    summarizer = Seq2SeqSummarizer(get_variant("topic"), "minilm-bart", "prepend", model, tokenizer,
-                                   default_assets(), record)
+    summarizer = Seq2SeqSummarizer(
+        get_variant("topic"), "minilm-bart", "prepend", model, tokenizer, default_assets(), record
+    )
     n_params = sum(p.numel() for p in model.parameters()) / 1e6
     return summarizer, f"{described}, {n_params:.0f}M parameters"
 
@@ -73,10 +75,19 @@ def summaries(summarizer, records, settings, way: str = "one pass") -> list[str]
     from variants.guidance import EncoderDecoderGuidance
 
     processor = functools.partial(EncoderDecoderGuidance, use_cache=way != "recomputed")
-    with mock.patch("variants.seq2seq.EncoderDecoderGuidance", processor), \
-            mock.patch.object(EncoderDecoderGuidance, "pairs", lambda self, model: way == "one pass"):
-        return [s.text for s in summarizer.summarize([r["document"] for r in records], [r["controls"] for r in records],
-                                                     settings=settings, min_new_tokens=settings.max_new_tokens)]
+    with (
+        mock.patch("variants.seq2seq.EncoderDecoderGuidance", processor),
+        mock.patch.object(EncoderDecoderGuidance, "pairs", lambda self, model: way == "one pass"),
+    ):
+        return [
+            s.text
+            for s in summarizer.summarize(
+                [r["document"] for r in records],
+                [r["controls"] for r in records],
+                settings=settings,
+                min_new_tokens=settings.max_new_tokens,
+            )
+        ]
 
 
 class Probe:
@@ -105,13 +116,20 @@ def beams_followed(summarizer, records) -> float:
     from variants.seq2seq import encode
 
     variant, assets = summarizer.variant, summarizer.assets
-    prepared = [variant.prepare(r["document"], variant.validate(r["controls"], assets), summarizer.method, assets)
-                for r in records]
+    prepared = [
+        variant.prepare(r["document"], variant.validate(r["controls"], assets), summarizer.method, assets)
+        for r in records
+    ]
     batch, _ = encode(summarizer.tokenizer, prepared, MAX_SOURCE)
     probe = Probe(summarizer.model, batch)
     with torch.inference_mode():
-        summarizer.model.generate(**batch, num_beams=BEAMS, max_new_tokens=NEW_TOKENS, early_stopping=True,
-                                  logits_processor=LogitsProcessorList([probe]))
+        summarizer.model.generate(
+            **batch,
+            num_beams=BEAMS,
+            max_new_tokens=NEW_TOKENS,
+            early_stopping=True,
+            logits_processor=LogitsProcessorList([probe]),
+        )
     return max(probe.gaps)
 
 
@@ -141,44 +159,56 @@ def run() -> str:
         guided = plain.but(guidance=GAMMA)
         summaries(summarizer, records[:2], plain)  # warm-up: first-call costs out of the timings
         (plain_s, plain_out), (one_s, one_out), (own_s, own_out) = interleaved(
-            lambda: summaries(summarizer, batch, plain), lambda: summaries(summarizer, batch, guided),
-            lambda: summaries(summarizer, batch, guided, "own pass"))
+            lambda: summaries(summarizer, batch, plain),
+            lambda: summaries(summarizer, batch, guided),
+            lambda: summaries(summarizer, batch, guided, "own pass"),
+        )
         checks.append(("one pass and own pass", sum(a == b for a, b in zip(one_out, own_out)), len(batch)))
         recomputed_s = None
         if beams == 1:  # with beams, recomputing costs ~9x plain here: tests/test_guidance.py checks it on tiny models
             recomputed_s, recomputed_out = best_time(summaries, summarizer, batch, guided, "recomputed", repeats=1)
             checks.append(("cached and recomputed", sum(a == b for a, b in zip(one_out, recomputed_out)), len(batch)))
-        words = lambda out: sum(len(t.split()) for t in out) / len(out)
+
+        def words(out):
+            return sum(len(t.split()) for t in out) / len(out)
+
         rows.append((beams, len(batch), plain_s, one_s, own_s, recomputed_s, words(plain_out), words(one_out)))
     gap, n = beams_followed(summarizer, records), len(records)
-    lines = ["## Guidance: the cost of the unconditional pass",
-             "",
-             f"{described}, as a topic `prepend` summarizer; {n} BBC test super-articles with their topics, cut to "
-             f"{MAX_SOURCE} tokens, one batch; every summary {NEW_TOKENS} new tokens (min = max: the untrained base "
-             f"would stop after ~13 words, where the second encoder pass is most of the cost); γ = {GAMMA:g} against γ = 1 (plain "
-             f"generation) in the same process, plain and guided run in turn, best of 3 each (recomputed: 1 run); "
-             f"`torch.set_num_threads({THREADS})`.",
-             "",
-             "| decoding | articles | plain (γ = 1) | guided, one pass (served) | ratio | guided, own pass | ratio | "
-             "guided, recomputed each step | ratio | mean words plain / guided |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Guidance: the cost of the unconditional pass",
+        "",
+        f"{described}, as a topic `prepend` summarizer; {n} BBC test super-articles with their topics, cut to "
+        f"{MAX_SOURCE} tokens, one batch; every summary {NEW_TOKENS} new tokens (min = max: the untrained base "
+        f"would stop after ~13 words, where the second encoder pass is most of the cost); γ = {GAMMA:g} against γ = 1 (plain "
+        f"generation) in the same process, plain and guided run in turn, best of 3 each (recomputed: 1 run); "
+        f"`torch.set_num_threads({THREADS})`.",
+        "",
+        "| decoding | articles | plain (γ = 1) | guided, one pass (served) | ratio | guided, own pass | ratio | "
+        "guided, recomputed each step | ratio | mean words plain / guided |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for beams, n_batch, plain_s, one_s, own_s, recomputed_s, plain_words, guided_words in rows:
         name = "greedy" if beams == 1 else f"{beams} beams"
-        recomputed = (f"{recomputed_s:.2f} s | {recomputed_s / plain_s:.2f}×" if recomputed_s is not None
-                      else "not timed | —")
-        lines.append(f"| {name} | {n_batch} | {plain_s:.2f} s | {one_s:.2f} s | {one_s / plain_s:.2f}× | {own_s:.2f} s | "
-                     f"{own_s / plain_s:.2f}× | {recomputed} | {plain_words:.0f} / {guided_words:.0f} |")
+        recomputed = (
+            f"{recomputed_s:.2f} s | {recomputed_s / plain_s:.2f}×" if recomputed_s is not None else "not timed | —"
+        )
+        lines.append(
+            f"| {name} | {n_batch} | {plain_s:.2f} s | {one_s:.2f} s | {one_s / plain_s:.2f}× | {own_s:.2f} s | "
+            f"{own_s / plain_s:.2f}× | {recomputed} | {plain_words:.0f} / {guided_words:.0f} |"
+        )
     same = "; ".join(f"{what}: the same summary for {k}/{total}" for what, k, total in checks)
-    lines += ["",
-              f"Checks: run on the controlled input itself, the cached unconditional pass gave {BEAMS}-beam search's "
-              f"own log-probabilities at every step to within {gap:.1e} (its cache follows the beams' reordering). "
-              f"Rows in order: {same} (with beams for every variant: tests/test_guidance.py). γ = 1 runs no second "
-              "pass, so it costs nothing and gives today's tokens (tests/test_guidance.py). The guided ratio counts "
-              "the second encoder pass and, per token, the decoder on twice the rows (one pass) or a second decoder "
-              "step (own pass); a step of this model waits on reading its weights more than on the rows it "
-              "multiplies, so the one pass costs least where the rows are fewest (one request). Only the "
-              "self-attention cache is reordered (an example's beams share its encoder row); summaries of "
-              "different lengths move a ratio either way."]
+    lines += [
+        "",
+        f"Checks: run on the controlled input itself, the cached unconditional pass gave {BEAMS}-beam search's "
+        f"own log-probabilities at every step to within {gap:.1e} (its cache follows the beams' reordering). "
+        f"Rows in order: {same} (with beams for every variant: tests/test_guidance.py). γ = 1 runs no second "
+        "pass, so it costs nothing and gives today's tokens (tests/test_guidance.py). The guided ratio counts "
+        "the second encoder pass and, per token, the decoder on twice the rows (one pass) or a second decoder "
+        "step (own pass); a step of this model waits on reading its weights more than on the rows it "
+        "multiplies, so the one pass costs least where the rows are fewest (one request). Only the "
+        "self-attention cache is reordered (an example's beams share its encoder row); summaries of "
+        "different lengths move a ratio either way.",
+    ]
     return "\n".join(lines)
 
 

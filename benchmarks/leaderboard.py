@@ -35,6 +35,7 @@ Written to ``--out``:
   (folder contents or Hub revision), the test set and ``--max-samples``. An interrupted run resumes
   from them; delete ``cache/`` to recompute.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,20 +66,29 @@ def fingerprint(entry) -> dict:
     files (name, size, modification time), so a retrained checkpoint is evaluated again."""
     if entry.source in ("local", "store"):
         files = sorted(p for p in Path(entry.location).iterdir() if p.is_file())
-        return {"location": str(Path(entry.location).resolve()),
-                "files": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]}
+        return {
+            "location": str(Path(entry.location).resolve()),
+            "files": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files],
+        }
     return {"location": entry.location, "revision": entry.revision, "title": entry.title}
 
 
 def cache_file(out: Path, variant: Variant, entry, data_sha: str, max_samples: int | None) -> Path:
-    key = {"variant": variant.id, "model": entry.model, "system": fingerprint(entry), "data": data_sha,
-           "max_samples": max_samples, "report": REPORT_VERSION}
+    key = {
+        "variant": variant.id,
+        "model": entry.model,
+        "system": fingerprint(entry),
+        "data": data_sha,
+        "max_samples": max_samples,
+        "report": REPORT_VERSION,
+    }
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return out / "cache" / variant.id / f"{digest}.json"
 
 
-def write_test_set(out: Path, variant: Variant, max_samples: int | None,
-                   name: str | None = None) -> tuple[Path, list[dict]]:
+def write_test_set(
+    out: Path, variant: Variant, max_samples: int | None, name: str | None = None
+) -> tuple[Path, list[dict]]:
     """The variant's derived test set (``name`` None) or its extra test set ``name`` (one of
     :attr:`Variant.extra_test_sets`) as a JSONL file (every process writes the same bytes, atomically)."""
     records = variant.test_examples(max_samples) if name is None else variant.extra_test_set(name, max_samples)
@@ -106,8 +116,12 @@ def alone(entry):
         summarizer.settings = summarizer.settings.but(guidance=1.0, constraints=False)
         return summarizer
 
-    return replace(entry, model=f"{entry.model} (model alone)", load=load,
-                   title=f"{entry.title} — the model alone (γ = 1, no decoding rules)")
+    return replace(
+        entry,
+        model=f"{entry.model} (model alone)",
+        load=load,
+        title=f"{entry.title} — the model alone (γ = 1, no decoding rules)",
+    )
 
 
 def systems_of(catalog, variant_id: str) -> list:
@@ -127,10 +141,17 @@ def shard(jobs: list, process_index: int, num_processes: int) -> list:
 
 
 # --- the run ---------------------------------------------------------------------------------
-def run(models_dir: str | Path | None = "checkpoints", out: str | Path = "leaderboard", variants: list[str] | None = None,
-        max_samples: int | dict[str, int] | None = None, catalog_file: str | Path | None = None,
-        batch_size: int | None = None,
-        registry: dict[str, Variant] | None = None, download=None, state=None) -> dict | None:
+def run(
+    models_dir: str | Path | None = "checkpoints",
+    out: str | Path = "leaderboard",
+    variants: list[str] | None = None,
+    max_samples: int | dict[str, int] | None = None,
+    catalog_file: str | Path | None = None,
+    batch_size: int | None = None,
+    registry: dict[str, Variant] | None = None,
+    download=None,
+    state=None,
+) -> dict | None:
     """Evaluate this process's share of the systems not yet cached, then (main process) write the
     leaderboard. ``registry``/``download``/``state`` let tests pass stand-ins; ``state`` defaults to
     ``accelerate.PartialState()`` (one process unless started by ``accelerate launch``)."""
@@ -158,12 +179,15 @@ def run(models_dir: str | Path | None = "checkpoints", out: str | Path = "leader
                 plan[variant.id][name] = None
                 continue
             data_sha = hashlib.sha256(data_file.read_bytes()).hexdigest()
-            systems = [(entry, cache_file(out, variant, entry, data_sha, cap))
-                       for entry in systems_of(catalog, variant.id)]
+            systems = [
+                (entry, cache_file(out, variant, entry, data_sha, cap)) for entry in systems_of(catalog, variant.id)
+            ]
             plan[variant.id][name] = (data_file, data_sha, systems)
             jobs += [(variant, data_file, entry, cache) for entry, cache in systems]
     mine = shard(jobs, state.process_index, state.num_processes)
-    for variant, data_file, entry, cache in tqdm(mine, desc=f"leaderboard (process {state.process_index})", unit="system"):
+    for variant, data_file, entry, cache in tqdm(
+        mine, desc=f"leaderboard (process {state.process_index})", unit="system"
+    ):
         if cache.is_file():
             log.info("%s / %s: cached in %s", variant.id, entry.model, cache)
         else:
@@ -171,14 +195,19 @@ def run(models_dir: str | Path | None = "checkpoints", out: str | Path = "leader
     state.wait_for_everyone()
     if not state.is_main_process:
         return None
-    board = {"generated": time.strftime("%Y-%m-%d %H:%M:%S"), "max_samples": max_samples,
-             "variants": {vid: variant_board(out, registry[vid], plan[vid], catalog) for vid in plan},
-             "guidance": guidance_board(e for vid in plan for e in catalog.models(vid, available=True))}
+    board = {
+        "generated": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "max_samples": max_samples,
+        "variants": {vid: variant_board(out, registry[vid], plan[vid], catalog) for vid in plan},
+        "guidance": guidance_board(e for vid in plan for e in catalog.models(vid, available=True)),
+    }
     write_outputs(out, board)
     return board
 
 
-def evaluate_system(variant: Variant, entry, data_file: Path, cache: Path, batch_size: int | None, device: str) -> None:
+def evaluate_system(
+    variant: Variant, entry, data_file: Path, cache: Path, batch_size: int | None, device: str
+) -> None:
     """Score one system as ``python -m training evaluate`` does and cache its report (the model is
     freed on return, before the next one loads)."""
     summarizer = entry.load() if entry.source == "baseline" else entry.load(device=device)
@@ -191,16 +220,28 @@ def evaluate_system(variant: Variant, entry, data_file: Path, cache: Path, batch
 def variant_board(out: Path, variant: Variant, plan: dict, catalog) -> dict:
     """One variant's part of ``leaderboard.json``, from the cached reports: its derived test set's
     systems and, under ``extra_test_sets``, each human-reference test set's."""
-    paper = {"title": variant.paper.title, "authors": variant.paper.authors, "year": variant.paper.year,
-             "url": variant.paper.url}
-    board = {"title": variant.title, "paper": paper, "metric_names": list(variant.metric_names),
-             "reported": [dict(row) for row in variant.reported],
-             "unavailable": [{"model": e.model, "reason": e.reason} for e in catalog.models(variant.id, available=False)]}
+    paper = {
+        "title": variant.paper.title,
+        "authors": variant.paper.authors,
+        "year": variant.paper.year,
+        "url": variant.paper.url,
+    }
+    board = {
+        "title": variant.title,
+        "paper": paper,
+        "metric_names": list(variant.metric_names),
+        "reported": [dict(row) for row in variant.reported],
+        "unavailable": [{"model": e.model, "reason": e.reason} for e in catalog.models(variant.id, available=False)],
+    }
     extra = {name: test_set_board(out, variant, part) for name, part in plan.items() if name is not None and part}
     if plan.get(None) is None:
         return {**board, "skipped": "no bundled test set (the variant's test_examples() returns none)"}
-    return {**board, "control_metrics": list(variant.control_metrics), **test_set_board(out, variant, plan[None]),
-            **({"extra_test_sets": extra} if extra else {})}
+    return {
+        **board,
+        "control_metrics": list(variant.control_metrics),
+        **test_set_board(out, variant, plan[None]),
+        **({"extra_test_sets": extra} if extra else {}),
+    }
 
 
 def test_set_board(out: Path, variant: Variant, plan: tuple) -> dict:
@@ -214,37 +255,57 @@ def test_set_board(out: Path, variant: Variant, plan: tuple) -> dict:
     baseline = next((r for r in reports if r["system"]["source"] == "baseline"), None)
     written = [json.loads(line) for line in data_file.read_text(encoding="utf-8").splitlines()]
     documents = {r["id"]: r["document"] for r in written}
-    rows = [system_row(out, variant, report, cache, baseline, documents) for report, (_, cache) in zip(reports, systems)]
-    test_set = {"file": str(data_file.relative_to(out)), "n": len(written),
-                "datasets": sorted({r.get("dataset", "?") for r in written}), "sha256": data_sha}
+    rows = [
+        system_row(out, variant, report, cache, baseline, documents) for report, (_, cache) in zip(reports, systems)
+    ]
+    test_set = {
+        "file": str(data_file.relative_to(out)),
+        "n": len(written),
+        "datasets": sorted({r.get("dataset", "?") for r in written}),
+        "sha256": data_sha,
+    }
     return {"test_set": test_set, "systems": rows}
 
 
-def system_row(out: Path, variant: Variant, report: dict, cache: Path, baseline: dict | None,
-               documents: dict[str, str]) -> dict:
+def system_row(
+    out: Path, variant: Variant, report: dict, cache: Path, baseline: dict | None, documents: dict[str, str]
+) -> dict:
     """A system's metrics and, for ROUGE / ROUGE-K scores, the paired bootstrap against the baseline,
     resampling documents (``documents``: example id -> its document), each with all its examples: CCS
     and persona ask several control sets of one document, which are not independent evidence."""
-    row = {"system": report["system"]["title"], "model": report["system"]["model"],
-           "source": report["system"]["source"], "revision": report["system"]["revision"], "method": report["method"],
-           "n_examples": report["n_examples"], "truncated_inputs": report["truncated_inputs"],
-           "metrics": report["metrics"], "cache": str(cache.relative_to(out))}
+    row = {
+        "system": report["system"]["title"],
+        "model": report["system"]["model"],
+        "source": report["system"]["source"],
+        "revision": report["system"]["revision"],
+        "method": report["method"],
+        "n_examples": report["n_examples"],
+        "truncated_inputs": report["truncated_inputs"],
+        "metrics": report["metrics"],
+        "cache": str(cache.relative_to(out)),
+    }
     if baseline is not None and report is not baseline:
         ids = [e["id"] for e in report["examples"]], [e["id"] for e in baseline["examples"]]
         if ids[0] != ids[1]:
             raise RuntimeError(f"{variant.id}: {row['model']} and the baseline were scored on different examples")
         names = [n for n in variant.metric_names if "rouge" in n.lower()]
-        row["vs_baseline"] = compare(report["examples"], baseline["examples"], names,
-                                     groups=[documents[e["id"]] for e in report["examples"]])
+        row["vs_baseline"] = compare(
+            report["examples"], baseline["examples"], names, groups=[documents[e["id"]] for e in report["examples"]]
+        )
     sensitivity = report.get("control_sensitivity")
     if sensitivity:
         shuffled = sensitivity["shuffled"]
-        row["shuffled"] = {"n_examples": shuffled["n_examples"], "controls_changed": shuffled["controls_changed"],
-                           "metrics": shuffled["metrics"]}
+        row["shuffled"] = {
+            "n_examples": shuffled["n_examples"],
+            "controls_changed": shuffled["controls_changed"],
+            "metrics": shuffled["metrics"],
+        }
         row["control_effect"] = sensitivity["effect"]
         row["lead_k"] = {k: sensitivity["lead_k"][k] for k in ("budget_words", "budget_from", "n_examples", "metrics")}
         if "pasted" in sensitivity:
-            row["pasted"] = {k: sensitivity["pasted"][k] for k in ("budget_words", "n_examples", "metrics", "examples")}
+            row["pasted"] = {
+                k: sensitivity["pasted"][k] for k in ("budget_words", "n_examples", "metrics", "examples")
+            }
             row["verdict"] = sensitivity["verdict"]
     return row
 
@@ -259,8 +320,9 @@ def sample_caps(values: list[str] | None) -> int | dict[str, int] | None:
     for value in values:
         name, _, number = value.rpartition("=")
         if not number.isdigit() or int(number) < 1 or (name and name not in REGISTRY):
-            raise ValueError(f"--max-samples: {value!r} is not N or VARIANT=N with N >= 1 and VARIANT one of "
-                             f"{', '.join(REGISTRY)}")
+            raise ValueError(
+                f"--max-samples: {value!r} is not N or VARIANT=N with N >= 1 and VARIANT one of {', '.join(REGISTRY)}"
+            )
         if name:
             caps[name] = int(number)
         else:
@@ -271,21 +333,43 @@ def sample_caps(values: list[str] | None) -> int | dict[str, int] | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks leaderboard", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks leaderboard",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--models-dir", default="checkpoints", help="folder of checkpoint folders (steersum.json)")
     parser.add_argument("--out", default="leaderboard", help="output folder (default: ./leaderboard)")
-    parser.add_argument("--variants", nargs="+", metavar="ID", help=f"variants to run (default: all: {', '.join(REGISTRY)})")
-    parser.add_argument("--max-samples", nargs="+", default=None, metavar="N|VARIANT=N",
-                        help="test examples per variant (default: all); VARIANT=N sets one variant's, e.g. 500 ccs=200")
-    parser.add_argument("--catalog", default=None, help="JSON file of Hub ids pinned to revisions (see space/catalog.py)")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="sources per generate call (default: each model's generation settings)")
-    parser.add_argument("--store-cards", action="store_true",
-                        help="then rewrite the model store's cards with what this leaderboard measured of each model")
-    parser.add_argument("--guidance-only", action="store_true",
-                        help="rewrite only the control-strength table and guidance.png of the leaderboard in --out "
-                             "from the models' guidance sweeps (guidance_sweep.json), evaluating nothing")
+    parser.add_argument(
+        "--variants", nargs="+", metavar="ID", help=f"variants to run (default: all: {', '.join(REGISTRY)})"
+    )
+    parser.add_argument(
+        "--max-samples",
+        nargs="+",
+        default=None,
+        metavar="N|VARIANT=N",
+        help="test examples per variant (default: all); VARIANT=N sets one variant's, e.g. 500 ccs=200",
+    )
+    parser.add_argument(
+        "--catalog", default=None, help="JSON file of Hub ids pinned to revisions (see space/catalog.py)"
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="sources per generate call (default: each model's generation settings)",
+    )
+    parser.add_argument(
+        "--store-cards",
+        action="store_true",
+        help="then rewrite the model store's cards with what this leaderboard measured of each model",
+    )
+    parser.add_argument(
+        "--guidance-only",
+        action="store_true",
+        help="rewrite only the control-strength table and guidance.png of the leaderboard in --out "
+        "from the models' guidance sweeps (guidance_sweep.json), evaluating nothing",
+    )
     args = parser.parse_args(argv)
     if args.guidance_only:
         from space.catalog import build_catalog

@@ -6,6 +6,7 @@ first control metric with the right, shuffled and pasted scores, the effect with
 verdict against the pasted row, ROUGE-1 and the generation time relative to γ = 1 — and one panel of
 ``guidance.png``: the effect with its interval against γ, the model's default γ marked.
 """
+
 from __future__ import annotations
 
 import json
@@ -31,34 +32,56 @@ def guidance_board(entries) -> list[dict]:
         if metric is None:
             continue
         plain = sweep["sweep"][0]["seconds"] or None
-        rows = [{"guidance": row["guidance"], "effect": row["effect"][metric], "verdict": row["verdict"].get(metric),
-                 "pasted": row["pasted"]["metrics"].get(metric), "rouge1": row["metrics"].get("rouge1"),
-                 "time_ratio": row["seconds"] / plain if plain else None} for row in sweep["sweep"]]
-        board.append({"system": entry.model, "variant": sweep["variant"], "metric": metric,
-                      "default_guidance": sweep["default_guidance"], "n_examples": sweep["n_examples"],
-                      "data": sweep["data"], "rows": rows})
+        rows = [
+            {
+                "guidance": row["guidance"],
+                "effect": row["effect"][metric],
+                "verdict": row["verdict"].get(metric),
+                "pasted": row["pasted"]["metrics"].get(metric),
+                "rouge1": row["metrics"].get("rouge1"),
+                "time_ratio": row["seconds"] / plain if plain else None,
+            }
+            for row in sweep["sweep"]
+        ]
+        board.append(
+            {
+                "system": entry.model,
+                "variant": sweep["variant"],
+                "metric": metric,
+                "default_guidance": sweep["default_guidance"],
+                "n_examples": sweep["n_examples"],
+                "data": sweep["data"],
+                "rows": rows,
+            }
+        )
     return board
 
 
 def guidance_markdown(board: list[dict], plot: str | None) -> str:
     if not board:
         return ""
-    lines = [HEADING, "",
-             "Each model at control strength γ = 1 (plain generation), 1.5, 2 and 3 on the first examples of its "
-             "test set (`python -m training evaluate --guidance-sweep`): its variant's first control metric with "
-             "the right and shuffled controls, the pasted row at the same length, the effect with its 95% interval, "
-             "the verdict, ROUGE-1, and the generation time relative to γ = 1. **bold** γ: the model's default.", "",
-             "| system | γ | metric | right | shuffled | pasted | effect [95% interval] | vs pasted | ROUGE-1 | time |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        HEADING,
+        "",
+        "Each model at control strength γ = 1 (plain generation), 1.5, 2 and 3 on the first examples of its "
+        "test set (`python -m training evaluate --guidance-sweep`): its variant's first control metric with "
+        "the right and shuffled controls, the pasted row at the same length, the effect with its 95% interval, "
+        "the verdict, ROUGE-1, and the generation time relative to γ = 1. **bold** γ: the model's default.",
+        "",
+        "| system | γ | metric | right | shuffled | pasted | effect [95% interval] | vs pasted | ROUGE-1 | time |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for item in board:
         for row in item["rows"]:
             e = row["effect"]
             gamma = f"{row['guidance']:g}"
             gamma = f"**{gamma}**" if row["guidance"] == item["default_guidance"] else gamma
             time = "–" if row["time_ratio"] is None else f"{row['time_ratio']:.2f}x"
-            lines.append(f"| {item['system']} (n={item['n_examples']}) | {gamma} | {item['metric']} | {cell(e['given'])} | "
-                         f"{cell(e['shuffled'])} | {cell(row['pasted'])} | {effect_cell(e)} | "
-                         f"{verdict_cell(row['verdict'])} | {cell(row['rouge1'])} | {time} |")
+            lines.append(
+                f"| {item['system']} (n={item['n_examples']}) | {gamma} | {item['metric']} | {cell(e['given'])} | "
+                f"{cell(e['shuffled'])} | {cell(row['pasted'])} | {effect_cell(e)} | "
+                f"{verdict_cell(row['verdict'])} | {cell(row['rouge1'])} | {time} |"
+            )
     if plot:
         lines += ["", f"![control effect against γ]({plot})"]
     return "\n".join(lines + [""])
@@ -75,10 +98,16 @@ def plot_guidance(path: Path, board: list[dict]) -> None:
     for axis, item in zip(axes[0], board):
         gammas = [row["guidance"] for row in item["rows"]]
         effects = [row["effect"]["difference"] for row in item["rows"]]
-        low = [row["effect"]["difference"] - (row["effect"]["ci_low"] if row["effect"]["ci_low"] is not None
-                                              else row["effect"]["difference"]) for row in item["rows"]]
-        high = [(row["effect"]["ci_high"] if row["effect"]["ci_high"] is not None else row["effect"]["difference"])
-                - row["effect"]["difference"] for row in item["rows"]]
+        low = [
+            row["effect"]["difference"]
+            - (row["effect"]["ci_low"] if row["effect"]["ci_low"] is not None else row["effect"]["difference"])
+            for row in item["rows"]
+        ]
+        high = [
+            (row["effect"]["ci_high"] if row["effect"]["ci_high"] is not None else row["effect"]["difference"])
+            - row["effect"]["difference"]
+            for row in item["rows"]
+        ]
         axis.errorbar(gammas, effects, yerr=[low, high], marker="o", capsize=3, color="tab:blue")
         if item["default_guidance"] in gammas:
             i = gammas.index(item["default_guidance"])

@@ -23,6 +23,7 @@ training uses on this CPU, the Trainer's 2 threads:
 Check: each sampler's epoch is a permutation of the training set (every example once), so the ways
 differ only in which examples share a batch.
 """
+
 from __future__ import annotations
 
 import copy
@@ -53,16 +54,19 @@ def epoch_orders(items: list[dict]) -> dict[str, list[int]]:
     from transformers.trainer_pt_utils import LengthGroupedSampler
 
     generator = lambda: torch.Generator().manual_seed(SEED)  # noqa: E731 - a fresh, equal seed for each
-    return {"random batches (the Trainer's default)": list(RandomSampler(items, generator=generator())),
-            "grouped by source length": list(LengthGroupedSampler(BATCH, lengths=[len(i["input_ids"]) for i in items],
-                                                                  generator=generator()))}
+    return {
+        "random batches (the Trainer's default)": list(RandomSampler(items, generator=generator())),
+        "grouped by source length": list(
+            LengthGroupedSampler(BATCH, lengths=[len(i["input_ids"]) for i in items], generator=generator())
+        ),
+    }
 
 
 def utilisation(items: list[dict], order: list[int], key: str) -> float:
     """Tokens over padded positions, for ``key`` over the batches of ``order``."""
     tokens = padded = 0
     for start in range(0, len(order), BATCH):
-        sizes = [len(items[i][key]) for i in order[start:start + BATCH]]
+        sizes = [len(items[i][key]) for i in order[start : start + BATCH]]
         tokens, padded = tokens + sum(sizes), padded + max(sizes) * len(sizes)
     return tokens / padded
 
@@ -116,25 +120,29 @@ def run() -> str:
     batches = -(-len(items) // BATCH)
     for position in spread(batches):
         for way in ways:
-            way.step(pad([items[i] for i in orders[way.name][position * BATCH:(position + 1) * BATCH]]))
+            way.step(pad([items[i] for i in orders[way.name][position * BATCH : (position + 1) * BATCH]]))
     reference = ways[0]
     rows = []
     for way in ways:
         per_step = way.seconds / STEPS
-        rows.append(f"| {way.name} | {utilisation(items, orders[way.name], 'input_ids'):.1%} | "
-                    f"{utilisation(items, orders[way.name], 'labels'):.1%} | {per_step:.2f} | {BATCH / per_step:.2f} | "
-                    f"{reference.seconds / way.seconds:.2f}x | {batches * per_step / 3600:.1f} h |")
-    return "\n".join([
-        "## Training throughput on CPU: random batches vs grouped by source length (CCS, MiniLM-BART)",
-        "",
-        f"The SciTLDR part of the zoo's CCS training set ({len(items):,} examples, `--long-repeats 3`, CCSBench prompt, "
-        f"at most {SOURCE_TOKENS} source / {TARGET_TOKENS} target tokens), batch {BATCH}, fused AdamW, "
-        f"{'bf16 copy' if bf16 else 'fp32'} (this CPU's training precision), {THREADS} threads. Padding counted over "
-        f"a whole epoch ({batches:,} batches); time over {STEPS} batches spread evenly over each epoch, steps "
-        "interleaved. One epoch is estimated from those batches.",
-        "",
-        "| way | source positions that are tokens | target positions that are tokens | s/step | examples/s | "
-        "speed-up | one epoch |",
-        "|---|---|---|---|---|---|---|",
-        *rows,
-    ])
+        rows.append(
+            f"| {way.name} | {utilisation(items, orders[way.name], 'input_ids'):.1%} | "
+            f"{utilisation(items, orders[way.name], 'labels'):.1%} | {per_step:.2f} | {BATCH / per_step:.2f} | "
+            f"{reference.seconds / way.seconds:.2f}x | {batches * per_step / 3600:.1f} h |"
+        )
+    return "\n".join(
+        [
+            "## Training throughput on CPU: random batches vs grouped by source length (CCS, MiniLM-BART)",
+            "",
+            f"The SciTLDR part of the zoo's CCS training set ({len(items):,} examples, `--long-repeats 3`, CCSBench prompt, "
+            f"at most {SOURCE_TOKENS} source / {TARGET_TOKENS} target tokens), batch {BATCH}, fused AdamW, "
+            f"{'bf16 copy' if bf16 else 'fp32'} (this CPU's training precision), {THREADS} threads. Padding counted over "
+            f"a whole epoch ({batches:,} batches); time over {STEPS} batches spread evenly over each epoch, steps "
+            "interleaved. One epoch is estimated from those batches.",
+            "",
+            "| way | source positions that are tokens | target positions that are tokens | s/step | examples/s | "
+            "speed-up | one epoch |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+        ]
+    )

@@ -19,6 +19,7 @@ a tiny model's step then varies 50-fold between runs.
 Check: LoRA starts with B = 0, so before any step both models are the same function; the table
 reports the difference of their first loss on the same batch (asserted to be 0 up to float rounding).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,9 +31,18 @@ import time
 
 SIZES = {
     "tiny preset": None,  # variants.presets.TINY_T5 with the tiny tokenizer's vocabulary
-    "flan-t5-small shape": dict(vocab_size=32128, d_model=512, d_kv=64, d_ff=1024, num_layers=8,
-                                num_decoder_layers=8, num_heads=6, feed_forward_proj="gated-gelu",
-                                tie_word_embeddings=False, dropout_rate=0.0),
+    "flan-t5-small shape": dict(
+        vocab_size=32128,
+        d_model=512,
+        d_kv=64,
+        d_ff=1024,
+        num_layers=8,
+        num_decoder_layers=8,
+        num_heads=6,
+        feed_forward_proj="gated-gelu",
+        tie_word_embeddings=False,
+        dropout_rate=0.0,
+    ),
 }
 WAYS = ("full", "lora")
 BATCH, SOURCE_TOKENS, TARGET_TOKENS, STEPS = 2, 128, 32, 3
@@ -53,16 +63,21 @@ def measure(size: str, way: str) -> dict:
 
     torch.set_num_threads(1)  # see the module docstring
     torch.manual_seed(0)
-    config = tiny_t5_config(tiny_t5_tokenizer()) if SIZES[size] is None else T5Config(
-        pad_token_id=0, eos_token_id=1, decoder_start_token_id=0, **SIZES[size])
+    config = (
+        tiny_t5_config(tiny_t5_tokenizer())
+        if SIZES[size] is None
+        else T5Config(pad_token_id=0, eos_token_id=1, decoder_start_token_id=0, **SIZES[size])
+    )
     model = T5ForConditionalGeneration(config)
     if way == "lora":
         from peft import get_peft_model
 
         model = get_peft_model(model, lora_config(Arguments()))
     generator = torch.Generator().manual_seed(1)
-    batch = {"input_ids": torch.randint(3, config.vocab_size, (BATCH, SOURCE_TOKENS), generator=generator),
-             "labels": torch.randint(3, config.vocab_size, (BATCH, TARGET_TOKENS), generator=generator)}
+    batch = {
+        "input_ids": torch.randint(3, config.vocab_size, (BATCH, SOURCE_TOKENS), generator=generator),
+        "labels": torch.randint(3, config.vocab_size, (BATCH, TARGET_TOKENS), generator=generator),
+    }
     model.eval()
     with torch.no_grad():
         first_loss = float(model(**batch).loss)
@@ -92,15 +107,20 @@ def measure(size: str, way: str) -> dict:
     sampling[0] = False
     sampler.join()
     times = sorted(step() for _ in range(STEPS))
-    return {"trainable": sum(p.numel() for p in trainable), "total": sum(p.numel() for p in model.parameters()),
-            "first_loss": first_loss, "peak_mb": max(peak[0] - before, 0) / 2**20,
-            "step_s": times[len(times) // 2]}
+    return {
+        "trainable": sum(p.numel() for p in trainable),
+        "total": sum(p.numel() for p in model.parameters()),
+        "first_loss": first_loss,
+        "peak_mb": max(peak[0] - before, 0) / 2**20,
+        "step_s": times[len(times) // 2],
+    }
 
 
 def run_child(size: str, way: str) -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-m", "benchmarks.lora", size, way], capture_output=True, text=True,
-                          env=env, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.lora", size, way], capture_output=True, text=True, env=env, timeout=600
+    )
     if done.returncode:
         raise RuntimeError(f"benchmarks.lora {size} {way} failed:\n{done.stderr[-2000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -113,23 +133,27 @@ def run() -> str:
         difference = abs(full["first_loss"] - lora["first_loss"])
         assert difference <= 1e-5 * abs(full["first_loss"]), f"{size}: LoRA at B = 0 must equal the base model"
         for way, result in (("full fine-tuning", full), ("LoRA r=8 on q, v", lora)):
-            rows.append(f"| {size} | {way} | {result['trainable']:,} of {result['total']:,} "
-                        f"({100 * result['trainable'] / result['total']:.2f}%) | {result['peak_mb']:.0f} | "
-                        f"{result['peak_mb'] / full['peak_mb']:.2f} | {result['step_s'] * 1000:.0f} | "
-                        f"{result['step_s'] / full['step_s']:.2f} | {difference:.1e} |")
-    return "\n".join([
-        "## LoRA vs full fine-tuning (CCS trainer)",
-        "",
-        f"Random T5 (Flan-T5 architecture); batch {BATCH} x {SOURCE_TOKENS} source / {TARGET_TOKENS} target tokens, "
-        f"AdamW; median of {STEPS} steps after a warm-up step, each way in its own process, one CPU thread. Peak memory: highest RSS "
-        "during training minus RSS before it (gradients, optimizer state, activations). Max abs difference: first "
-        "loss of the LoRA model vs the full model (LoRA's B = 0 at start).",
-        "",
-        "| size | way | trainable parameters | peak training memory (MB) | memory ratio | step (ms) | time ratio "
-        "| max abs difference |",
-        "|---|---|---|---|---|---|---|---|",
-        *rows,
-    ])
+            rows.append(
+                f"| {size} | {way} | {result['trainable']:,} of {result['total']:,} "
+                f"({100 * result['trainable'] / result['total']:.2f}%) | {result['peak_mb']:.0f} | "
+                f"{result['peak_mb'] / full['peak_mb']:.2f} | {result['step_s'] * 1000:.0f} | "
+                f"{result['step_s'] / full['step_s']:.2f} | {difference:.1e} |"
+            )
+    return "\n".join(
+        [
+            "## LoRA vs full fine-tuning (CCS trainer)",
+            "",
+            f"Random T5 (Flan-T5 architecture); batch {BATCH} x {SOURCE_TOKENS} source / {TARGET_TOKENS} target tokens, "
+            f"AdamW; median of {STEPS} steps after a warm-up step, each way in its own process, one CPU thread. Peak memory: highest RSS "
+            "during training minus RSS before it (gradients, optimizer state, activations). Max abs difference: first "
+            "loss of the LoRA model vs the full model (LoRA's B = 0 at start).",
+            "",
+            "| size | way | trainable parameters | peak training memory (MB) | memory ratio | step (ms) | time ratio "
+            "| max abs difference |",
+            "|---|---|---|---|---|---|---|---|",
+            *rows,
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ the checkpoint's :class:`variants.seq2seq.GenerationSettings`, ``torch.set_num_t
 The first three are measured with the checkpoint's own settings (fp32) and with ``dtype="int8"``
 (what ``python -m space --dtype int8`` serves); the load test with the model's own settings.
 """
+
 from __future__ import annotations
 
 import json
@@ -49,7 +50,9 @@ def requests() -> list[tuple[str, dict]]:
     return [(r["source"], {"topic": r["topic"]}) for r in records]
 
 
-def concurrently(url: str, model: str, jobs: list[list[tuple[str, dict]]]) -> tuple[float, list[list], list[float], list[str]]:
+def concurrently(
+    url: str, model: str, jobs: list[list[tuple[str, dict]]]
+) -> tuple[float, list[list], list[float], list[str]]:
     """One client per job list, all at once: wall time, results per client, latencies, failures."""
     from gradio_client import Client
 
@@ -60,8 +63,9 @@ def concurrently(url: str, model: str, jobs: list[list[tuple[str, dict]]]) -> tu
         for document, controls in jobs[number]:
             start = time.perf_counter()
             try:
-                results[number].append(clients[number].predict(document, "topic", model,
-                                                                json.dumps(controls), api_name="/summarize"))
+                results[number].append(
+                    clients[number].predict(document, "topic", model, json.dumps(controls), api_name="/summarize")
+                )
             except Exception as err:  # counted, not raised: the point is how many fail
                 failures.append(repr(err))
             latencies.append(time.perf_counter() - start)
@@ -107,14 +111,23 @@ def run() -> str:
             alone = [service.summarize(article, "topic", model, {"topic": "business"})["seconds"] for _ in range(5)]
             naive_times, served_times, served_batches = [], [], []
             for _ in range(2):  # interleaved, so that what else runs on the machine weighs on both alike
-                naive_s, naive = best_time(lambda: on_torch_thread(  # the thread the Space generates on, so both alike
-                    lambda: [summarizer.summarize([d], [c])[0].text for d, c in inputs]), repeats=1)
+                naive_s, naive = best_time(
+                    lambda: on_torch_thread(  # the thread the Space generates on, so both alike
+                        lambda: [summarizer.summarize([d], [c])[0].text for d, c in inputs]
+                    ),
+                    repeats=1,
+                )
                 mark = len(batch_sizes)
                 served_s, served = best_time(serve_all, repeats=1)
                 naive_times.append(naive_s), served_times.append(served_s), served_batches.extend(batch_sizes[mark:])
-            measured[settings.dtype] = dict(naive_s=min(naive_times), served_s=min(served_times), batches=served_batches,
-                                            naive=naive, served=served,
-                                            alone_s=float(np.median([s["generate"] + s["metrics"] for s in alone])))
+            measured[settings.dtype] = dict(
+                naive_s=min(naive_times),
+                served_s=min(served_times),
+                batches=served_batches,
+                naive=naive,
+                served=served,
+                alone_s=float(np.median([s["generate"] + s["metrics"] for s in alone])),
+            )
         summarizer.settings = own
         mark = len(batch_sizes)
 
@@ -136,35 +149,39 @@ def run() -> str:
         agree = sum(a == b["summary"] for a, b in zip(m["naive"], m["served"]))
         # fp32 must match exactly; int8 quantizes activations per batch, so a summary may depend on its batch-mates
         assert agree == n or dtype == "int8", f"batched outputs differ from one at a time for {n - agree} requests"
-        rows += [f"| {dtype}: naive, `summarize([doc])` one request at a time | {m['naive_s']:.2f} s | "
-                 f"{n / m['naive_s']:.2f} | 1.0× | — | {m['alone_s']:.2f} s |",
-                 f"| {dtype}: SteerSum, {n} concurrent `Service.summarize` calls, batched "
-                 f"({'+'.join(map(str, m['batches']))} in 2 runs) | {m['served_s']:.2f} s | {n / m['served_s']:.2f} | "
-                 f"{m['naive_s'] / m['served_s']:.2f}× | {agree}/{n} | |"]
+        rows += [
+            f"| {dtype}: naive, `summarize([doc])` one request at a time | {m['naive_s']:.2f} s | "
+            f"{n / m['naive_s']:.2f} | 1.0× | — | {m['alone_s']:.2f} s |",
+            f"| {dtype}: SteerSum, {n} concurrent `Service.summarize` calls, batched "
+            f"({'+'.join(map(str, m['batches']))} in 2 runs) | {m['served_s']:.2f} s | {n / m['served_s']:.2f} | "
+            f"{m['naive_s'] / m['served_s']:.2f}× | {agree}/{n} | |",
+        ]
     served = measured[own.dtype]["served"]
     metric_share = [r["seconds"]["metrics"] / (r["seconds"]["generate"] + r["seconds"]["metrics"]) for r in served]
     p50, p95 = np.percentile(latencies, [50, 95])
-    return "\n".join([
-        "## Space serving: batched generation vs one request at a time",
-        "",
-        f"{described}, generation settings {own.to_json()}, and the same with `dtype` int8 (`python -m space "
-        f"--dtype int8`); `torch.set_num_threads({THREADS})`; {n} BBC test articles (cut to 512 tokens), each with "
-        "its own topic. Best of two interleaved runs each; ratios in the same run, within a dtype.",
-        "",
-        f"| way | time for {n} requests | requests/s | ratio | outputs identical | a 400-word article alone |",
-        "|---|---|---|---|---|---|",
-        *rows,
-        "",
-        "A 400-word article alone: the server-side time of one `Service.summarize` call, median of 5.",
-        "",
-        f"Under load over HTTP ({CLIENTS} `gradio_client` clients × {REQUESTS_PER_CLIENT} requests, loopback, same "
-        f"process, dtype {summarizer.settings.dtype}): {len(latencies)} requests in {load_time:.1f} s "
-        f"({len(latencies) / load_time:.1f} requests/s), latency p50 {p50:.2f} s, p95 {p95:.2f} s, {len(failures)} "
-        f"failures; generate calls took batches of {np.mean(load_batches):.1f} requests on average.",
-        "",
-        f"Live metrics (STAS + evidence terms) cost {100 * np.mean(metric_share):.2f}% of the server-side request "
-        f"time on average (max {100 * max(metric_share):.2f}%; target < 5%).",
-    ])
+    return "\n".join(
+        [
+            "## Space serving: batched generation vs one request at a time",
+            "",
+            f"{described}, generation settings {own.to_json()}, and the same with `dtype` int8 (`python -m space "
+            f"--dtype int8`); `torch.set_num_threads({THREADS})`; {n} BBC test articles (cut to 512 tokens), each with "
+            "its own topic. Best of two interleaved runs each; ratios in the same run, within a dtype.",
+            "",
+            f"| way | time for {n} requests | requests/s | ratio | outputs identical | a 400-word article alone |",
+            "|---|---|---|---|---|---|",
+            *rows,
+            "",
+            "A 400-word article alone: the server-side time of one `Service.summarize` call, median of 5.",
+            "",
+            f"Under load over HTTP ({CLIENTS} `gradio_client` clients × {REQUESTS_PER_CLIENT} requests, loopback, same "
+            f"process, dtype {summarizer.settings.dtype}): {len(latencies)} requests in {load_time:.1f} s "
+            f"({len(latencies) / load_time:.1f} requests/s), latency p50 {p50:.2f} s, p95 {p95:.2f} s, {len(failures)} "
+            f"failures; generate calls took batches of {np.mean(load_batches):.1f} requests on average.",
+            "",
+            f"Live metrics (STAS + evidence terms) cost {100 * np.mean(metric_share):.2f}% of the server-side request "
+            f"time on average (max {100 * max(metric_share):.2f}%; target < 5%).",
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -10,14 +10,14 @@ scored in the default BBC space (5 topics). Both ways look words up through the 
 lemmatizer; every summary is analyzed once before either timing, so both run with a warm cache
 and neither pays for WordNet lookups.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 
 from benchmarks import best_time
-from variants.sources import load_source
 from metrics.stas import TopicSpace, analyze
+from variants.sources import load_source
 
 N_SUMMARIES = 1000
 REPEATS = 3  # best of three for each way
@@ -56,18 +56,20 @@ def run() -> str:
     difference = float(np.abs(batched - naive).max())
     assert difference < 1e-9, f"batched and naive STAS differ by {difference}"
     cells = naive.size
-    return "\n".join([
-        "## STAS: batched vs one summary at a time",
-        "",
-        f"{len(summaries):,} BBC summary sentences × {len(space.topics)} topics = {cells:,} STAS values, "
-        f"default BBC space ({len(space.terms):,} terms); best of {REPEATS}; lemma cache warmed for both.",
-        "",
-        "| way | time | ratio | max abs difference |",
-        "|---|---|---|---|",
-        f"| SteerSum: one `vectorize` + one sparse product | {batched_s * 1000:.1f} ms | 1.0× | — |",
-        f"| naive: per summary, per topic cosine in numpy | {naive_s * 1000:.1f} ms | "
-        f"{naive_s / batched_s:.1f}× slower | {difference:.1e} |",
-    ])
+    return "\n".join(
+        [
+            "## STAS: batched vs one summary at a time",
+            "",
+            f"{len(summaries):,} BBC summary sentences × {len(space.topics)} topics = {cells:,} STAS values, "
+            f"default BBC space ({len(space.terms):,} terms); best of {REPEATS}; lemma cache warmed for both.",
+            "",
+            "| way | time | ratio | max abs difference |",
+            "|---|---|---|---|",
+            f"| SteerSum: one `vectorize` + one sparse product | {batched_s * 1000:.1f} ms | 1.0× | — |",
+            f"| naive: per summary, per topic cosine in numpy | {naive_s * 1000:.1f} ms | "
+            f"{naive_s / batched_s:.1f}× slower | {difference:.1e} |",
+        ]
+    )
 
 
 if __name__ == "__main__":

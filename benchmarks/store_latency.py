@@ -16,6 +16,7 @@ self-attention cache, :class:`variants.seq2seq.BeamSearchCache`) and fp32 weight
 generates with int8 ones (its record's ``dtype``: ``int8-weights``). Both ways should write the same
 summary; the table says whether they did.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -32,8 +33,10 @@ SLIDER = 2.0  # a control strength a user picks on the page
 def request(variant) -> tuple[str, dict]:
     """A 400-word document of the variant's test set (or its longest) with that example's controls."""
     records = variant.test_examples(200)
-    record = next((r for r in records if len(r["document"].split()) >= WORDS),
-                  max(records, key=lambda r: len(r["document"].split())))
+    record = next(
+        (r for r in records if len(r["document"].split()) >= WORDS),
+        max(records, key=lambda r: len(r["document"].split())),
+    )
     return " ".join(record["document"].split()[:WORDS]), record["controls"]
 
 
@@ -41,7 +44,9 @@ def p50(service, document: str, variant: str, model: str, controls: dict, guidan
     """Median server-side seconds of ``REPEATS`` calls after a warm-up, and the summary they wrote."""
     service.summarize(document, variant, model, controls, guidance=guidance)  # warm-up: first-call costs out
     answers = [service.summarize(document, variant, model, controls, guidance=guidance) for _ in range(REPEATS)]
-    return float(np.median([a["seconds"]["generate"] + a["seconds"]["metrics"] for a in answers])), answers[-1]["summary"]
+    return float(np.median([a["seconds"]["generate"] + a["seconds"]["metrics"] for a in answers])), answers[-1][
+        "summary"
+    ]
 
 
 @contextlib.contextmanager
@@ -52,9 +57,11 @@ def transformers_way():
 
     from variants.seq2seq import BeamSearchCache, GenerationSettings
 
-    with mock.patch.object(BeamSearchCache, "reorder_cache", EncoderDecoderCache.reorder_cache), \
-            mock.patch("variants.seq2seq.fast_lm_head", lambda model: contextlib.nullcontext()), \
-            mock.patch.object(GenerationSettings, "model", lambda self, model: model):
+    with (
+        mock.patch.object(BeamSearchCache, "reorder_cache", EncoderDecoderCache.reorder_cache),
+        mock.patch("variants.seq2seq.fast_lm_head", lambda model: contextlib.nullcontext()),
+        mock.patch.object(GenerationSettings, "model", lambda self, model: model),
+    ):
         yield
 
 
@@ -85,26 +92,30 @@ def run() -> str:
         guided = p50(service, document, model.variant, model.name, controls, None)[0] if default != 1 else plain
         slider = p50(service, document, model.variant, model.name, controls, SLIDER)[0]
         base_s = p50(service, document, model.variant, baseline, controls, None)[0]
-        rows.append(f"| {model.name} | {len(document.split())} | {len(summary.split())} | {reference:.2f} s | "
-                    f"{plain:.2f} s | {reference / plain:.2f}× | {'yes' if summary == reference_summary else 'no'} | "
-                    f"{default:g} | {guided:.2f} s | {slider:.2f} s | {slider / plain:.2f}× | {base_s:.2f} s | "
-                    f"{'yes' if max(plain, guided) <= 2 else 'no'} |")
-    return "\n".join([
-        "## Stored models served",
-        "",
-        f"`python -m space` with no flags (the store's models beside each baseline); one `Service.summarize` call "
-        f"on a {WORDS}-word test document (or the test set's longest) with its own controls; p50 of {REPEATS} calls "
-        f"after one warm-up, server-side (generation + live metrics), `torch.set_num_threads({THREADS})`. "
-        "\"transformers' way\": the same model and request with `nn.Linear`'s LM head product, both caches "
-        "reordered with the beams and fp32 weights (where a model's record asks for int8 decoder weights), in the "
-        "same run.",
-        "",
-        f"| model | words | summary words | p50 at γ = 1, transformers' way | p50 at γ = 1, as served | speed-up | "
-        f"same summary | default γ | p50 at default γ | p50 at γ = {SLIDER:g} | ratio to γ = 1 | baseline p50 | "
-        "p50 ≤ 2 s (default γ) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-        *rows,
-    ])
+        rows.append(
+            f"| {model.name} | {len(document.split())} | {len(summary.split())} | {reference:.2f} s | "
+            f"{plain:.2f} s | {reference / plain:.2f}× | {'yes' if summary == reference_summary else 'no'} | "
+            f"{default:g} | {guided:.2f} s | {slider:.2f} s | {slider / plain:.2f}× | {base_s:.2f} s | "
+            f"{'yes' if max(plain, guided) <= 2 else 'no'} |"
+        )
+    return "\n".join(
+        [
+            "## Stored models served",
+            "",
+            f"`python -m space` with no flags (the store's models beside each baseline); one `Service.summarize` call "
+            f"on a {WORDS}-word test document (or the test set's longest) with its own controls; p50 of {REPEATS} calls "
+            f"after one warm-up, server-side (generation + live metrics), `torch.set_num_threads({THREADS})`. "
+            "\"transformers' way\": the same model and request with `nn.Linear`'s LM head product, both caches "
+            "reordered with the beams and fp32 weights (where a model's record asks for int8 decoder weights), in the "
+            "same run.",
+            "",
+            f"| model | words | summary words | p50 at γ = 1, transformers' way | p50 at γ = 1, as served | speed-up | "
+            f"same summary | default γ | p50 at default γ | p50 at γ = {SLIDER:g} | ratio to γ = 1 | baseline p50 | "
+            "p50 ≤ 2 s (default γ) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            *rows,
+        ]
+    )
 
 
 if __name__ == "__main__":

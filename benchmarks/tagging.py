@@ -20,6 +20,7 @@ Two naive ways, timed in the same run on the same articles:
 
 The paper reports 7.1 s per 100 articles for its tagging (Passali et al., Sec. 4.2).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -29,9 +30,9 @@ import nltk
 
 import metrics.stas
 from benchmarks import best_time
-from variants.sources import load_source
 from metrics.stas import term
 from metrics.text import WORD, lemma
+from variants.sources import load_source
 from variants.topic import TAG, default_assets, tag_document, tag_words, tagger
 
 N_ARTICLES = 100
@@ -40,14 +41,18 @@ REPEATS = 3
 
 def nltk_tag(document: str, terms: list[str]) -> str:
     lemmatizer = nltk.stem.WordNetLemmatizer()
-    return " ".join(f"{TAG} {token} {TAG}" if lemmatizer.lemmatize(token.lower()) in terms else token
-                    for token in nltk.word_tokenize(document))
+    return " ".join(
+        f"{TAG} {token} {TAG}" if lemmatizer.lemmatize(token.lower()) in terms else token
+        for token in nltk.word_tokenize(document)
+    )
 
 
 def uncached_tag(document: str, terms: list[str]) -> str:
     with mock.patch.object(metrics.stas, "lemma", lemma.__wrapped__):  # WordNet on every occurrence
-        return WORD.sub(lambda m: f"{TAG} {m.group(0)} {TAG}" if term.__wrapped__(m.group(0).lower()) in terms
-                        else m.group(0), document)
+        return WORD.sub(
+            lambda m: f"{TAG} {m.group(0)} {TAG}" if term.__wrapped__(m.group(0).lower()) in terms else m.group(0),
+            document,
+        )
 
 
 def tagged_words(text: str) -> Counter:
@@ -79,15 +84,26 @@ def run() -> str:
     ours, theirs = sum((tagged_words(t) for t in fast), Counter()), sum((tagged_words(t) for t in naive), Counter())
     agreement = sum((ours & theirs).values()) / max(sum((ours | theirs).values()), 1)
 
-    rows = [("naive: `nltk.word_tokenize` + WordNet per token + list lookup", nltk_s),
-            ("naive: SteerSum's rule, WordNet per token, list lookup (same output)", uncached_s),
-            ("word by word, lemma cached per word (`tag_words`, SteerSum's earlier rule)", words_s),
-            ("SteerSum, cold (tagger built, lemma cache empty: first 100 articles)", cold_s),
-            ("SteerSum, warm (steady state over a corpus)", warm_s)]
-    lines = [f"## Topic tagging ({N_ARTICLES} BBC articles, topic {topic!r}, top-{assets.top_n} terms)", "",
-             "| way | time (s) | ms/article | vs nltk naive | vs same-output naive |", "|---|---|---|---|---|"]
-    lines += [f"| {way} | {s:.3f} | {1000 * s / N_ARTICLES:.2f} | {nltk_s / s:.1f}× | {uncached_s / s:.1f}× |"
-              for way, s in rows]
-    lines += ["", f"{sum(ours.values())} words tagged by SteerSum; agreement with the nltk naive way's tagged "
-              f"words (multiset Jaccard): {agreement:.3f}. The paper: 7.1 s per 100 articles."]
+    rows = [
+        ("naive: `nltk.word_tokenize` + WordNet per token + list lookup", nltk_s),
+        ("naive: SteerSum's rule, WordNet per token, list lookup (same output)", uncached_s),
+        ("word by word, lemma cached per word (`tag_words`, SteerSum's earlier rule)", words_s),
+        ("SteerSum, cold (tagger built, lemma cache empty: first 100 articles)", cold_s),
+        ("SteerSum, warm (steady state over a corpus)", warm_s),
+    ]
+    lines = [
+        f"## Topic tagging ({N_ARTICLES} BBC articles, topic {topic!r}, top-{assets.top_n} terms)",
+        "",
+        "| way | time (s) | ms/article | vs nltk naive | vs same-output naive |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {way} | {s:.3f} | {1000 * s / N_ARTICLES:.2f} | {nltk_s / s:.1f}× | {uncached_s / s:.1f}× |"
+        for way, s in rows
+    ]
+    lines += [
+        "",
+        f"{sum(ours.values())} words tagged by SteerSum; agreement with the nltk naive way's tagged "
+        f"words (multiset Jaccard): {agreement:.3f}. The paper: 7.1 s per 100 articles.",
+    ]
     return "\n".join(lines)

@@ -14,26 +14,35 @@ attention costs per generated token.
    ``(t(32 tokens) - t(1 token)) / 31``, which leaves out the encoder. A third row recomputes the
    added attention's keys and values at every step instead of once per source.
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import torch
 from transformers import BartConfig, BartForConditionalGeneration
 
 from benchmarks import best_time
-from variants.sources import load_source
 from metrics.text import WORD
 from models import TDSumConfig, TDSumForConditionalGeneration
 from variants.presets import tiny_tokenizer
+from variants.sources import load_source
 from variants.tdsum import TDSumAssets, fit_vectorizer
 
 N_DOCUMENTS = 1000
 WIDTH = 1024
 REPEATS = 3  # best of three for each way
-MODEL = dict(d_model=256, encoder_layers=3, decoder_layers=3, encoder_attention_heads=4, decoder_attention_heads=4,
-             encoder_ffn_dim=1024, decoder_ffn_dim=1024, max_position_embeddings=1024, dropout=0.0,
-             attention_dropout=0.0)
+MODEL = dict(
+    d_model=256,
+    encoder_layers=3,
+    decoder_layers=3,
+    encoder_attention_heads=4,
+    decoder_attention_heads=4,
+    encoder_ffn_dim=1024,
+    decoder_ffn_dim=1024,
+    max_position_embeddings=1024,
+    dropout=0.0,
+    attention_dropout=0.0,
+)
 SOURCES, SOURCE_LEN, NEW_TOKENS = 2, 256, 32
 
 
@@ -42,8 +51,10 @@ def naive_token_scores(documents: list[str], assets: TDSumAssets) -> list[list[f
     vocabulary, out = assets.vectorizer.vocabulary_, []
     for document in documents:
         row = assets.vectorizer.transform([document]).toarray()[0]
-        spans = [(m.start(), m.end(), row[vocabulary[m.group(0).lower()]] if m.group(0).lower() in vocabulary else 0.0)
-                 for m in WORD.finditer(document)]
+        spans = [
+            (m.start(), m.end(), row[vocabulary[m.group(0).lower()]] if m.group(0).lower() in vocabulary else 0.0)
+            for m in WORD.finditer(document)
+        ]
         scores = []
         for start, end in assets.tokenizer(document, return_offsets_mapping=True)["offset_mapping"]:
             scores.append(next((score for a, b, score in spans if b > start and a < end), 0.0))
@@ -61,8 +72,10 @@ def feature_rows() -> list[str]:
     naive_s, naive = best_time(naive_token_scores, documents, assets, repeats=REPEATS)
     difference = float(np.abs(np.array(batched) - np.array(naive)).max())
     assert difference == 0.0, f"batched and per-document features differ by {difference}"
-    return [f"| features: batched transform + tokenizer + searchsorted (SteerSum) | {batched_s * 1000:.0f} ms | 1.0 | {difference:.0e} |",
-            f"| features: per-document loop, per-token word scan | {naive_s * 1000:.0f} ms | {naive_s / batched_s:.1f} | |"]
+    return [
+        f"| features: batched transform + tokenizer + searchsorted (SteerSum) | {batched_s * 1000:.0f} ms | 1.0 | {difference:.0e} |",
+        f"| features: per-document loop, per-token word scan | {naive_s * 1000:.0f} ms | {naive_s / batched_s:.1f} | |",
+    ]
 
 
 class UncachedTDSum(TDSumForConditionalGeneration):
@@ -97,26 +110,30 @@ def generation_rows() -> list[str]:
     tdsum_s, tdsum_out = per_token_seconds(tdsum, {"input_ids": ids, "tfidf": tfidf})
     uncached_s, uncached_out = per_token_seconds(uncached, {"input_ids": ids, "tfidf": tfidf})
     assert torch.equal(bart_out, tdsum_out) and torch.equal(tdsum_out, uncached_out), "generated tokens differ"
-    return [f"| generation: plain BART, per token | {bart_s * 1000:.2f} ms | 1.0 | 0 (same tokens) |",
-            f"| generation: TDSum, keys/values once per source (SteerSum) | {tdsum_s * 1000:.2f} ms | {tdsum_s / bart_s:.2f} | 0 |",
-            f"| generation: TDSum, keys/values every step | {uncached_s * 1000:.2f} ms | {uncached_s / bart_s:.2f} | 0 |"]
+    return [
+        f"| generation: plain BART, per token | {bart_s * 1000:.2f} ms | 1.0 | 0 (same tokens) |",
+        f"| generation: TDSum, keys/values once per source (SteerSum) | {tdsum_s * 1000:.2f} ms | {tdsum_s / bart_s:.2f} | 0 |",
+        f"| generation: TDSum, keys/values every step | {uncached_s * 1000:.2f} ms | {uncached_s / bart_s:.2f} | 0 |",
+    ]
 
 
 def run() -> str:
     torch.set_num_threads(max(1, torch.get_num_threads()))
     rows = feature_rows() + generation_rows()
-    return "\n".join([
-        "## TDSum: TF-IDF features and the added attention",
-        "",
-        f"Features: {N_DOCUMENTS} SciTLDR abstracts to per-token TF-IDF scores (width {WIDTH}), ratio = naive / "
-        f"batched. Generation: greedy, {SOURCES} sources x {SOURCE_LEN} tokens, d_model {MODEL['d_model']}, "
-        f"{MODEL['decoder_layers']} decoder layers, per generated token; ratio = time / plain BART's. "
-        f"Best of {REPEATS}; outputs checked equal.",
-        "",
-        "| way | time | ratio | max abs difference |",
-        "|---|---|---|---|",
-        *rows,
-    ])
+    return "\n".join(
+        [
+            "## TDSum: TF-IDF features and the added attention",
+            "",
+            f"Features: {N_DOCUMENTS} SciTLDR abstracts to per-token TF-IDF scores (width {WIDTH}), ratio = naive / "
+            f"batched. Generation: greedy, {SOURCES} sources x {SOURCE_LEN} tokens, d_model {MODEL['d_model']}, "
+            f"{MODEL['decoder_layers']} decoder layers, per generated token; ratio = time / plain BART's. "
+            f"Best of {REPEATS}; outputs checked equal.",
+            "",
+            "| way | time | ratio | max abs difference |",
+            "|---|---|---|---|",
+            *rows,
+        ]
+    )
 
 
 if __name__ == "__main__":

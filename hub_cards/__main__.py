@@ -9,6 +9,7 @@
 The token comes from ``HF_TOKEN`` or the login cache (``hf auth login``) and is never printed; the
 Hub is asked to accept it before anything is sent.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,12 +42,17 @@ def main(argv: list[str] | None = None) -> None:
     export.add_argument("checkpoint", help="a checkpoint folder written by python -m training")
     export.add_argument("--out", required=True, help="the repo folder to write (new or empty)")
     export.add_argument("--repo-id", help="ORG/NAME the card's usage snippet loads (default: a placeholder)")
-    export.add_argument("--eval-report", help="the evaluation report the card shows, e.g. the test set's "
-                                              "(default: CHECKPOINT_DIR/eval_report.json)")
-    export.add_argument("--base-model", help="the model's base as a Hub id in the local Hugging Face cache, or the "
-                                             "folder of its export (made with --repo-id): checked against the "
-                                             "checkpoint, then written into the card (and an adapter's "
-                                             "adapter_config.json); needed when training used a local copy of it")
+    export.add_argument(
+        "--eval-report",
+        help="the evaluation report the card shows, e.g. the test set's (default: CHECKPOINT_DIR/eval_report.json)",
+    )
+    export.add_argument(
+        "--base-model",
+        help="the model's base as a Hub id in the local Hugging Face cache, or the "
+        "folder of its export (made with --repo-id): checked against the "
+        "checkpoint, then written into the card (and an adapter's "
+        "adapter_config.json); needed when training used a local copy of it",
+    )
     push = commands.add_parser("push", help="upload an exported folder to the Hub")
     push.add_argument("folder")
     push.add_argument("--repo-id", required=True, help="ORG/NAME")
@@ -54,11 +60,15 @@ def main(argv: list[str] | None = None) -> None:
     push.add_argument("--revision", help="branch to push to (created if missing; default: main)")
     push.add_argument("--commit-message")
     push.add_argument("--repo-type", choices=REPO_TYPES, default="model")
-    push.add_argument("--hub-token", help="a Hub token with write access (default: HF_TOKEN or the login cache); "
-                                          "never printed")
-    push.add_argument("--skip-load-check", action="store_true",
-                      help="do not load the model with its variant's loader (too big for this machine); "
-                           "the safetensors check still runs")
+    push.add_argument(
+        "--hub-token", help="a Hub token with write access (default: HF_TOKEN or the login cache); never printed"
+    )
+    push.add_argument(
+        "--skip-load-check",
+        action="store_true",
+        help="do not load the model with its variant's loader (too big for this machine); "
+        "the safetensors check still runs",
+    )
     space = commands.add_parser("space", help="package the Gradio Space as a Space repo folder")
     space.add_argument("--out", required=True, help="the Space folder to write (new or empty)")
     space.add_argument("--catalog", help="model catalog JSON (default: space/catalog.json if present)")
@@ -67,12 +77,28 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         if args.command == "export":
-            print(export_checkpoint(args.checkpoint, args.out, repo_id=args.repo_id, base_model=args.base_model,
-                                    eval_report=args.eval_report))
+            print(
+                export_checkpoint(
+                    args.checkpoint,
+                    args.out,
+                    repo_id=args.repo_id,
+                    base_model=args.base_model,
+                    eval_report=args.eval_report,
+                )
+            )
         elif args.command == "push":
-            print(push_folder(args.folder, args.repo_id, private=args.private, revision=args.revision,
-                              commit_message=args.commit_message, repo_type=args.repo_type,
-                              load=not args.skip_load_check, token=args.hub_token))
+            print(
+                push_folder(
+                    args.folder,
+                    args.repo_id,
+                    private=args.private,
+                    revision=args.revision,
+                    commit_message=args.commit_message,
+                    repo_type=args.repo_type,
+                    load=not args.skip_load_check,
+                    token=args.hub_token,
+                )
+            )
         else:
             print(package_space(args.out, catalog=args.catalog, hardware=args.hardware))
     except (ExportError, PushError, ValueError, FileNotFoundError) as err:

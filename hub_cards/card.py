@@ -20,6 +20,7 @@ model's included), ``license_note`` (all that data and the base model), ``report
 ``results`` (label, name, value), ``eval_data`` (type, name, split as the Hub names it, file, hub),
 ``max_source_length``, ``max_new_tokens``, ``num_beams``, ``license_base``, ``weights_license``.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,8 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from metrics.io import DataError, read_jsonl
-from variants.sources import NON_COMMERCIAL, all_data_licenses
 from variants.base import Control, Summarizer, read_record
+from variants.sources import NON_COMMERCIAL, all_data_licenses
 
 TEMPLATES = Path(__file__).with_name("templates")
 ADAPTER_CONFIG = "adapter_config.json"  # what makes a folder a peft adapter
@@ -52,15 +53,27 @@ HUB_SPLITS = {"val": "validation", "valid": "validation", "dev": "validation", "
 # Hub licence ids of the base models SteerSum's defaults and docs name (each model's Hub card);
 # any other base is "unknown" and the card says to check its terms.
 BASE_MODEL_LICENSES = {
-    "facebook/bart-base": "apache-2.0", "facebook/bart-large": "apache-2.0", "google/flan-t5-small": "apache-2.0",
-    "google/flan-t5-base": "apache-2.0", "google/flan-t5-large": "apache-2.0", "google/flan-t5-xl": "apache-2.0",
-    "google/flan-t5-xxl": "apache-2.0", "sentence-transformers/all-MiniLM-L6-v2": "apache-2.0",
+    "facebook/bart-base": "apache-2.0",
+    "facebook/bart-large": "apache-2.0",
+    "google/flan-t5-small": "apache-2.0",
+    "google/flan-t5-base": "apache-2.0",
+    "google/flan-t5-large": "apache-2.0",
+    "google/flan-t5-xl": "apache-2.0",
+    "google/flan-t5-xxl": "apache-2.0",
+    "sentence-transformers/all-MiniLM-L6-v2": "apache-2.0",
 }
-METRIC_LABELS = {"rouge1": "ROUGE-1", "rouge2": "ROUGE-2", "rougeL": "ROUGE-L", "rougeLsum": "ROUGE-Lsum",
-                 "stas": "STAS", "output_words": "mean summary length (words)",
-                 "ends_sentence": "share ending a sentence", "repeated_trigram": "share with a repeated 3-gram",
-                 "unsupported_facts": "names and numbers not in the document (mean)",
-                 "has_unsupported": "share with a name or number not in the document"}
+METRIC_LABELS = {
+    "rouge1": "ROUGE-1",
+    "rouge2": "ROUGE-2",
+    "rougeL": "ROUGE-L",
+    "rougeLsum": "ROUGE-Lsum",
+    "stas": "STAS",
+    "output_words": "mean summary length (words)",
+    "ends_sentence": "share ending a sentence",
+    "repeated_trigram": "share with a repeated 3-gram",
+    "unsupported_facts": "names and numbers not in the document (mean)",
+    "has_unsupported": "share with a name or number not in the document",
+}
 
 # The usage example's document when a variant gives none: two topics, so a control has work to do.
 EXAMPLE_DOCUMENT = (
@@ -86,11 +99,14 @@ def build_card(folder: str | Path, summarizer: Summarizer, repo_id: str | None =
     results = eval_results(report, record)
     tags = ["summarization", "controllable-summarization", "steersum", f"steersum-{variant.id}", summarizer.method]
     data = ModelCardData(
-        language="en", library_name="peft" if adapter else "transformers", pipeline_tag="summarization",
+        language="en",
+        library_name="peft" if adapter else "transformers",
+        pipeline_tag="summarization",
         tags=tags + (["custom_code"] if custom_code else []) + (["peft", "lora"] if adapter else []),
         base_model=facts["base_model"],
         datasets=sorted({HUB_DATASETS[d] for d in all_data_licenses(record) if d in HUB_DATASETS}) or None,
-        model_name=facts["model_name"], eval_results=results or None,
+        model_name=facts["model_name"],
+        eval_results=results or None,
         # the metrics the model-index reports, no others (the Hub lists them as the card's metrics)
         metrics=list(dict.fromkeys(r.metric_type for r in results)) or None,
         **license_fields(all_data_licenses(record), facts["license_base"]),
@@ -117,15 +133,21 @@ def architecture_name(summarizer: Summarizer) -> str:
 
 
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters["py"] = repr
     env.filters["py_text"] = python_text
     return env
 
 
-def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo_id: str, adapter: dict | None,
-                 custom_code: bool) -> dict[str, Any]:
+def gather_facts(
+    summarizer: Summarizer, record: dict, report: dict | None, repo_id: str, adapter: dict | None, custom_code: bool
+) -> dict[str, Any]:
     """The template's facts (listed in the module docstring); the variant's ``card_facts`` win."""
     variant, assets = summarizer.variant, summarizer.assets
     controls = list(summarizer.controls())
@@ -134,26 +156,45 @@ def gather_facts(summarizer: Summarizer, record: dict, report: dict | None, repo
     example = extra.get("example_controls") or example_controls(variant.id, controls)
     base = base_model_of(record, adapter)
     licences = record.get("data_licenses", {})
-    inherited = {name: terms for name, terms in record.get("upstream_data_licenses", {}).items() if name not in licences}
+    inherited = {
+        name: terms for name, terms in record.get("upstream_data_licenses", {}).items() if name not in licences
+    }
     facts = dict(
-        model_name=repo_id.split("/")[-1], repo_id=repo_id, variant=variant, paper=variant.paper,
-        method=summarizer.method, controls=controls, example_document=document, example_controls=example,
+        model_name=repo_id.split("/")[-1],
+        repo_id=repo_id,
+        variant=variant,
+        paper=variant.paper,
+        method=summarizer.method,
+        controls=controls,
+        example_document=document,
+        example_controls=example,
         example_prepared=variant.prepare(document, variant.validate(example, assets), summarizer.method, assets),
         **base,
-        adapter=bool(adapter), custom_code=custom_code, record=record,
+        adapter=bool(adapter),
+        custom_code=custom_code,
+        record=record,
         hyperparameters=hyperparameters(record),
-        datasets=sorted(licences), upstream_datasets=sorted(inherited),
-        training_data=sorted(licences.items()) + [(f"{name} (the base model's training data)", terms)
-                                                  for name, terms in sorted(inherited.items())],
-        license_note=license_note(all_data_licenses(record), base["license_base"], base["tiny"],
-                                  base["weights_license"]),
-        report=report, results=[], eval_data=None, few_steps=few_steps(record),
+        datasets=sorted(licences),
+        upstream_datasets=sorted(inherited),
+        training_data=sorted(licences.items())
+        + [(f"{name} (the base model's training data)", terms) for name, terms in sorted(inherited.items())],
+        license_note=license_note(
+            all_data_licenses(record), base["license_base"], base["tiny"], base["weights_license"]
+        ),
+        report=report,
+        results=[],
+        eval_data=None,
+        few_steps=few_steps(record),
         max_source_length=int(record.get("max_source_length", 1024)),
-        max_new_tokens=int(record.get("max_target_length", 128)), num_beams=int(record.get("num_beams", 4)),
+        max_new_tokens=int(record.get("max_target_length", 128)),
+        num_beams=int(record.get("num_beams", 4)),
     )
     if report:
-        facts["results"] = [{"name": n, "label": METRIC_LABELS.get(n, n), "value": v}
-                            for n, v in report.get("metrics", {}).items() if v is not None]
+        facts["results"] = [
+            {"name": n, "label": METRIC_LABELS.get(n, n), "value": v}
+            for n, v in report.get("metrics", {}).items()
+            if v is not None
+        ]
         facts["eval_data"] = eval_dataset(report, record)
     facts.update(extra)
     return facts
@@ -169,9 +210,13 @@ def base_model_of(record: dict, adapter: dict | None) -> dict[str, Any]:
     hub_base = base if base and not tiny and is_hub_id(base) else None
     if base and not tiny and not hub_base:
         base = local_base_text(base)
-    return {"base_model": hub_base, "base_model_text": base or "not recorded", "tiny": tiny,
-            "license_base": None if tiny else hub_base or base,
-            "weights_license": (record.get("base_weights") or {}).get("license")}
+    return {
+        "base_model": hub_base,
+        "base_model_text": base or "not recorded",
+        "tiny": tiny,
+        "license_base": None if tiny else hub_base or base,
+        "weights_license": (record.get("base_weights") or {}).get("license"),
+    }
 
 
 def local_base_text(base: str) -> str:
@@ -219,8 +264,10 @@ def example_controls(variant_id: str, controls: list[Control]) -> dict:
         elif control.kind == "integer":
             example[control.name] = control.minimum if control.minimum is not None else 0
         else:
-            raise ValueError(f"variant '{variant_id}': required control '{control.name}' ({control.kind}) has no "
-                             "example value; give one in Variant.card_facts() as 'example_controls'")
+            raise ValueError(
+                f"variant '{variant_id}': required control '{control.name}' ({control.kind}) has no "
+                "example value; give one in Variant.card_facts() as 'example_controls'"
+            )
     return example
 
 
@@ -233,10 +280,19 @@ def eval_results(report: dict | None, record: dict) -> list[EvalResult]:
     scores = {name: value for name, value in report.get("metrics", {}).items() if value is not None}
     if is_test_model(record):
         scores = {name: value for name, value in scores.items() if value != 0}
-    return [EvalResult(task_type="summarization", task_name="Controllable summarization",
-                       dataset_type=data["type"], dataset_name=data["name"], dataset_split=data["split"],
-                       metric_type=name, metric_name=METRIC_LABELS.get(name, name), metric_value=value)
-            for name, value in scores.items()]
+    return [
+        EvalResult(
+            task_type="summarization",
+            task_name="Controllable summarization",
+            dataset_type=data["type"],
+            dataset_name=data["name"],
+            dataset_split=data["split"],
+            metric_type=name,
+            metric_name=METRIC_LABELS.get(name, name),
+            metric_value=value,
+        )
+        for name, value in scores.items()
+    ]
 
 
 def eval_dataset(report: dict, record: dict) -> dict[str, str]:
@@ -270,36 +326,55 @@ def license_fields(data_licenses: dict[str, str], base_model: str | None = None)
     if len(ids) == 1 and None not in ids:
         return {"license": ids.pop()}
     restricted = set(data_licenses) & NON_COMMERCIAL
-    return {"license": "other", "license_name": "steersum-non-commercial" if restricted else "steersum-research-use",
-            "license_link": LICENSE_FILE}
+    return {
+        "license": "other",
+        "license_name": "steersum-non-commercial" if restricted else "steersum-research-use",
+        "license_link": LICENSE_FILE,
+    }
 
 
-def license_note(data_licenses: dict[str, str], base_model: str | None = None, tiny: bool = False,
-                 weights_license: str | None = None) -> str:
+def license_note(
+    data_licenses: dict[str, str],
+    base_model: str | None = None,
+    tiny: bool = False,
+    weights_license: str | None = None,
+) -> str:
     """The data's terms, then the base model's: the weights derive from both. ``weights_license``: the
     licence of the pretrained weights a local base (SteerSum's own) was warm-started from."""
     restricted = sorted(set(data_licenses) & NON_COMMERCIAL)
     if restricted:
-        note = (f"The training data ({', '.join(restricted)}) may be used for non-commercial research only. The "
-                "weights are derived from it, so use them under the same terms: non-commercial research only.")
+        note = (
+            f"The training data ({', '.join(restricted)}) may be used for non-commercial research only. The "
+            "weights are derived from it, so use them under the same terms: non-commercial research only."
+        )
     elif license_fields(data_licenses, base_model)["license"] != "other":
-        return (f"All training data is under {next(iter(data_licenses.values()))}, and so is the base model, "
-                f"`{base_model}`; so are the weights." if base_model else
-                f"All training data is under {next(iter(data_licenses.values()))}, and so are the weights.")
+        return (
+            f"All training data is under {next(iter(data_licenses.values()))}, and so is the base model, "
+            f"`{base_model}`; so are the weights."
+            if base_model
+            else f"All training data is under {next(iter(data_licenses.values()))}, and so are the weights."
+        )
     else:
-        note = ("The terms of some training data are unclear or research-only (see below); treat the weights as "
-                "research use only unless you have checked each source.")
+        note = (
+            "The terms of some training data are unclear or research-only (see below); treat the weights as "
+            "research use only unless you have checked each source."
+        )
     if tiny:
         return note + " There is no base model: the weights started from a random initialization."
     if not base_model:
         return note
     known = BASE_MODEL_LICENSES.get(base_model)
     if not known and weights_license:
-        return note + (f" The base model, `{base_model}`, was trained by SteerSum from pretrained weights under "
-                       f"{weights_license}, on the data listed here; both terms apply to the weights as well.")
-    return note + (f" The base model, `{base_model}`, is under {known}; its terms apply to the weights as well."
-                   if known else f" The base model, `{base_model}`, comes with its own terms, which SteerSum does not "
-                   "record: check them, as they apply to the weights as well.")
+        return note + (
+            f" The base model, `{base_model}`, was trained by SteerSum from pretrained weights under "
+            f"{weights_license}, on the data listed here; both terms apply to the weights as well."
+        )
+    return note + (
+        f" The base model, `{base_model}`, is under {known}; its terms apply to the weights as well."
+        if known
+        else f" The base model, `{base_model}`, comes with its own terms, which SteerSum does not "
+        "record: check them, as they apply to the weights as well."
+    )
 
 
 def write_license_file(out: Path, record: dict) -> None:
@@ -313,13 +388,18 @@ def write_license_file(out: Path, record: dict) -> None:
     rows = "\n".join(f"| {name} | {text} |" for name, text in sorted(licences.items())) or "| unknown | unknown |"
     weights_license = base["weights_license"]
     if base_model:
-        terms = BASE_MODEL_LICENSES.get(base_model) or (f"pretrained weights under {weights_license}; its training data "
-                                                        "is listed above" if weights_license else "see its Hub page")
+        terms = BASE_MODEL_LICENSES.get(base_model) or (
+            f"pretrained weights under {weights_license}; its training data is listed above"
+            if weights_license
+            else "see its Hub page"
+        )
         rows += f"\n| base model `{base_model}` | {terms} |"
     note = license_note(licences, base_model, base["tiny"], weights_license)
     out.joinpath(LICENSE_FILE).write_text(
         f"# Terms of use\n\n{note}\n\n| training data | terms |\n|---|---|\n{rows}\n\n"
-        "The SteerSum code that trained and runs the model is separate from these terms.\n", encoding="utf-8")
+        "The SteerSum code that trained and runs the model is separate from these terms.\n",
+        encoding="utf-8",
+    )
 
 
 def is_hub_id(name: str) -> bool:

@@ -22,6 +22,7 @@ cache, or the folder of its export) and fit the adapter's shapes; ``generation_c
 recorded beams and summary length (an adapter's too, from its base's); ``steersum.json`` gets each weight file's sha256, which
 :func:`variants.load_summarizer` verifies.
 """
+
 from __future__ import annotations
 
 import copy
@@ -36,11 +37,17 @@ from safetensors import safe_open
 
 from store.compact import file_sha256
 from variants import get_variant
-from variants.base import (RECORD_FILE, WEIGHT_CHECKSUMS, Summarizer, read_record, verify_weights,
-                           write_record)
+from variants.base import RECORD_FILE, WEIGHT_CHECKSUMS, Summarizer, read_record, verify_weights, write_record
 
-from .card import (ADAPTER_CONFIG, REPORT_FILE, build_card, is_hub_id, is_test_model, local_base_text,
-                   write_license_file)
+from .card import (
+    ADAPTER_CONFIG,
+    REPORT_FILE,
+    build_card,
+    is_hub_id,
+    is_test_model,
+    local_base_text,
+    write_license_file,
+)
 from .general import GENERAL, GeneralModel, general_card, load_general
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
@@ -62,8 +69,10 @@ def check_weights(folder: str | Path) -> list[Path]:
     if not weights:
         pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES and "model" in p.name)
         if pickles:
-            raise ExportError(f"{folder}: weights only as pickle ({', '.join(pickles)}), which is refused: loading a "
-                              "pickle runs arbitrary code. Re-save with save_pretrained() (safetensors is its default)")
+            raise ExportError(
+                f"{folder}: weights only as pickle ({', '.join(pickles)}), which is refused: loading a "
+                "pickle runs arbitrary code. Re-save with save_pretrained() (safetensors is its default)"
+            )
         raise ExportError(f"{folder}: no weights (*.safetensors)")
     for path in weights:
         try:
@@ -89,12 +98,18 @@ def load_checkpoint(folder: str | Path, record: dict | None = None) -> Summarize
             return load_general(folder, record)
         return get_variant(record["variant"]).load(Path(folder), record, device="cpu")
     except Exception as err:
-        raise ExportError(f"{folder}: the '{record['variant']}' variant cannot load it: "
-                          f"{type(err).__name__}: {err}") from err
+        raise ExportError(
+            f"{folder}: the '{record['variant']}' variant cannot load it: {type(err).__name__}: {err}"
+        ) from err
 
 
-def export_checkpoint(checkpoint: str | Path, out: str | Path, repo_id: str | None = None,
-                      base_model: str | None = None, eval_report: str | Path | None = None) -> Path:
+def export_checkpoint(
+    checkpoint: str | Path,
+    out: str | Path,
+    repo_id: str | None = None,
+    base_model: str | None = None,
+    eval_report: str | Path | None = None,
+) -> Path:
     """Write the Hub repo folder for ``checkpoint`` into ``out`` (new or empty) and return it.
     ``repo_id`` is the id the card's usage snippet loads from (a placeholder when not given);
     ``base_model`` the Hub id of an adapter's base, for an adapter trained on a local copy of it;
@@ -103,8 +118,9 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, repo_id: str | No
     if not checkpoint.is_dir():
         raise ExportError(f"{checkpoint}: no such checkpoint folder")
     if not (checkpoint / RECORD_FILE).is_file():
-        raise ExportError(f"{checkpoint}: not a SteerSum checkpoint (no {RECORD_FILE}; "
-                          "train it with python -m training)")
+        raise ExportError(
+            f"{checkpoint}: not a SteerSum checkpoint (no {RECORD_FILE}; train it with python -m training)"
+        )
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ExportError(f"{out}: exists and is not an empty folder")
     if eval_report and not Path(eval_report).is_file():
@@ -122,13 +138,24 @@ def export_checkpoint(checkpoint: str | Path, out: str | Path, repo_id: str | No
     return out
 
 
-def write_repo(checkpoint: Path, out: Path, summarizer: Summarizer, record: dict, repo_id: str | None,
-               base_model: str | None = None, eval_report: str | Path | None = None) -> None:
+def write_repo(
+    checkpoint: Path,
+    out: Path,
+    summarizer: Summarizer,
+    record: dict,
+    repo_id: str | None,
+    base_model: str | None = None,
+    eval_report: str | Path | None = None,
+) -> None:
     """Copy what the repo needs, complete the config side (remote code, generation config), write the
     card, take local paths out, record the weights' checksums."""
     for path in sorted(checkpoint.iterdir()):
-        if path.is_file() and path.suffix not in PICKLE_SUFFIXES and path.name not in REPLACED \
-                and not path.name.startswith("."):
+        if (
+            path.is_file()
+            and path.suffix not in PICKLE_SUFFIXES
+            and path.name not in REPLACED
+            and not path.name.startswith(".")
+        ):
             shutil.copy2(path, out / path.name)
         else:
             log.info("not exported: %s", path.name)
@@ -174,7 +201,8 @@ def check_base_model(checkpoint: Path, base_model: str | None) -> str | None:
                 f"{checkpoint}: the adapter's base model {base or '(none)'} is not a Hub id, so the adapter would not "
                 "load anywhere else. Export the merged model instead (train with --merge, export OUTPUT_DIR/merged), "
                 "train from a Hub id, or pass --base-model ORG/NAME (in the local Hugging Face cache) or the folder "
-                "of its export, the same base, to write into the adapter")
+                "of its export, the same base, to write into the adapter"
+            )
         return None
     folder, repo_id = resolve_base(base_model)
     check_base_fits(checkpoint, adapter, folder, base_model)
@@ -187,8 +215,10 @@ def resolve_base(base_model: str) -> tuple[Path, str]:
     if Path(base_model).is_dir():
         record = _json(Path(base_model) / RECORD_FILE) or {}
         if not is_hub_id(record.get("repo_id") or ""):
-            raise ExportError(f"--base-model {base_model}: a folder, but not one exported with --repo-id ORG/NAME, so "
-                              "there is no Hub id to write; export the base with --repo-id, or pass its Hub id")
+            raise ExportError(
+                f"--base-model {base_model}: a folder, but not one exported with --repo-id ORG/NAME, so "
+                "there is no Hub id to write; export the base with --repo-id, or pass its Hub id"
+            )
         return Path(base_model), record["repo_id"]
     if not is_hub_id(base_model):
         raise ExportError(f"--base-model {base_model}: not a Hub id (ORG/NAME) nor a folder")
@@ -197,9 +227,11 @@ def resolve_base(base_model: str) -> tuple[Path, str]:
     try:
         return Path(snapshot_download(base_model, local_files_only=True)), base_model
     except Exception:  # LocalEntryNotFoundError, or a cache entry without a snapshot
-        raise ExportError(f"--base-model {base_model}: not in the local Hugging Face cache (HF_HUB_CACHE) nor a "
-                          f"folder; download it first (hf download {base_model}) or pass the folder of its export, "
-                          "so that it can be checked against the checkpoint") from None
+        raise ExportError(
+            f"--base-model {base_model}: not in the local Hugging Face cache (HF_HUB_CACHE) nor a "
+            f"folder; download it first (hf download {base_model}) or pass the folder of its export, "
+            "so that it can be checked against the checkpoint"
+        ) from None
 
 
 SHAPE_KEYS = ("d_model", "encoder_layers", "decoder_layers", "encoder_attention_heads", "num_layers", "num_heads")
@@ -220,8 +252,11 @@ def check_base_fits(checkpoint: Path, adapter: dict | None, base: Path, name: st
     features x rank); a full model's architecture against the base's config."""
     if not adapter:  # SteerSum's architectures extend their base's (a TDSum is a BART with more layers)
         mine, theirs = _config(checkpoint), _config(base)
-        differ = [f"{key} {theirs[key]}, the checkpoint's {mine[key]}" for key in SHAPE_KEYS
-                  if key in mine and key in theirs and mine[key] != theirs[key]]
+        differ = [
+            f"{key} {theirs[key]}, the checkpoint's {mine[key]}"
+            for key in SHAPE_KEYS
+            if key in mine and key in theirs and mine[key] != theirs[key]
+        ]
         if differ:
             raise ExportError(f"--base-model {name}: not the base this model was fine-tuned from: {'; '.join(differ)}")
         return
@@ -257,6 +292,7 @@ def drop_local_paths(out: Path) -> None:
     """Absolute local paths in the exported JSON files (``steersum.json``'s data files, the output and
     logging folders of ``training_args.json``, the report's data file) become their last component:
     enough to say which file, nothing about the machine."""
+
     def scrub(value: Any) -> Any:
         if isinstance(value, dict):
             return {key: scrub(item) for key, item in value.items()}

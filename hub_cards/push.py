@@ -8,6 +8,7 @@ the Hub accepts the metadata (``card.validate()``). The token is handed to ``HfA
 cannot be reached (offline mode, no network) or refuses the token ends in a :class:`PushError`, one
 line saying what to do.
 """
+
 from __future__ import annotations
 
 import logging
@@ -70,23 +71,31 @@ def hub_errors(action: str):
     try:
         yield
     except OfflineModeIsEnabled:
-        raise PushError(f"{action}: HF_HUB_OFFLINE is set, so nothing can reach the Hub; unset HF_HUB_OFFLINE "
-                        "on a machine with network access and push again") from None
+        raise PushError(
+            f"{action}: HF_HUB_OFFLINE is set, so nothing can reach the Hub; unset HF_HUB_OFFLINE "
+            "on a machine with network access and push again"
+        ) from None
     except HfHubHTTPError as err:
         status = getattr(err.response, "status_code", None)
         if status in (401, 403):
-            raise PushError(f"{action}: the Hub refused the token ({status}); pass a token with write access "
-                            "(--hub-token, HF_TOKEN or `hf auth login`)") from None
+            raise PushError(
+                f"{action}: the Hub refused the token ({status}); pass a token with write access "
+                "(--hub-token, HF_TOKEN or `hf auth login`)"
+            ) from None
         first_line = (str(err).strip().splitlines() or [""])[0]
         raise PushError(f"{action}: the Hub answered {status}: {first_line}") from None
     except (OSError, ConnectionError) as err:  # no network, DNS, proxy, timeout
-        raise PushError(f"{action}: cannot reach the Hub ({type(err).__name__}); check the network or proxy "
-                        "(HF_ENDPOINT, HTTPS_PROXY) and push again") from None
+        raise PushError(
+            f"{action}: cannot reach the Hub ({type(err).__name__}); check the network or proxy "
+            "(HF_ENDPOINT, HTTPS_PROXY) and push again"
+        ) from None
     except Exception as err:  # the HTTP client's own errors (ConnectError, ReadTimeout) are not OSErrors
         if "http" not in type(err).__module__:
             raise
-        raise PushError(f"{action}: cannot reach the Hub ({type(err).__name__}); check the network or proxy "
-                        "(HF_ENDPOINT, HTTPS_PROXY) and push again") from None
+        raise PushError(
+            f"{action}: cannot reach the Hub ({type(err).__name__}); check the network or proxy "
+            "(HF_ENDPOINT, HTTPS_PROXY) and push again"
+        ) from None
 
 
 def hub_api(token: str | None = None) -> HfApi:
@@ -94,26 +103,43 @@ def hub_api(token: str | None = None) -> HfApi:
     accepted it. ``python -m training --push-to-hub`` calls this before training starts."""
     token = token or get_token()
     if not token:
-        raise PushError("no Hugging Face token: pass --hub-token, set HF_TOKEN or run `hf auth login`; "
-                        "nothing was uploaded")
+        raise PushError(
+            "no Hugging Face token: pass --hub-token, set HF_TOKEN or run `hf auth login`; nothing was uploaded"
+        )
     api = HfApi(token=token)
     with hub_errors("checking the token"):
         api.whoami()
     return api
 
 
-def push_folder(folder: str | Path, repo_id: str, private: bool = False, revision: str | None = None,
-                commit_message: str | None = None, repo_type: str = "model", load: bool = True,
-                api: HfApi | None = None, token: str | None = None) -> str:
+def push_folder(
+    folder: str | Path,
+    repo_id: str,
+    private: bool = False,
+    revision: str | None = None,
+    commit_message: str | None = None,
+    repo_type: str = "model",
+    load: bool = True,
+    api: HfApi | None = None,
+    token: str | None = None,
+) -> str:
     """Check ``folder``, create the repo (and the ``revision`` branch) if needed, upload; return the
     commit URL. ``api`` is for tests; by default an ``HfApi`` holding ``token`` (default: the found one)."""
     commit = push_commit(folder, repo_id, private, revision, commit_message, repo_type, load, api, token)
     return getattr(commit, "commit_url", None) or str(commit)
 
 
-def push_commit(folder: str | Path, repo_id: str, private: bool = False, revision: str | None = None,
-                commit_message: str | None = None, repo_type: str = "model", load: bool = True,
-                api: HfApi | None = None, token: str | None = None):
+def push_commit(
+    folder: str | Path,
+    repo_id: str,
+    private: bool = False,
+    revision: str | None = None,
+    commit_message: str | None = None,
+    repo_type: str = "model",
+    load: bool = True,
+    api: HfApi | None = None,
+    token: str | None = None,
+):
     """:func:`push_folder`, returning the Hub's ``CommitInfo`` (its ``oid`` pins the revision pushed)."""
     card = check_folder(folder, repo_type, load=load)
     api = api or hub_api(token)
@@ -126,12 +152,18 @@ def push_commit(folder: str | Path, repo_id: str, private: bool = False, revisio
     if repo_type == "model" and repo_id not in card_text:
         log.warning("the card's usage snippet does not name %s; re-export with --repo-id %s", repo_id, repo_id)
     with hub_errors(f"pushing to {repo_id}"):
-        api.create_repo(repo_id, private=private, repo_type=repo_type, exist_ok=True,
-                        space_sdk="gradio" if repo_type == "space" else None)
+        api.create_repo(
+            repo_id,
+            private=private,
+            repo_type=repo_type,
+            exist_ok=True,
+            space_sdk="gradio" if repo_type == "space" else None,
+        )
         if revision:
             api.create_branch(repo_id, branch=revision, repo_type=repo_type, exist_ok=True)
         message = commit_message or f"Upload {Path(folder).name} with SteerSum hub_cards"
-        commit = api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type=repo_type, revision=revision,
-                                   commit_message=message)
+        commit = api.upload_folder(
+            repo_id=repo_id, folder_path=str(folder), repo_type=repo_type, revision=revision, commit_message=message
+        )
     log.info("pushed %s to %s (%s)", folder, repo_id, getattr(commit, "commit_url", commit))
     return commit

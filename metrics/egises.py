@@ -73,6 +73,7 @@ gives Unit_P-Acc = Unit_Acc = 1, which needs f_sig(0) = 0; the logistic function
 stemming; RG-L is the paper's first accuracy measure) of each reader's summary against that
 reader's reference, averaged over the readers EGISES scores.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -138,6 +139,7 @@ class EgisesResult:
 
 # ---- distributions ---------------------------------------------------------------------------------
 
+
 def count_terms(texts: list[str], analyzer: Analyzer = analyze) -> tuple[sp.csr_matrix, np.ndarray]:
     """(n_texts, n_terms) counts of the terms ``analyzer`` finds, and the terms (the columns), by
     one scikit-learn CountVectorizer over the whole corpus."""
@@ -171,8 +173,9 @@ def oov_denominators(oov_terms: list[str], document_terms: list[str], similarity
     return np.where(related, mass, np.inf)
 
 
-def distributions(counts: sp.csr_matrix, document_rows: np.ndarray, terms: np.ndarray,
-                  similarity: Similarity | None = None) -> sp.csr_matrix:
+def distributions(
+    counts: sp.csr_matrix, document_rows: np.ndarray, terms: np.ndarray, similarity: Similarity | None = None
+) -> sp.csr_matrix:
     """Eq. 3-5 for every row of the corpus at once. ``document_rows[i]`` is the row of text i's
     document (a document's own row points at itself; -1: no document). Document rows get p(w|d)
     (eq. 3), the others p^(w|t) against their document (eq. 4-5), or p(w|t) without one."""
@@ -193,7 +196,7 @@ def distributions(counts: sp.csr_matrix, document_rows: np.ndarray, terms: np.nd
         for entries in np.split(oov, np.flatnonzero(np.diff(doc_of_entry[oov])) + 1) if oov.size else []:
             doc_row = doc_of_entry[entries[0]]
             columns = np.unique(counts.indices[entries])
-            doc_columns = counts.indices[counts.indptr[doc_row]:counts.indptr[doc_row + 1]]
+            doc_columns = counts.indices[counts.indptr[doc_row] : counts.indptr[doc_row + 1]]
             per_term = oov_denominators(terms[columns].tolist(), terms[doc_columns].tolist(), similarity)
             denominators[entries] = per_term[np.searchsorted(columns, counts.indices[entries])]
     ratios = np.where(is_text, plain / denominators, 0.0)  # eq. 4
@@ -235,6 +238,7 @@ def jsd_pairs(dist: sp.csr_matrix, left: np.ndarray, right: np.ndarray) -> np.nd
 
 # ---- deviation -------------------------------------------------------------------------------------
 
+
 def weighted_divergences(pairs: np.ndarray, to_doc: np.ndarray) -> np.ndarray:
     """X (side 0) and Y (side 1) of eq. 7-10 for a batch of documents with n readers each.
 
@@ -259,8 +263,9 @@ def reader_pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n, 1)
 
 
-def egises(groups: list[DocumentGroup], similarity: Similarity | None = None,
-           analyzer: Analyzer = analyze) -> EgisesResult:
+def egises(
+    groups: list[DocumentGroup], similarity: Similarity | None = None, analyzer: Analyzer = analyze
+) -> EgisesResult:
     """EGISES (eq. 11) over documents with several readers each; lower is better. ``similarity``
     turns on OOV smoothing (Algorithm 1); ``analyzer`` maps a text to its terms (default: lemmas of
     non-stop words, :func:`metrics.stas.analyze`).
@@ -285,7 +290,7 @@ def egises(groups: list[DocumentGroup], similarity: Similarity | None = None,
     document_rows = np.full(len(texts), -1)
     for group, first, present in zip(groups, firsts, has_document):
         if present:
-            document_rows[first:first + 1 + 2 * len(group.user_ids)] = first
+            document_rows[first : first + 1 + 2 * len(group.user_ids)] = first
     dist = distributions(counts, document_rows, terms, similarity)
 
     # Every JSD the corpus needs, in one call. Per document, in a flat array: its m = n(n-1)/2
@@ -334,16 +339,19 @@ def embedding_similarity(encode: Callable[[list[str]], np.ndarray]) -> Similarit
     """A :data:`Similarity` from any encoder of word lists to (n, dim) vectors: the cosine of every
     OOV term with every document term (Algorithm 1's f_cos). The paper used RoBERTa
     (all-distilroberta-v1), e.g. ``embedding_similarity(SentenceTransformer(...).encode)``."""
+
     def similarity(oov_terms: list[str], document_terms: list[str]) -> np.ndarray:
         a = np.asarray(encode(oov_terms), dtype=float)
         b = np.asarray(encode(document_terms), dtype=float)
         a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
         b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
         return a @ b.T
+
     return similarity
 
 
 # ---- P-Acc -----------------------------------------------------------------------------------------
+
 
 def rouge_l(summaries: list[str], references: list[str]) -> np.ndarray:
     """ROUGE-L F1 of each summary against its reference (rouge-score, Porter stemming)."""
@@ -353,8 +361,13 @@ def rouge_l(summaries: list[str], references: list[str]) -> np.ndarray:
     return np.array([scorer.score(ref, summary)["rougeL"].fmeasure for summary, ref in zip(summaries, references)])
 
 
-def p_acc(accuracy: float, egises_score: float, alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA,
-          sigmoid: Callable[[float], float] = np.tanh) -> float:
+def p_acc(
+    accuracy: float,
+    egises_score: float,
+    alpha: float = DEFAULT_ALPHA,
+    beta: float = DEFAULT_BETA,
+    sigmoid: Callable[[float], float] = np.tanh,
+) -> float:
     """P-Acc (eq. 13-14) = Acc * (1 - alpha * f_sig(beta * EGISES) / Acc) = Acc - alpha * f_sig(beta * EGISES).
 
     >>> round(p_acc(0.5, 0.4), 6)  # 0.5 - 0.5 * tanh(0.4) = 0.5 - 0.5 * 0.379949
@@ -368,6 +381,7 @@ def p_acc(accuracy: float, egises_score: float, alpha: float = DEFAULT_ALPHA, be
 
 
 # ---- records ---------------------------------------------------------------------------------------
+
 
 def group_records(records: list[dict], source: str = "<records>") -> tuple[list[DocumentGroup], list[list[int]]]:
     """Group JSONL records by ``doc_id`` (or, without one, by ``document`` text): the groups in
@@ -387,15 +401,19 @@ def group_records(records: list[dict], source: str = "<records>") -> tuple[list[
         if not reference.strip():
             raise DataError(f"{where}: field 'references'[0] is empty")
         key = ("doc_id", doc_id) if doc_id is not None else ("document", document)
-        group = by_key.setdefault(key, {"document": document, "users": [], "summaries": [], "references": [],
-                                        "rows": []})
+        group = by_key.setdefault(
+            key, {"document": document, "users": [], "summaries": [], "references": [], "rows": []}
+        )
         if document != group["document"]:
-            raise DataError(f"{where}: field 'document' differs from line {group['rows'][0] + 1}, "
-                            f"which has the same doc_id {doc_id!r}")
+            raise DataError(
+                f"{where}: field 'document' differs from line {group['rows'][0] + 1}, "
+                f"which has the same doc_id {doc_id!r}"
+            )
         if user in group["users"]:
             first = group["rows"][group["users"].index(user)] + 1
-            raise DataError(f"{where}: field 'user': reader {user!r} already has a summary of this document "
-                            f"at line {first}")
+            raise DataError(
+                f"{where}: field 'user': reader {user!r} already has a summary of this document at line {first}"
+            )
         group["users"].append(user)
         group["summaries"].append(prediction)
         group["references"].append(reference)
@@ -404,8 +422,13 @@ def group_records(records: list[dict], source: str = "<records>") -> tuple[list[
     return groups, [g["rows"] for g in by_key.values()]
 
 
-def score_records(records: list[dict], source: str = "<records>", alpha: float = DEFAULT_ALPHA,
-                  beta: float = DEFAULT_BETA, similarity: Similarity | None = None) -> dict:
+def score_records(
+    records: list[dict],
+    source: str = "<records>",
+    alpha: float = DEFAULT_ALPHA,
+    beta: float = DEFAULT_BETA,
+    similarity: Similarity | None = None,
+) -> dict:
     """Corpus EGISES and P-Acc (ROUGE-L); one example per record with its Dev_j and ROUGE-L F1."""
     groups, indices = group_records(records, source)
     result = egises(groups, similarity)
@@ -415,8 +438,11 @@ def score_records(records: list[dict], source: str = "<records>", alpha: float =
     for group, rows, deviations in zip(groups, indices, result.reader_deviations):
         for j, row in enumerate(rows):
             score = float(accuracy[start + j])
-            examples[row] = {"user": group.user_ids[j], "rouge_l": score,
-                             "deviation": None if deviations is None else float(deviations[j])}
+            examples[row] = {
+                "user": group.user_ids[j],
+                "rouge_l": score,
+                "deviation": None if deviations is None else float(deviations[j]),
+            }
             if deviations is not None:
                 scored_accuracy.append(score)
         start += len(rows)
@@ -426,15 +452,20 @@ def score_records(records: list[dict], source: str = "<records>", alpha: float =
         "n_documents": len(groups) - result.n_excluded,
         "n_excluded_documents": result.n_excluded,  # one reader: nothing to compare
         "n_excluded_records": sum(len(rows) for rows, d in zip(indices, result.document_deviations) if d is None),
-        "n_documents_without_text": sum(not w for w, d in zip(result.with_document, result.document_deviations)
-                                        if d is not None),
+        "n_documents_without_text": sum(
+            not w for w, d in zip(result.with_document, result.document_deviations) if d is not None
+        ),
         "egises": result.egises,
         "rouge_l": mean_accuracy,
-        "p_acc_rouge_l": (p_acc(mean_accuracy, result.egises, alpha, beta)
-                          if result.egises is not None else None),
-        "alpha": alpha, "beta": beta,
+        "p_acc_rouge_l": (p_acc(mean_accuracy, result.egises, alpha, beta) if result.egises is not None else None),
+        "alpha": alpha,
+        "beta": beta,
     }
-    return {"metric": "egises", "corpus": corpus, "examples": examples,
-            "notes": "EGISES in [0, 1], lower is better (less insensitive to readers); deviation per reader in "
-                     "[0, 1], higher is more personalized; null for documents with a single reader (excluded). "
-                     "P-Acc = ROUGE-L - alpha * tanh(beta * EGISES) over the scored readers."}
+    return {
+        "metric": "egises",
+        "corpus": corpus,
+        "examples": examples,
+        "notes": "EGISES in [0, 1], lower is better (less insensitive to readers); deviation per reader in "
+        "[0, 1], higher is more personalized; null for documents with a single reader (excluded). "
+        "P-Acc = ROUGE-L - alpha * tanh(beta * EGISES) over the scored readers.",
+    }

@@ -34,6 +34,7 @@ matches names instead, which needs no model and gives the same answer on every m
 guidance sentences and its Lead3ent baseline ("the first three sentences in the document that
 mention the given entity", Sec. 4.2.1) are built from it.
 """
+
 from __future__ import annotations
 
 import re
@@ -46,24 +47,188 @@ from metrics.text import STOPWORDS, common_word, sentences
 NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "inc", "ltd", "plc", "llc", "corp", "co"})
 
 # Honorifics before a name: "Mr Blair" is the "Tony Blair" of the same article (variants.entity groups them).
-TITLES = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "sir", "dame", "lord", "lady",
-                    "rev", "reverend", "judge", "president", "senator", "sen", "rep", "gov", "governor",
-                    "mayor", "chancellor", "minister", "prince", "princess", "king", "queen", "pope", "st"})
+TITLES = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "miss",
+        "mx",
+        "dr",
+        "prof",
+        "professor",
+        "sir",
+        "dame",
+        "lord",
+        "lady",
+        "rev",
+        "reverend",
+        "judge",
+        "president",
+        "senator",
+        "sen",
+        "rep",
+        "gov",
+        "governor",
+        "mayor",
+        "chancellor",
+        "minister",
+        "prince",
+        "princess",
+        "king",
+        "queen",
+        "pope",
+        "st",
+    }
+)
 # Lower-case parts of persons' names ("Ludwig van Beethoven").
-NAME_PARTICLES = frozenset({"van", "von", "de", "der", "den", "da", "di", "du", "la", "le", "bin", "ibn", "al",
-                            "el", "dos", "das", "del", "della", "ter", "y"})
+NAME_PARTICLES = frozenset(
+    {
+        "van",
+        "von",
+        "de",
+        "der",
+        "den",
+        "da",
+        "di",
+        "du",
+        "la",
+        "le",
+        "bin",
+        "ibn",
+        "al",
+        "el",
+        "dos",
+        "das",
+        "del",
+        "della",
+        "ter",
+        "y",
+    }
+)
 # Last words of organisation names, never a surname alias ("Manchester United", "Sony Music", "BBC News").
-ORGANISATION_WORDS = frozenset("""
-united city rovers athletic wanderers albion county fc party council bank group union club association awards
-music news times post journal office department ministry commission committee agency court police airlines
-airways motors foundation university college school institute service services company league federation
-board authority network channel records studios pictures entertainment trust fund capital holdings partners
-systems technologies media broadcasting television tv radio press bureau senate congress parliament assembly
-army navy force forces corporation industries international enterprises securities insurance energy oil
-software games electronics communications telecom mobile online labs society organisation organization centre
-center exchange reserve treasury government administration team review magazine festival show cup championship
-one two three four five express mail telegraph guardian herald standard mirror sun
-""".split())
+ORGANISATION_WORDS = frozenset(
+    [
+        "united",
+        "city",
+        "rovers",
+        "athletic",
+        "wanderers",
+        "albion",
+        "county",
+        "fc",
+        "party",
+        "council",
+        "bank",
+        "group",
+        "union",
+        "club",
+        "association",
+        "awards",
+        "music",
+        "news",
+        "times",
+        "post",
+        "journal",
+        "office",
+        "department",
+        "ministry",
+        "commission",
+        "committee",
+        "agency",
+        "court",
+        "police",
+        "airlines",
+        "airways",
+        "motors",
+        "foundation",
+        "university",
+        "college",
+        "school",
+        "institute",
+        "service",
+        "services",
+        "company",
+        "league",
+        "federation",
+        "board",
+        "authority",
+        "network",
+        "channel",
+        "records",
+        "studios",
+        "pictures",
+        "entertainment",
+        "trust",
+        "fund",
+        "capital",
+        "holdings",
+        "partners",
+        "systems",
+        "technologies",
+        "media",
+        "broadcasting",
+        "television",
+        "tv",
+        "radio",
+        "press",
+        "bureau",
+        "senate",
+        "congress",
+        "parliament",
+        "assembly",
+        "army",
+        "navy",
+        "force",
+        "forces",
+        "corporation",
+        "industries",
+        "international",
+        "enterprises",
+        "securities",
+        "insurance",
+        "energy",
+        "oil",
+        "software",
+        "games",
+        "electronics",
+        "communications",
+        "telecom",
+        "mobile",
+        "online",
+        "labs",
+        "society",
+        "organisation",
+        "organization",
+        "centre",
+        "center",
+        "exchange",
+        "reserve",
+        "treasury",
+        "government",
+        "administration",
+        "team",
+        "review",
+        "magazine",
+        "festival",
+        "show",
+        "cup",
+        "championship",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "express",
+        "mail",
+        "telegraph",
+        "guardian",
+        "herald",
+        "standard",
+        "mirror",
+        "sun",
+    ]
+)
 
 
 def name_part(word: str) -> bool:
@@ -79,8 +244,11 @@ def person_like(words: list[str]) -> bool:
     """Whether a multi-word name (suffixes removed) reads as a person's: every word a name part
     (:func:`name_part`) or a particle ("van"), the last word not one that ends organisation names.
     All-capital words ("BBC") and digits mark an organisation or a product."""
-    return (all(w.lower() in NAME_PARTICLES or name_part(w) for w in words[:-1]) and name_part(words[-1])
-            and words[-1].lower() not in ORGANISATION_WORDS)
+    return (
+        all(w.lower() in NAME_PARTICLES or name_part(w) for w in words[:-1])
+        and name_part(words[-1])
+        and words[-1].lower() not in ORGANISATION_WORDS
+    )
 
 
 FIELDS = """
@@ -108,8 +276,11 @@ def aliases(entity: str, extra: list[str] | None = None) -> list[str]:
     words = name.split(" ")
     while len(words) > 1 and words[-1].lower().replace(".", "") in NAME_SUFFIXES:
         words = words[:-1]
-    if len(words) > 1 and not any(w.lower() in STOPWORDS for w in words[:-1]) and person_like(
-            [w.rstrip(",") for w in words]):
+    if (
+        len(words) > 1
+        and not any(w.lower() in STOPWORDS for w in words[:-1])
+        and person_like([w.rstrip(",") for w in words])
+    ):
         surname = words[-1].rstrip(",")  # "King, Jr." -> "King"
         if surname[:1].isupper() and surname.lower() not in STOPWORDS:
             names.append(surname)
@@ -126,14 +297,16 @@ def _pattern(entity: str, extra: tuple[str, ...], as_written: frozenset[str] = f
     (``\\b`` would fail next to an alias that starts or ends with punctuation, like "Jr."). Aliases match
     in any case (``(?i:...)`` scopes the flag) but those in ``as_written``."""
     names = sorted(aliases(entity, list(extra)), key=len, reverse=True)
-    alternatives = "|".join(re.escape(n) if n in as_written else r"(?i:" + r"\s+".join(map(re.escape, n.split(" "))) + ")"
-                            for n in names)
+    alternatives = "|".join(
+        re.escape(n) if n in as_written else r"(?i:" + r"\s+".join(map(re.escape, n.split(" "))) + ")" for n in names
+    )
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
 
 
 def as_written(names: list[str], document: str | None) -> frozenset[str]:
     """The one-word aliases to match only as written: common words (:func:`metrics.text.common_word`)
     that the ``document`` also uses in lower case (without a document: every common word)."""
+
     def ambiguous(name: str) -> bool:
         lower = re.compile(rf"(?<!\w){re.escape(name.lower())}(?!\w)")
         return common_word(name) and (document is None or lower.search(document) is not None)
@@ -160,8 +333,7 @@ def sentences_mentioning(text: str, entity: str, aliases: list[str] | None = Non
     return [sentence for sentence in sentences(text) if pattern.search(sentence)]
 
 
-def entity_scores(summaries: list[str], entities: list[str],
-                  aliases: list[list[str] | None] | None = None) -> dict:
+def entity_scores(summaries: list[str], entities: list[str], aliases: list[list[str] | None] | None = None) -> dict:
     """``mentioned`` and ``sentence_coverage`` of each summary for its entity, and corpus means.
 
     ``aliases[i]`` adds names for ``entities[i]`` (None: the default aliases only). Returns
@@ -170,8 +342,9 @@ def entity_scores(summaries: list[str], entities: list[str],
     """
     extra = [None] * len(summaries) if aliases is None else list(aliases)
     if not len(summaries) == len(entities) == len(extra):
-        raise DataError(f"summaries, entities and aliases differ in length: "
-                        f"{len(summaries)}, {len(entities)}, {len(extra)}")
+        raise DataError(
+            f"summaries, entities and aliases differ in length: {len(summaries)}, {len(entities)}, {len(extra)}"
+        )
     examples = []
     for i, (summary, entity, names) in enumerate(zip(summaries, entities, extra)):
         if not isinstance(summary, str) or not summary.strip():
@@ -181,9 +354,14 @@ def entity_scores(summaries: list[str], entities: list[str],
         summary_sentences = sentences(summary)
         pattern = mention_pattern(entity, names)
         mentioning = sum(1 for sentence in summary_sentences if pattern.search(sentence))
-        examples.append({"mentioned": int(mentioning > 0),
-                         "sentence_coverage": mentioning / len(summary_sentences),
-                         "sentences": len(summary_sentences), "sentences_mentioning": mentioning})
+        examples.append(
+            {
+                "mentioned": int(mentioning > 0),
+                "sentence_coverage": mentioning / len(summary_sentences),
+                "sentences": len(summary_sentences),
+                "sentences_mentioning": mentioning,
+            }
+        )
     corpus = {"n": len(examples)}
     for key in ("mentioned", "sentence_coverage"):
         corpus[key] = sum(e[key] for e in examples) / len(examples) if examples else None
@@ -199,7 +377,10 @@ def score_records(records: list[dict], source: str = "<records>") -> dict:
         entities.append(get_field(record, "entity", str, where))
         extra.append(get_field(record, "aliases", list, where, required=False, non_empty=False, items=str))
     result = entity_scores(summaries, entities, extra)
-    return {"metric": "entity", **result,
-            "notes": "mentioned (0/1) and sentence_coverage (share of summary sentences naming the entity) "
-                     "in [0, 1]; names match as whole words in any case: the full name, a person's surname, given "
-                     "aliases; a one-word alias that is a common word only as written."}
+    return {
+        "metric": "entity",
+        **result,
+        "notes": "mentioned (0/1) and sentence_coverage (share of summary sentences naming the entity) "
+        "in [0, 1]; names match as whole words in any case: the full name, a person's surname, given "
+        "aliases; a one-word alias that is a common word only as written.",
+    }

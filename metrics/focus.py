@@ -45,6 +45,7 @@ Generated summaries that mix both kinds of content, or paraphrase away the cue w
 this judge is weakest; pass a stronger :class:`FocusJudge` to :func:`metrics.ccs.score_records`
 when one is available.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,6 +71,7 @@ INSPEC_TRAIN = 1600  # first 1,600 Inspec abstracts train, the last 400 are held
 
 # ---- the labelling rule ---------------------------------------------------------------------------
 
+
 def _cues(*patterns: str) -> re.Pattern:
     # Matched against lower-cased text: five times faster than re.IGNORECASE on these alternations.
     return re.compile(r"\b(?:" + "|".join(patterns) + r")\b")
@@ -78,28 +80,84 @@ def _cues(*patterns: str) -> re.Pattern:
 # Paper, App. C.2: empirical = "experimental, data-driven aspects ... data collection, experimental
 # settings, performance metrics and concrete results ... statistics and data".
 EMPIRICAL_CUES = _cues(
-    r"experiment(?:s|al|ally|ed)?", r"empirical(?:ly)?", r"results?", r"outperform(?:s|ed|ing)?",
-    r"achiev(?:e|es|ed|ing)", r"demonstrat(?:e|es|ed|ing)", r"trained on", r"compared (?:to|with)",
-    r"(?:faster|slower|higher|lower|better|worse) than", r"comparable", r"on par", r"comparative",
-    r"verif(?:y|ies|ied)", r"accura(?:cy|cies|te)", r"benchmarks?", r"datasets?", r"data sets?",
-    r"evaluat(?:e|es|ed|ing|ion|ions)", r"baselines?", r"performance", r"improved", r"improvements?",
-    r"scores?", r"measur(?:e|ed|ing|ement|ements)", r"significantly", r"statistic(?:s|al|ally)?",
-    r"state[- ]of[- ]the[- ]art", r"speed-?ups?", r"error rates?", r"participants", r"survey(?:s|ed)?",
-    r"simulations?", r"tested", r"test set", r"we observe", r"observed")
+    r"experiment(?:s|al|ally|ed)?",
+    r"empirical(?:ly)?",
+    r"results?",
+    r"outperform(?:s|ed|ing)?",
+    r"achiev(?:e|es|ed|ing)",
+    r"demonstrat(?:e|es|ed|ing)",
+    r"trained on",
+    r"compared (?:to|with)",
+    r"(?:faster|slower|higher|lower|better|worse) than",
+    r"comparable",
+    r"on par",
+    r"comparative",
+    r"verif(?:y|ies|ied)",
+    r"accura(?:cy|cies|te)",
+    r"benchmarks?",
+    r"datasets?",
+    r"data sets?",
+    r"evaluat(?:e|es|ed|ing|ion|ions)",
+    r"baselines?",
+    r"performance",
+    r"improved",
+    r"improvements?",
+    r"scores?",
+    r"measur(?:e|ed|ing|ement|ements)",
+    r"significantly",
+    r"statistic(?:s|al|ally)?",
+    r"state[- ]of[- ]the[- ]art",
+    r"speed-?ups?",
+    r"error rates?",
+    r"participants",
+    r"survey(?:s|ed)?",
+    r"simulations?",
+    r"tested",
+    r"test set",
+    r"we observe",
+    r"observed",
+)
 # Concrete quantities (78.22%, 0.93, 3x, a million sentences) are the strongest empirical signal.
-NUMBER_CUES = re.compile(r"\d+(?:\.\d+)?\s*%|\b\d+\.\d+\b|\b\d+(?:\.\d+)?x\b|\bpercent\b"
-                         r"|\b(?:thousand|million|billion)s?\b")
+NUMBER_CUES = re.compile(
+    r"\d+(?:\.\d+)?\s*%|\b\d+\.\d+\b|\b\d+(?:\.\d+)?x\b|\bpercent\b"
+    r"|\b(?:thousand|million|billion)s?\b"
+)
 # Paper, App. C.2: conceptual = "theoretical and innovative aspects ... motivation, the challenge,
 # the underlying theoretical framework, the description of the proposed method or algorithm, and
 # broader implications".
 CONCEPTUAL_CUES = _cues(
-    r"propos(?:e|es|ed|al)", r"introduc(?:e|es|ed|ing)", r"frameworks?", r"novel", r"ideas?",
-    r"theor(?:y|ies|etical|etically|em|ems)", r"motivat(?:e|es|ed|ion)", r"challeng(?:e|es|ing)",
-    r"problems?", r"however", r"argue", r"prove[sn]?", r"proofs?", r"formulat(?:e|es|ed|ion)",
-    r"principles?", r"insights?", r"understand(?:ing)?", r"implications?", r"paradigms?",
-    r"concepts?", r"conceptual(?:ly)?", r"intuiti(?:on|ve)", r"inspired", r"hypothes(?:is|es|ize)",
-    r"mechanisms?", r"algorithms?", r"approach(?:es)?", r"methods?", r"architectures?", r"formalism",
-    r"interpret(?:ation|able)")
+    r"propos(?:e|es|ed|al)",
+    r"introduc(?:e|es|ed|ing)",
+    r"frameworks?",
+    r"novel",
+    r"ideas?",
+    r"theor(?:y|ies|etical|etically|em|ems)",
+    r"motivat(?:e|es|ed|ion)",
+    r"challeng(?:e|es|ing)",
+    r"problems?",
+    r"however",
+    r"argue",
+    r"prove[sn]?",
+    r"proofs?",
+    r"formulat(?:e|es|ed|ion)",
+    r"principles?",
+    r"insights?",
+    r"understand(?:ing)?",
+    r"implications?",
+    r"paradigms?",
+    r"concepts?",
+    r"conceptual(?:ly)?",
+    r"intuiti(?:on|ve)",
+    r"inspired",
+    r"hypothes(?:is|es|ize)",
+    r"mechanisms?",
+    r"algorithms?",
+    r"approach(?:es)?",
+    r"methods?",
+    r"architectures?",
+    r"formalism",
+    r"interpret(?:ation|able)",
+)
 
 
 def rule_focus(sentence: str) -> str | None:
@@ -149,19 +207,25 @@ def training_data(data_dir: Path = DATA_DIR) -> dict[str, tuple[list[str], list[
     from the bundled data: training parts labelled by position (:func:`position_parts`); held-out parts
     labelled by the cue rule (the ccs targets' labels: agreement with them) and by position. Held-out
     abstracts that also occur in training (SciTLDR repeats six) are dropped."""
-    scitldr = {split: [r["source_sentences"] for r in read_jsonl(data_dir / "scitldr" / f"{split}.jsonl")]
-               for split in ("train", "dev", "test")}
+    scitldr = {
+        split: [r["source_sentences"] for r in read_jsonl(data_dir / "scitldr" / f"{split}.jsonl")]
+        for split in ("train", "dev", "test")
+    }
     inspec = [sentences(r["abstract"]) for r in read_jsonl(data_dir / "inspec" / "inspec.jsonl")]
     train = scitldr["train"] + inspec[:INSPEC_TRAIN]
     seen = {" ".join(abstract) for abstract in train}
     heldout_scitldr = [a for a in scitldr["dev"] + scitldr["test"] if " ".join(a) not in seen]
     heldout_inspec = [a for a in inspec[INSPEC_TRAIN:] if " ".join(a) not in seen]
-    return {"train": _labelled(train, position_parts), "heldout-scitldr": _labelled(heldout_scitldr),
-            "heldout-inspec": _labelled(heldout_inspec),
-            "heldout-position": _labelled(heldout_scitldr + heldout_inspec, position_parts)}
+    return {
+        "train": _labelled(train, position_parts),
+        "heldout-scitldr": _labelled(heldout_scitldr),
+        "heldout-inspec": _labelled(heldout_inspec),
+        "heldout-position": _labelled(heldout_scitldr + heldout_inspec, position_parts),
+    }
 
 
 # ---- the judge -----------------------------------------------------------------------------------
+
 
 class FocusJudge(Protocol):
     """Anything that labels texts ``"conceptual"`` or ``"empirical"`` (e.g. an LLM, as the paper)."""
@@ -174,19 +238,29 @@ def normalize(text: str) -> str:
     return re.sub(r"\d+(?:[.,]\d+)*", " # ", text.lower())
 
 
-VECTORIZER_PARAMS = {"ngram_range": (1, 2), "min_df": 3, "max_features": 12000, "sublinear_tf": True,
-                     "token_pattern": r"(?u)\b\w\w+\b|[#%]"}
+VECTORIZER_PARAMS = {
+    "ngram_range": (1, 2),
+    "min_df": 3,
+    "max_features": 12000,
+    "sublinear_tf": True,
+    "token_pattern": r"(?u)\b\w\w+\b|[#%]",
+}
 MODEL_PARAMS = {"C": 4.0, "class_weight": "balanced", "max_iter": 2000}
 
 
-def select_vocabulary(texts: list[str], min_df: int = VECTORIZER_PARAMS["min_df"],
-                      max_features: int = VECTORIZER_PARAMS["max_features"]) -> list[str]:
+def select_vocabulary(
+    texts: list[str], min_df: int = VECTORIZER_PARAMS["min_df"], max_features: int = VECTORIZER_PARAMS["max_features"]
+) -> list[str]:
     """The ``max_features`` most frequent terms (total count, scikit-learn's meaning of
     ``max_features``) among those in at least ``min_df`` texts, ties broken by the term itself, in
     alphabetical order. scikit-learn breaks ties with numpy's unstable argsort, whose order differs
     between CPUs (AVX-512 or not), so the same data gave different vocabularies on different machines."""
-    counter = CountVectorizer(preprocessor=normalize, min_df=min_df, ngram_range=VECTORIZER_PARAMS["ngram_range"],
-                              token_pattern=VECTORIZER_PARAMS["token_pattern"])
+    counter = CountVectorizer(
+        preprocessor=normalize,
+        min_df=min_df,
+        ngram_range=VECTORIZER_PARAMS["ngram_range"],
+        token_pattern=VECTORIZER_PARAMS["token_pattern"],
+    )
     totals = np.asarray(counter.fit_transform(texts).sum(axis=0)).ravel()
     terms = counter.get_feature_names_out().tolist()
     ranked = sorted(range(len(terms)), key=lambda i: (-totals[i], terms[i]))
@@ -197,8 +271,12 @@ class SklearnFocusClassifier:
     """TF-IDF (word 1-2-grams, numbers as ``#``) + logistic regression. Saved as JSON (parameters,
     vocabulary, report) + NPZ (idf, weights): no pickle, so loading a file runs no code."""
 
-    def __init__(self, vectorizer: TfidfVectorizer | None = None, model: LogisticRegression | None = None,
-                 report: dict | None = None):
+    def __init__(
+        self,
+        vectorizer: TfidfVectorizer | None = None,
+        model: LogisticRegression | None = None,
+        report: dict | None = None,
+    ):
         self.vectorizer = vectorizer or TfidfVectorizer(preprocessor=normalize, **VECTORIZER_PARAMS)
         self.model = model or LogisticRegression(**MODEL_PARAMS)
         self.report = report or {}
@@ -232,8 +310,12 @@ class SklearnFocusClassifier:
             "vocabulary": self.vectorizer.get_feature_names_out().tolist(),
         }
         (directory / "classifier.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
-        np.savez_compressed(directory / "classifier.npz", idf=self.vectorizer.idf_,
-                            coef=self.model.coef_, intercept=self.model.intercept_)
+        np.savez_compressed(
+            directory / "classifier.npz",
+            idf=self.vectorizer.idf_,
+            coef=self.model.coef_,
+            intercept=self.model.intercept_,
+        )
 
     @classmethod
     def load(cls, directory: str | Path) -> SklearnFocusClassifier:
@@ -258,10 +340,15 @@ def default_focus_classifier() -> SklearnFocusClassifier:
 
 # ---- building the default --------------------------------------------------------------------------
 
+
 def _accuracy(labels: list[str], predicted: list[str]) -> dict:
     majority = max(FOCUS, key=labels.count)
-    return {"n": len(labels), "accuracy": round(accuracy_score(labels, predicted), 4),
-            "majority_class": majority, "majority_accuracy": round(labels.count(majority) / len(labels), 4)}
+    return {
+        "n": len(labels),
+        "accuracy": round(accuracy_score(labels, predicted), 4),
+        "majority_class": majority,
+        "majority_accuracy": round(labels.count(majority) / len(labels), 4),
+    }
 
 
 def _read_vs(predict, rows: list[dict]) -> tuple[list[str], list[str]]:
@@ -280,16 +367,23 @@ def build_default(data_dir: Path = DATA_DIR, out_dir: Path = DEFAULT_DIR) -> dic
     uncovered = [r for r in hand if rule_focus(r["text"]) is None]
     train_labels = data["train"][1]
     classifier.report = {
-        "data": {"train": f"scitldr/train + inspec[:{INSPEC_TRAIN}]",
-                 "heldout": f"scitldr/dev + scitldr/test + inspec[{INSPEC_TRAIN}:], minus abstracts seen in train",
-                 "labels": "metrics.focus.position_parts (first half of an abstract conceptual, last half "
-                           "empirical); never the cue rule that makes the ccs focus targets",
-                 "hand_read": "assets/focus/hand_check.jsonl: one reader, blind to rule and classifier"},
-        "train": {"n": len(train_labels), "conceptual": train_labels.count("conceptual"),
-                  "empirical": train_labels.count("empirical")},
+        "data": {
+            "train": f"scitldr/train + inspec[:{INSPEC_TRAIN}]",
+            "heldout": f"scitldr/dev + scitldr/test + inspec[{INSPEC_TRAIN}:], minus abstracts seen in train",
+            "labels": "metrics.focus.position_parts (first half of an abstract conceptual, last half "
+            "empirical); never the cue rule that makes the ccs focus targets",
+            "hand_read": "assets/focus/hand_check.jsonl: one reader, blind to rule and classifier",
+        },
+        "train": {
+            "n": len(train_labels),
+            "conceptual": train_labels.count("conceptual"),
+            "empirical": train_labels.count("empirical"),
+        },
         "heldout_vs_rule": _accuracy(heldout_labels, classifier.predict(heldout_texts)),
-        **{f"{name}_vs_rule": _accuracy(data[name][1], classifier.predict(data[name][0]))
-           for name in ("heldout-scitldr", "heldout-inspec")},
+        **{
+            f"{name}_vs_rule": _accuracy(data[name][1], classifier.predict(data[name][0]))
+            for name in ("heldout-scitldr", "heldout-inspec")
+        },
         "heldout_vs_position": _accuracy(data["heldout-position"][1], classifier.predict(data["heldout-position"][0])),
         "hand_read": _accuracy(*_read_vs(classifier.predict, hand)),
         "hand_read_with_cues": _accuracy(*_read_vs(classifier.predict, covered)),

@@ -3,12 +3,14 @@
 Every dataset and every metric input in SteerSum is JSONL. A malformed line must say where it is
 and what is wrong, so a user can fix line 812 of a 10,000-line file without guessing.
 """
+
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 # The bundled datasets (../shared/data beside the checkout); STEERSUM_DATA points elsewhere.
 DATA_DIR = Path(os.environ.get("STEERSUM_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -58,9 +60,17 @@ def write_jsonl(path: str | Path, records: Iterable[dict]) -> int:
 _TYPE_NAMES = {str: "a string", list: "a list", dict: "an object", int: "an integer", float: "a number"}
 
 
-def get_field(record: dict, name: str, kind: type | tuple[type, ...], where: str, *,
-              required: bool = True, non_empty: bool = True, default: Any = None,
-              items: type | None = None) -> Any:
+def get_field(
+    record: dict,
+    name: str,
+    kind: type | tuple[type, ...],
+    where: str,
+    *,
+    required: bool = True,
+    non_empty: bool = True,
+    default: Any = None,
+    items: type | None = None,
+) -> Any:
     """Return ``record[name]`` checked against ``kind`` (and, for lists, each item against
     ``items``); raise :class:`DataError` naming ``where`` (e.g. ``data.jsonl:12``) and the field
     when it is missing, of the wrong type, or empty."""
@@ -80,6 +90,8 @@ def get_field(record: dict, name: str, kind: type | tuple[type, ...], where: str
     if items is not None and isinstance(value, list):
         for j, item in enumerate(value):
             if not isinstance(item, items):
-                raise DataError(f"{where}: field '{name}'[{j}] must be {_TYPE_NAMES.get(items, items.__name__)}, "
-                                f"got {type(item).__name__}")
+                raise DataError(
+                    f"{where}: field '{name}'[{j}] must be {_TYPE_NAMES.get(items, items.__name__)}, "
+                    f"got {type(item).__name__}"
+                )
     return value

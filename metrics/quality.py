@@ -15,6 +15,7 @@ A control metric says whether a summary obeys its control; these say whether it 
 :func:`quality_notices` says in words which of them a summary fails. :func:`verbatim_share` is the
 general summarizer's faithfulness figure: the share of all such facts found in their sources.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,8 +44,12 @@ def summary_facts(summary: str, document: str) -> list[str]:
 
     proper = {m.group(1).lower() for m in re.finditer(r"(?<=[a-z,;] )([A-Z][A-Za-z'-]+)", document)}
     lowered = set(WORD.findall(document))  # words the source also writes in lower case
-    names = [w for w in WORD.findall(summary.lower()) if len(w) > 2 and (
-        (w in proper and w not in lowered) or (w not in ENGLISH_STOP_WORDS and not wordnet.morphy(w)))]
+    names = [
+        w
+        for w in WORD.findall(summary.lower())
+        if len(w) > 2
+        and ((w in proper and w not in lowered) or (w not in ENGLISH_STOP_WORDS and not wordnet.morphy(w)))
+    ]
     return names + NUMBER.findall(re.sub(r"(\d)\s*([.,])\s*(\d)", r"\1\2\3", summary))  # WordPiece decodes "5. 25"
 
 
@@ -63,8 +68,11 @@ def verbatim_share(summaries: list[str], documents: list[str]) -> tuple[float | 
 def capitalised_names(summary: str) -> list[str]:
     """The summary's capitalised words that do not start a sentence, lower-cased ("I", single letters as
     in "U.S." and titles such as "Mr" are left out)."""
-    return [m.group(1).lower() for m in CAPITALISED.finditer(summary) if len(m.group(1)) > 1
-            and m.group(1).lower() not in TITLES and not SENTENCE_BREAK.search(summary[:m.start()])]
+    return [
+        m.group(1).lower()
+        for m in CAPITALISED.finditer(summary)
+        if len(m.group(1)) > 1 and m.group(1).lower() not in TITLES and not SENTENCE_BREAK.search(summary[: m.start()])
+    ]
 
 
 def bare(word: str) -> str:
@@ -85,8 +93,14 @@ def unsupported(summary: str, document: str) -> list[str]:
     for fact in summary_facts(summary, document) + capitalised_names(summary):
         fact = bare(fact) if fact[:1].isalpha() else fact
         parts = [p for p in fact.split("-") if p] if fact[:1].isalpha() and fact not in source else []
-        if fact and fact not in source and not (len(parts) > 1 and all(
-                p in source or (p not in capitalised_words(summary) and wordnet.morphy(p)) for p in parts)):
+        if (
+            fact
+            and fact not in source
+            and not (
+                len(parts) > 1
+                and all(p in source or (p not in capitalised_words(summary) and wordnet.morphy(p)) for p in parts)
+            )
+        ):
             missing.append(fact)
     return list(dict.fromkeys(missing))
 
@@ -116,9 +130,10 @@ def quality(summaries: list[str], documents: list[str]) -> list[dict[str, int]]:
     if len(summaries) != len(documents):
         raise ValueError(f"{len(summaries)} summaries but {len(documents)} documents")
     missing = [unsupported(s, d) for s, d in zip(summaries, documents)]
-    return [{"ends_sentence": end, "repeated_trigram": loop, "unsupported_facts": len(m),
-             "has_unsupported": int(bool(m))}
-            for end, loop, m in zip(ends_sentence(summaries), repeated_trigram(summaries), missing)]
+    return [
+        {"ends_sentence": end, "repeated_trigram": loop, "unsupported_facts": len(m), "has_unsupported": int(bool(m))}
+        for end, loop, m in zip(ends_sentence(summaries), repeated_trigram(summaries), missing)
+    ]
 
 
 def quality_notices(summary: str, document: str) -> list[str]:
@@ -132,6 +147,9 @@ def quality_notices(summary: str, document: str) -> list[str]:
         notices.append("the summary repeats itself (three words in a row occur twice)")
     missing = unsupported(summary, document)
     if missing:
-        notices.append(f"the summary names {len(missing)} name(s) or number(s) the document does not contain: "
-                       + ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else ""))
+        notices.append(
+            f"the summary names {len(missing)} name(s) or number(s) the document does not contain: "
+            + ", ".join(missing[:5])
+            + (", ..." if len(missing) > 5 else "")
+        )
     return notices

@@ -15,6 +15,7 @@ examples; nothing here re-counts n-grams. What this module adds:
   Per example: F1 under the plain names (``rouge1``, ``rouge2``, ``rougeLsum``) and precision/recall
   under ``<name>_precision`` / ``<name>_recall``; the corpus score is the mean over examples.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -109,6 +110,9 @@ def score_records(records: list[dict], source: str = "<records>") -> dict:
                 raise DataError(f"{where}: field 'references'[{j}] is empty")
         references.append(refs)
     result = rouge(predictions, references)
-    return {"metric": "rouge", **result,
-            "notes": "F1 (and precision/recall) in [0, 1], the papers print x100; rouge-score with Porter "
-                     "stemming, best reference per ROUGE type; rougeLsum over Punkt sentences."}
+    return {
+        "metric": "rouge",
+        **result,
+        "notes": "F1 (and precision/recall) in [0, 1], the papers print x100; rouge-score with Porter "
+        "stemming, best reference per ROUGE type; rougeLsum over Punkt sentences.",
+    }

@@ -40,13 +40,15 @@ shares a *word* with a longer keyword, not only the n-grams inside it.
 Scores are fractions in [0, 1]; the paper prints x100. The corpus score is the mean over documents
 with keywords.
 """
+
 from __future__ import annotations
 
 from collections import Counter
 
 from metrics.io import DataError, get_field
 from metrics.rouge import check_references
-from metrics.text import STOPWORDS as TEXT_STOPWORDS, words
+from metrics.text import STOPWORDS as TEXT_STOPWORDS
+from metrics.text import words
 
 MAX_N = 10  # "starts from 10-grams to unigrams" (Sec. 3)
 
@@ -77,17 +79,16 @@ def _candidates(token_list: list[str], n: int) -> dict[tuple[str, ...], None]:
     grams = {}
     for i in range(len(token_list) - n + 1):
         if token_list[i] not in STOPWORDS and token_list[i + n - 1] not in STOPWORDS:
-            grams.setdefault(tuple(token_list[i:i + n]), None)
+            grams.setdefault(tuple(token_list[i : i + n]), None)
     return grams
 
 
 def _inside(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
     n = len(short)
-    return any(long[i:i + n] == short for i in range(len(long) - n + 1))
+    return any(long[i : i + n] == short for i in range(len(long) - n + 1))
 
 
-def extract_keywords(references: list[str], title: str | None = None, *,
-                     always_use_title: bool = False) -> list[str]:
+def extract_keywords(references: list[str], title: str | None = None, *, always_use_title: bool = False) -> list[str]:
     """The keywords of one document: n-grams (n = 10 down to 1) shared by at least two references,
     the title counting as a reference when there is only one (or always, with ``always_use_title``).
     Longest first, then in the order they occur; each keyword is its tokens joined by spaces. Empty
@@ -120,7 +121,7 @@ def found_keywords(prediction: str, keywords: list[str]) -> list[str]:
     wanted = {keyword: tuple(tokens(keyword)) for keyword in keywords}
     lengths = {len(gram) for gram in wanted.values()}
     summary = tokens(prediction)
-    present = {tuple(summary[i:i + n]) for n in lengths for i in range(len(summary) - n + 1)}
+    present = {tuple(summary[i : i + n]) for n in lengths for i in range(len(summary) - n + 1)}
     return [keyword for keyword, gram in wanted.items() if gram and gram in present]
 
 
@@ -143,13 +144,21 @@ def rouge_k_from_keywords(predictions: list[str], keywords: list[list[str]]) -> 
         found = found_keywords(prediction, kws)
         examples.append({"rouge_k": len(found) / len(kws) if kws else None, "keywords": kws, "found": found})
     scores = [e["rouge_k"] for e in examples if e["rouge_k"] is not None]
-    corpus = {"n": len(scores), "excluded": len(examples) - len(scores),
-              "rouge_k": sum(scores) / len(scores) if scores else None}
+    corpus = {
+        "n": len(scores),
+        "excluded": len(examples) - len(scores),
+        "rouge_k": sum(scores) / len(scores) if scores else None,
+    }
     return {"corpus": corpus, "examples": examples}
 
 
-def rouge_k(predictions: list[str], references_list: list[list[str]] | list[str],
-            titles: list[str | None] | None = None, *, always_use_title: bool = False) -> dict:
+def rouge_k(
+    predictions: list[str],
+    references_list: list[list[str]] | list[str],
+    titles: list[str | None] | None = None,
+    *,
+    always_use_title: bool = False,
+) -> dict:
     """ROUGE-K of each prediction, with keywords extracted from its references (and title; see
     :func:`extract_keywords` for ``always_use_title``).
 
@@ -161,8 +170,10 @@ def rouge_k(predictions: list[str], references_list: list[list[str]] | list[str]
     titles = [None] * len(predictions) if titles is None else list(titles)
     if len(titles) != len(predictions):
         raise DataError(f"predictions and titles differ in length: {len(predictions)} vs {len(titles)}")
-    keywords = [extract_keywords(refs, title, always_use_title=always_use_title)
-                for refs, title in zip(references_list, titles)]
+    keywords = [
+        extract_keywords(refs, title, always_use_title=always_use_title)
+        for refs, title in zip(references_list, titles)
+    ]
     return rouge_k_from_keywords(predictions, keywords)
 
 
@@ -179,7 +190,10 @@ def score_records(records: list[dict], source: str = "<records>") -> dict:
         references.append(refs)
         titles.append(get_field(record, "title", str, where, required=False, non_empty=False))
     result = rouge_k(predictions, references, titles)
-    return {"metric": "rouge-k", **result,
-            "notes": "ROUGE-K in [0, 1] (the paper prints x100): share of keywords (n-grams shared by two "
-                     "references, or by the reference and the title) found as whole tokens in the summary; "
-                     "documents without keywords have null and are counted under 'excluded'."}
+    return {
+        "metric": "rouge-k",
+        **result,
+        "notes": "ROUGE-K in [0, 1] (the paper prints x100): share of keywords (n-grams shared by two "
+        "references, or by the reference and the title) found as whole tokens in the summary; "
+        "documents without keywords have null and are counted under 'excluded'.",
+    }

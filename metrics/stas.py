@@ -40,6 +40,7 @@ was built from (its tagged words are exactly the words that space rewards). The 
 articles neither the systems' space nor the topic test set holds. Rebuild it with
 ``python -m metrics.stas build-judge``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,8 +64,13 @@ JUDGE_SPLIT = "val"  # the bbc_summary split whose articles the judge is fitted 
 DEFAULT_MAX_FEATURES = None  # keep every lemma of the training articles (see the module docstring)
 HELD_OUT_SPLITS = ("val", "test")  # bbc_summary splits whose articles the default space never sees
 # Everything about the tf-idf model that is not learnt; saved with the space and checked on load.
-TFIDF_SETTINGS = {"analyzer": "metrics.stas.analyze", "norm": "l2", "use_idf": True, "smooth_idf": True,
-                  "sublinear_tf": False}
+TFIDF_SETTINGS = {
+    "analyzer": "metrics.stas.analyze",
+    "norm": "l2",
+    "use_idf": True,
+    "smooth_idf": True,
+    "sublinear_tf": False,
+}
 
 FIELDS = """
   prediction  str  the generated summary
@@ -99,13 +105,15 @@ def analyze(text: str) -> list[str]:
     return [t for t in map(term, words(text)) if t is not None]
 
 
-def _vectorizer(vocabulary: list[str] | None = None, idf: np.ndarray | None = None,
-                max_features: int | None = None) -> TfidfVectorizer:
+def _vectorizer(
+    vocabulary: list[str] | None = None, idf: np.ndarray | None = None, max_features: int | None = None
+) -> TfidfVectorizer:
     settings = {k: v for k, v in TFIDF_SETTINGS.items() if k != "analyzer"}
     if vocabulary is None:
         return TfidfVectorizer(analyzer=analyze, max_features=max_features, **settings)
-    vectorizer = TfidfVectorizer(analyzer=analyze, vocabulary={term: i for i, term in enumerate(vocabulary)},
-                                 **settings)
+    vectorizer = TfidfVectorizer(
+        analyzer=analyze, vocabulary={term: i for i, term in enumerate(vocabulary)}, **settings
+    )
     vectorizer.idf_ = idf
     return vectorizer
 
@@ -128,8 +136,15 @@ class TopicSpace:
     [1.0]
     """
 
-    def __init__(self, vectorizer: TfidfVectorizer, topics: list[str], topic_vectors: np.ndarray,
-                 sources: dict[str, str], max_features: int | None = None, fitted_on: dict | None = None):
+    def __init__(
+        self,
+        vectorizer: TfidfVectorizer,
+        topics: list[str],
+        topic_vectors: np.ndarray,
+        sources: dict[str, str],
+        max_features: int | None = None,
+        fitted_on: dict | None = None,
+    ):
         """Use :meth:`fit`, :meth:`load` or :meth:`default`. ``topic_vectors`` is (n_topics, n_terms),
         row i the eq. 1 mean for ``topics[i]``; ``sources`` says where each topic came from;
         ``fitted_on`` which documents the space was fitted on (saved with it; free-form)."""
@@ -185,8 +200,10 @@ class TopicSpace:
         if words is not None:
             known = [w for w in words if any(t in self.vectorizer.vocabulary_ for t in analyze(w))]
             if not known:
-                raise ValueError(f"none of the words {', '.join(map(repr, words)) or '(none given)'} is in the "
-                                 f"topic space's vocabulary (stop words and words never seen in fitting do not count)")
+                raise ValueError(
+                    f"none of the words {', '.join(map(repr, words)) or '(none given)'} is in the "
+                    f"topic space's vocabulary (stop words and words never seen in fitting do not count)"
+                )
             vector, source = self.vectorize([" ".join(known)]).toarray()[0], "words: " + ", ".join(known)
         else:
             vector = np.asarray(self.vectorize(texts).mean(axis=0)).ravel() if texts else np.zeros(len(self.terms))
@@ -196,8 +213,9 @@ class TopicSpace:
         topics = sorted(self._topics + [name])
         at = topics.index(name)
         topic_vectors = np.insert(self.topic_vectors, at, vector, axis=0)
-        return TopicSpace(self.vectorizer, topics, topic_vectors, {**self.sources, name: source}, self.max_features,
-                          self.fitted_on)
+        return TopicSpace(
+            self.vectorizer, topics, topic_vectors, {**self.sources, name: source}, self.max_features, self.fitted_on
+        )
 
     # ---- scoring ------------------------------------------------------------------------------
 
@@ -249,9 +267,15 @@ class TopicSpace:
         vectors). No pickle: loading runs no code, and the JSON diffs line by line."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        config = {"format": FORMAT, "settings": {**TFIDF_SETTINGS, "max_features": self.max_features},
-                  "topics": self._topics, "sources": self.sources, "fitted_on": self.fitted_on,
-                  "vocabulary": self.terms.tolist(), "idf": self.vectorizer.idf_.tolist()}
+        config = {
+            "format": FORMAT,
+            "settings": {**TFIDF_SETTINGS, "max_features": self.max_features},
+            "topics": self._topics,
+            "sources": self.sources,
+            "fitted_on": self.fitted_on,
+            "vocabulary": self.terms.tolist(),
+            "idf": self.vectorizer.idf_.tolist(),
+        }
         (directory / JSON_NAME).write_text(json.dumps(config, indent=0, ensure_ascii=False) + "\n", encoding="utf-8")
         np.savez_compressed(directory / NPZ_NAME, topic_vectors=self.topic_vectors)
 
@@ -269,8 +293,14 @@ class TopicSpace:
         with np.load(directory / NPZ_NAME, allow_pickle=False) as arrays:
             topic_vectors = arrays["topic_vectors"]
         vectorizer = _vectorizer(config["vocabulary"], np.asarray(config["idf"], dtype=np.float64))
-        return cls(vectorizer, config["topics"], topic_vectors, config["sources"], config["settings"]["max_features"],
-                   config.get("fitted_on"))
+        return cls(
+            vectorizer,
+            config["topics"],
+            topic_vectors,
+            config["sources"],
+            config["settings"]["max_features"],
+            config.get("fitted_on"),
+        )
 
     @classmethod
     def default(cls) -> TopicSpace:
@@ -287,8 +317,9 @@ class TopicSpace:
 @lru_cache(maxsize=2)
 def _committed_space(directory: Path, command: str) -> TopicSpace:
     if not (directory / JSON_NAME).is_file():
-        raise FileNotFoundError(f"{directory}: the committed topic space is missing; "
-                                f"rebuild it with `python -m metrics.stas {command}`")
+        raise FileNotFoundError(
+            f"{directory}: the committed topic space is missing; rebuild it with `python -m metrics.stas {command}`"
+        )
     return TopicSpace.load(directory)
 
 
@@ -297,17 +328,22 @@ def build_default(data_dir: Path = DATA_DIR, out_dir: Path = DEFAULT_DIR) -> Top
     ``text``, ``topic``): those whose ids are not in ``bbc_summary``'s val or test split, where the
     topic test set comes from. Save it with a ``fitted_on`` record of what was used."""
     path = Path(data_dir) / "bbc" / "articles.jsonl"
-    held_out = {get_field(r, "id", str, f"{split}:{i + 1}")
-                for split in HELD_OUT_SPLITS
-                for i, r in enumerate(read_jsonl(Path(data_dir) / "bbc_summary" / f"{split}.jsonl"))}
+    held_out = {
+        get_field(r, "id", str, f"{split}:{i + 1}")
+        for split in HELD_OUT_SPLITS
+        for i, r in enumerate(read_jsonl(Path(data_dir) / "bbc_summary" / f"{split}.jsonl"))
+    }
     records = [(f"{path}:{i + 1}", r) for i, r in enumerate(read_jsonl(path))]
     training = [(where, r) for where, r in records if get_field(r, "id", str, where) not in held_out]
     texts = [get_field(r, "text", str, where) for where, r in training]
     topics = [get_field(r, "topic", str, where) for where, r in training]
     space = TopicSpace.fit(texts, topics, max_features=DEFAULT_MAX_FEATURES)
-    space.fitted_on = {"data": "bbc/articles.jsonl", "excluded": "ids in bbc_summary/{val,test}.jsonl "
-                       "(the topic test set's articles)", "documents": len(training),
-                       "excluded_documents": len(records) - len(training)}
+    space.fitted_on = {
+        "data": "bbc/articles.jsonl",
+        "excluded": "ids in bbc_summary/{val,test}.jsonl (the topic test set's articles)",
+        "documents": len(training),
+        "excluded_documents": len(records) - len(training),
+    }
     space.save(out_dir)
     return space
 
@@ -320,14 +356,18 @@ def build_judge(data_dir: Path = DATA_DIR, out_dir: Path = JUDGE_DIR) -> TopicSp
     texts = [get_field(r, "source", str, where) for where, r in records]
     topics = [get_field(r, "topic", str, where) for where, r in records]
     space = TopicSpace.fit(texts, topics, max_features=DEFAULT_MAX_FEATURES)
-    space.fitted_on = {"data": f"bbc_summary/{JUDGE_SPLIT}.jsonl", "documents": len(records),
-                       "why": "articles neither the systems' space (bbc/articles.jsonl less bbc_summary val and "
-                              "test) nor the topic test set (bbc_summary test) holds"}
+    space.fitted_on = {
+        "data": f"bbc_summary/{JUDGE_SPLIT}.jsonl",
+        "documents": len(records),
+        "why": "articles neither the systems' space (bbc/articles.jsonl less bbc_summary val and "
+        "test) nor the topic test set (bbc_summary test) holds",
+    }
     space.save(out_dir)
     return space
 
 
 # ---- the metric ----------------------------------------------------------------------------------
+
 
 def stas_scores(summaries: list[str], topics: list[str], space: TopicSpace | None = None) -> np.ndarray:
     """STAS of each summary for its topic, in ``space`` (default: the judge, :meth:`TopicSpace.judge`)."""
@@ -343,15 +383,23 @@ def score_records(records: list[dict], source: str = "<records>", space: TopicSp
         summaries.append(get_field(record, "prediction", str, where))
         topic = get_field(record, "topic", str, where)
         if topic not in space.topics:
-            raise DataError(f"{where}: field 'topic': unknown topic {topic!r}; valid topics: {', '.join(space.topics)}")
+            raise DataError(
+                f"{where}: field 'topic': unknown topic {topic!r}; valid topics: {', '.join(space.topics)}"
+            )
         topics.append(topic)
     affinity = space.affinities(summaries)
     stas = stas_from_affinities(affinity)[np.arange(len(records)), [space.topic_index(t) for t in topics]]
-    examples = [{"stas": float(score), "affinity": dict(zip(space.topics, map(float, row)))}
-                for score, row in zip(stas, affinity)]
-    return {"metric": "stas", "corpus": {"n": len(records), "stas": float(stas.mean()) if len(records) else None},
-            "examples": examples, "topics": space.topics,
-            "notes": "STAS in [0, 1] (the paper reports x100); 0.0 for a summary with no word of the topic space."}
+    examples = [
+        {"stas": float(score), "affinity": dict(zip(space.topics, map(float, row)))}
+        for score, row in zip(stas, affinity)
+    ]
+    return {
+        "metric": "stas",
+        "corpus": {"n": len(records), "stas": float(stas.mean()) if len(records) else None},
+        "examples": examples,
+        "topics": space.topics,
+        "notes": "STAS in [0, 1] (the paper reports x100); 0.0 for a summary with no word of the topic space.",
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

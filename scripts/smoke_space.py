@@ -9,6 +9,7 @@ The Space is started on a free port in a subprocess of its own, so it sees only 
 (``.ci/run`` runs it in a plain clone; tests/test_sources.py in an exported Space with nothing beside it).
 Exits non-zero, with the Space's log tail, when the start or any call fails.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,11 +23,18 @@ import time
 from pathlib import Path
 
 # One example per variant: the cards' usage examples (topic: a topic of the default topic space).
-DOCUMENT = ("The striker scored twice as the club won the cup final on Saturday, and the coach praised the defence. "
-            "Shares in the bank fell after profits dropped, and analysts expect more job cuts this year. "
-            "Angela Merkel said the talks on the budget would continue next week.")
-CONTROLS = {"topic": {"topic": "sport"}, "persona": {"reader": "sim01-business"}, "entity": {"entity": "Angela Merkel"},
-            "ccs": {"length": 0, "keywords": ["bank"]}, "tdsum": {"boost": ["profits"]}}
+DOCUMENT = (
+    "The striker scored twice as the club won the cup final on Saturday, and the coach praised the defence. "
+    "Shares in the bank fell after profits dropped, and analysts expect more job cuts this year. "
+    "Angela Merkel said the talks on the budget would continue next week."
+)
+CONTROLS = {
+    "topic": {"topic": "sport"},
+    "persona": {"reader": "sim01-business"},
+    "entity": {"entity": "Angela Merkel"},
+    "ccs": {"length": 0, "keywords": ["bank"]},
+    "tdsum": {"boost": ["profits"]},
+}
 
 
 def free_port() -> int:
@@ -49,8 +57,9 @@ def smoke(url: str, systems: list[tuple[str, str]]) -> dict[str, str]:
         system = variant if model == "baseline" else f"{variant} {model}"
         for guidance in (None,) if model == "baseline" else (None, GUIDED):
             name = system if guidance is None else f"{system} γ={guidance:g}"
-            summary = client.predict(DOCUMENT, variant, model, json.dumps(CONTROLS[variant]), "", guidance,
-                                     api_name="/summarize")[0]
+            summary = client.predict(
+                DOCUMENT, variant, model, json.dumps(CONTROLS[variant]), "", guidance, api_name="/summarize"
+            )[0]
             if not summary.strip():
                 raise RuntimeError(f"{name}: /summarize wrote an empty summary")
             summaries[name] = summary
@@ -59,8 +68,11 @@ def smoke(url: str, systems: list[tuple[str, str]]) -> dict[str, str]:
 
 def trained_models(folder: Path) -> list[tuple[str, str]]:
     """(variant, model choice) of each checkpoint folder under ``folder``, as the Space names them."""
-    records = [(d.name, json.loads((d / "steersum.json").read_text())) for d in sorted(folder.iterdir())
-               if (d / "steersum.json").is_file()]
+    records = [
+        (d.name, json.loads((d / "steersum.json").read_text()))
+        for d in sorted(folder.iterdir())
+        if (d / "steersum.json").is_file()
+    ]
     return [(record["variant"], f"local/{name}") for name, record in records if record.get("variant") in CONTROLS]
 
 
@@ -86,16 +98,18 @@ def wait_for(port: int, process: subprocess.Popen, timeout: float) -> None:
     raise RuntimeError(f"the Space did not listen on port {port} within {timeout:.0f} s")
 
 
-def run(command: list[str], cwd: Path, env: dict | None = None, timeout: float = 300,
-        models: list[tuple[str, str]] = ()) -> dict[str, str]:
+def run(
+    command: list[str], cwd: Path, env: dict | None = None, timeout: float = 300, models: list[tuple[str, str]] = ()
+) -> dict[str, str]:
     """Start ``python <command> --port P`` (an exported ``app.py`` reads ``$PORT``) in ``cwd``, call every
     variant's baseline and the given (variant, model) pairs, stop it."""
     port = free_port()
     env = {**(os.environ if env is None else env), "PORT": str(port)}
     log = Path(tempfile.mkstemp(prefix="space-", suffix=".log")[1])
     with log.open("w") as out:
-        process = subprocess.Popen([sys.executable, *command, "--port", str(port)], cwd=cwd, env=env,
-                                   stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            [sys.executable, *command, "--port", str(port)], cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT
+        )
         try:
             wait_for(port, process, timeout)
             return smoke(f"http://127.0.0.1:{port}/", [(v, "baseline") for v in CONTROLS] + list(models))
@@ -110,7 +124,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="folder to start the Space in")
     parser.add_argument("--timeout", type=float, default=300, help="seconds to wait for the Space to listen")
-    parser.add_argument("--models", type=Path, help="also call every trained model in this folder (the Space's --models-dir)")
+    parser.add_argument(
+        "--models", type=Path, help="also call every trained model in this folder (the Space's --models-dir)"
+    )
     parser.add_argument("command", nargs="*", default=["-m", "space"], help="what python runs (default: -m space)")
     args = parser.parse_args(argv)
     try:

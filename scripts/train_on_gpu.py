@@ -30,6 +30,7 @@ skipped when too little of ``--deadline-seconds`` is left. Back on the CPU,
 ``python -m training zoo --out <root> --max-steps 1 --store store/index.json`` evaluates what was unpacked
 into ``<root>`` (``general/``, the adapters pointed at ``../general``) and stores what measures better.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +45,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 PART_BYTES = 15 * 2**20  # a returned file stays under 16 MiB
 STEP_OVERHEAD_S = 0.03  # the Trainer's work per step beyond the timed forward/backward/AdamW (measured on an H200)
 ORDER = ("topic", "tdsum", "entity", "ccs", "persona")
-TAR = {"topic": "adapters-a", "tdsum": "adapters-a", "entity": "adapters-a", "ccs": "adapters-b", "persona": "adapters-b"}
+TAR = {
+    "topic": "adapters-a",
+    "tdsum": "adapters-a",
+    "entity": "adapters-a",
+    "ccs": "adapters-b",
+    "persona": "adapters-b",
+}
 
 
 class Clock:
@@ -74,25 +81,37 @@ def pack(folder: Path, tar: Path, split: bool = False) -> list[Path]:
     tar.unlink()
     parts = [tar.with_name(f"{tar.name}.{i:02d}") for i in range(0, (len(data) + PART_BYTES - 1) // PART_BYTES)]
     for i, part in enumerate(parts):
-        part.write_bytes(data[i * PART_BYTES:(i + 1) * PART_BYTES])
+        part.write_bytes(data[i * PART_BYTES : (i + 1) * PART_BYTES])
     return parts
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=Path("ck"), help="working folder; holds data/<variant>/train.jsonl")
+    parser.add_argument(
+        "--work", type=Path, default=Path("ck"), help="working folder; holds data/<variant>/train.jsonl"
+    )
     parser.add_argument("--out", type=Path, required=True, help="where the packed files go")
-    parser.add_argument("--start", type=Path, default=Path("store/models/general"), help="the general summarizer to continue")
+    parser.add_argument(
+        "--start", type=Path, default=Path("store/models/general"), help="the general summarizer to continue"
+    )
     parser.add_argument("--general-seconds", type=float, default=120)
     parser.add_argument("--adapter-seconds", type=float, default=45)
     parser.add_argument("--deadline-seconds", type=float, default=470)
     parser.add_argument("--epochs", type=float, default=8, help="at most this many passes over a variant's data")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--only", nargs="+", choices=ORDER, default=list(ORDER))
-    parser.add_argument("--method", nargs="+", default=[], metavar="VARIANT=METHOD",
-                        help="train another of a variant's methods than the zoo's (e.g. topic=prepend-tag)")
-    parser.add_argument("--adapters-only", action="store_true",
-                        help="train the adapters on --start as it is (it must be the stored general summarizer)")
+    parser.add_argument(
+        "--method",
+        nargs="+",
+        default=[],
+        metavar="VARIANT=METHOD",
+        help="train another of a variant's methods than the zoo's (e.g. topic=prepend-tag)",
+    )
+    parser.add_argument(
+        "--adapters-only",
+        action="store_true",
+        help="train the adapters on --start as it is (it must be the stored general summarizer)",
+    )
     parser.add_argument("--adapter-learning-rate", type=float, help="for the variants but ccs (default: the zoo's)")
     parser.add_argument("--adapter-rank", type=int, help="LoRA rank of the variants but ccs (default: the trainer's)")
     parser.add_argument("--adapter-targets", help="their LoRA modules, comma-separated (default: the trainer's)")
@@ -114,9 +133,18 @@ def main(argv: list[str] | None = None) -> None:
         step = measure_step_seconds(start, batch, source, target)
         steps = 2 if a.quick else max(1, int(a.general_seconds / (step + STEP_OVERHEAD_S)))
         clock.log(f"general: {step * 1000:.0f} ms a step at batch {batch}: {steps} steps")
-        train_general(str(a.start), general, steps, max_examples=8 if a.quick else None, batch_size=batch,
-                      save_steps=10**6, learning_rate=2e-4, max_source_length=source, max_target_length=target,
-                      max_seconds=stage_seconds(a.general_seconds))
+        train_general(
+            str(a.start),
+            general,
+            steps,
+            max_examples=8 if a.quick else None,
+            batch_size=batch,
+            save_steps=10**6,
+            learning_rate=2e-4,
+            max_source_length=source,
+            max_target_length=target,
+            max_seconds=stage_seconds(a.general_seconds),
+        )
         remove_checkpoints(general)
     compact = a.start if a.adapters_only else a.work / "general-int8"
     if not (compact / "steersum.json").is_file():
@@ -132,21 +160,33 @@ def main(argv: list[str] | None = None) -> None:
         model = dataclasses.replace(model, method=methods.get(variant, model.method))
         if variant != "ccs":
             flags = (("--adapter-rank", str(a.adapter_rank)) if a.adapter_rank else ()) + (
-                ("--adapter-targets", a.adapter_targets) if a.adapter_targets else ())
-            model = dataclasses.replace(model, learning_rate=a.adapter_learning_rate or model.learning_rate,
-                                        train=model.train + flags)
+                ("--adapter-targets", a.adapter_targets) if a.adapter_targets else ()
+            )
+            model = dataclasses.replace(
+                model, learning_rate=a.adapter_learning_rate or model.learning_rate, train=model.train + flags
+            )
         if clock.left() < a.adapter_seconds + 45:
             clock.log(f"{model.name}: skipped, {clock.left():.0f} s left")
             continue
         data = a.work / "data" / variant
-        examples = sum(1 for _ in open(data / "train.jsonl", encoding="utf-8"))
+        with open(data / "train.jsonl", encoding="utf-8") as lines:
+            examples = sum(1 for _ in lines)
         source, target = (32, 8) if a.quick else (model.source_tokens, model.target_tokens)
         step = measure_step_seconds(served, batch, source, target)
-        steps = 2 if a.quick else max(1, min(int(a.adapter_seconds / (step + STEP_OVERHEAD_S)),
-                                             int(a.epochs * examples / batch)))
+        steps = (
+            2
+            if a.quick
+            else max(1, min(int(a.adapter_seconds / (step + STEP_OVERHEAD_S)), int(a.epochs * examples / batch)))
+        )
         clock.log(f"{model.name}: {step * 1000:.0f} ms a step: {steps} steps ({steps * batch / examples:.1f} passes)")
-        budget = Budget(0, max_steps=steps, batch_size=batch, lengths=(source, target) if a.quick else None,
-                        max_train_samples=4 if a.quick else None, max_train_seconds=stage_seconds(a.adapter_seconds))
+        budget = Budget(
+            0,
+            max_steps=steps,
+            batch_size=batch,
+            lengths=(source, target) if a.quick else None,
+            max_train_samples=4 if a.quick else None,
+            max_train_seconds=stage_seconds(a.adapter_seconds),
+        )
         try:
             train_variant_model(model, served, data, a.work / model.name, budget)
         except Exception as err:  # noqa: BLE001 - one variant's failure leaves the others their time

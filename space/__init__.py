@@ -14,6 +14,7 @@
 Nothing is built per variant here: every registered variant appears with widgets made from its
 control schema.
 """
+
 import os
 
 # Analytics off before gradio is first imported (it reads the variable at import time).

@@ -7,10 +7,12 @@ or the ``not set`` choice), so any subset of controls can be sent. Switching var
 result on screen. The API endpoints (``/summarize``, ``/compare``, ``/sweep``, ``/score``,
 ``/variants``, ``/compare_readers``) take the controls as one JSON object, so scripts need no widget layout.
 """
+
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gradio as gr
 
@@ -22,7 +24,7 @@ from .leaderboard import leaderboard_tab
 from .readers import reader_tab
 from .service import Service, highlight, log_user_error, sweep_values
 from .suggest import SuggestionBox
-from .texts import about, api_help, compare_note, comparable, onboarding, page_url, sweep_note
+from .texts import about, api_help, comparable, compare_note, onboarding, page_url, sweep_note
 from .views import NOT_SET, chart_colours, chart_frame, escape_html, metrics_markdown, table_frame
 
 CONCURRENCY_LIMIT = 16  # requests run at once; concurrent ones for one model share a generate call
@@ -71,6 +73,7 @@ def theme() -> gr.themes.Base:
 def user_errors(function: Callable, escape: bool = True) -> Callable:
     """Show the user's mistakes as ``gr.Error``; the server keeps serving. The UI's toasts render HTML,
     so their text is escaped; an API caller (``escape=False``) gets the message as it is."""
+
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
         try:
@@ -78,6 +81,7 @@ def user_errors(function: Callable, escape: bool = True) -> Callable:
         except InputError as err:
             log_user_error(function.__name__, err)
             raise gr.Error(escape_html(err) if escape else str(err), print_exception=False) from None
+
     return wrapper
 
 
@@ -96,9 +100,15 @@ def unset_value(control: Control) -> Any:
 def offers_not_set(control: Control) -> bool:
     """Optional choices, and optional integers with a short range, are dropdowns with a ``not set`` entry
     (a slider cannot be left unset: the CCS length slider always sent bin 0)."""
-    return not control.required and (control.kind == "choice" or (
-        control.kind == "integer" and control.minimum is not None and control.maximum is not None
-        and control.maximum - control.minimum < MAX_DROPDOWN_INTEGERS))
+    return not control.required and (
+        control.kind == "choice"
+        or (
+            control.kind == "integer"
+            and control.minimum is not None
+            and control.maximum is not None
+            and control.maximum - control.minimum < MAX_DROPDOWN_INTEGERS
+        )
+    )
 
 
 def choice_list(control: Control, choices) -> list:
@@ -107,29 +117,40 @@ def choice_list(control: Control, choices) -> list:
 
 def choice_widget(c: Control) -> gr.Component:
     value = default_value(c) if default_value(c) is not None else unset_value(c)
-    return gr.Dropdown(choice_list(c, c.choices), value=value, label=c.name, info=c.help,
-                       allow_custom_value=c.open, render=False)
+    return gr.Dropdown(
+        choice_list(c, c.choices), value=value, label=c.name, info=c.help, allow_custom_value=c.open, render=False
+    )
 
 
 def integer_widget(c: Control) -> gr.Component:
     if offers_not_set(c):
         value = default_value(c) if default_value(c) is not None else NOT_SET
-        return gr.Dropdown(choice_list(c, range(c.minimum, c.maximum + 1)), value=value, label=c.name,
-                           info=c.help, render=False)
+        return gr.Dropdown(
+            choice_list(c, range(c.minimum, c.maximum + 1)), value=value, label=c.name, info=c.help, render=False
+        )
     if c.minimum is not None and c.maximum is not None:  # required: a slider always has a value
-        return gr.Slider(c.minimum, c.maximum, value=default_value(c) or c.minimum, step=1, label=c.name,
-                         info=c.help, render=False)
+        return gr.Slider(
+            c.minimum, c.maximum, value=default_value(c) or c.minimum, step=1, label=c.name, info=c.help, render=False
+        )
     return gr.Number(value=default_value(c), precision=0, label=c.name, info=c.help, render=False)
 
 
 WIDGETS: dict[str, Callable[[Control], gr.Component]] = {
     "choice": choice_widget,
     "text": lambda c: gr.Textbox(value=default_value(c) or "", label=c.name, info=c.help, render=False),
-    "keywords": lambda c: gr.Dropdown([], value=default_value(c) or [], multiselect=True, allow_custom_value=True,
-                                      label=c.name, info=c.help + " (type a word, press Enter)", render=False),
+    "keywords": lambda c: gr.Dropdown(
+        [],
+        value=default_value(c) or [],
+        multiselect=True,
+        allow_custom_value=True,
+        label=c.name,
+        info=c.help + " (type a word, press Enter)",
+        render=False,
+    ),
     "integer": integer_widget,
-    "history": lambda c: gr.Textbox(value="\n".join(default_value(c) or []), lines=4, label=c.name,
-                                    info=c.help + " (one per line)", render=False),
+    "history": lambda c: gr.Textbox(
+        value="\n".join(default_value(c) or []), lines=4, label=c.name, info=c.help + " (one per line)", render=False
+    ),
 }
 
 
@@ -160,8 +181,10 @@ class ControlPanel:
 
     def __init__(self, service: Service, shown: str):
         self.shown, self.columns = shown, {}
-        self.widgets = {variant.id: [(c, WIDGETS[c.kind](c)) for c in variant.controls_for(None)]
-                        for variant in service.catalog.registry.values()}
+        self.widgets = {
+            variant.id: [(c, WIDGETS[c.kind](c)) for c in variant.controls_for(None)]
+            for variant in service.catalog.registry.values()
+        }
         for variant_id, pairs in self.widgets.items():
             for control, widget in pairs:
                 widget.elem_id = f"control-{variant_id}-{control.name}"  # for the browser test and custom CSS
@@ -177,7 +200,7 @@ class ControlPanel:
         start = 0
         for variant_id, pairs in self.widgets.items():
             if variant_id == variant:
-                chosen = zip((c for c, _ in pairs), values[start:start + len(pairs)])
+                chosen = zip((c for c, _ in pairs), values[start : start + len(pairs)])
                 typed = {c.name: widget_value(c, v) for c, v in chosen}
                 return {name: v for name, v in typed.items() if v not in (None, "", [])}
             start += len(pairs)
@@ -200,8 +223,10 @@ class ControlPanel:
 
 # --- text for the page ---------------------------------------------------------------------
 def model_choices(service: Service, variant: str) -> list[tuple[str, str]]:
-    return [(e.title if e.title.startswith(e.model) else f"{e.model} — {e.title}", e.model)
-            for e in service.catalog.models(variant, available=True)]
+    return [
+        (e.title if e.title.startswith(e.model) else f"{e.model} — {e.title}", e.model)
+        for e in service.catalog.models(variant, available=True)
+    ]
 
 
 # --- the app -------------------------------------------------------------------------------
@@ -214,24 +239,35 @@ def examples_section(service: Service, panel: ControlPanel, document, reference,
         with gr.Column(visible=variant.id == shown) as columns[variant.id]:
             pairs = panel.widgets[variant.id]
             rows = [[e.document, e.reference, *(example_value(c, e.controls) for c, _ in pairs)] for e in examples]
-            gr.Examples(rows, [document, reference, *(w for _, w in pairs)], label=f"examples for {variant.title}",
-                        example_labels=[e.label for e in examples], examples_per_page=8)
+            gr.Examples(
+                rows,
+                [document, reference, *(w for _, w in pairs)],
+                label=f"examples for {variant.title}",
+                example_labels=[e.label for e in examples],
+                examples_per_page=8,
+            )
     return columns
 
 
 def build_app(service: Service) -> gr.Blocks:
     first = next(iter(service.catalog.registry))
     with gr.Blocks(title="SteerSum") as demo:
-        gr.Markdown("# SteerSum — controllable summarization\nPick a variant, a model and its controls; "
-                    "the metrics say whether the summary obeyed them.\n\n" + onboarding(service),
-                    elem_id="onboarding")
+        gr.Markdown(
+            "# SteerSum — controllable summarization\nPick a variant, a model and its controls; "
+            "the metrics say whether the summary obeyed them.\n\n" + onboarding(service),
+            elem_id="onboarding",
+        )
         document = gr.Textbox(lines=12, label="document", elem_id="document", render=False)
         reference = gr.Textbox(lines=3, label="reference summary (optional: adds ROUGE)", render=False)
         panel = ControlPanel(service, first)
         with gr.Tab("Try it"):
             with gr.Row():
-                variant = gr.Dropdown([(v.title, v.id) for v in service.catalog.registry.values()], value=first,
-                                      label="variant", elem_id="variant")
+                variant = gr.Dropdown(
+                    [(v.title, v.id) for v in service.catalog.registry.values()],
+                    value=first,
+                    label="variant",
+                    elem_id="variant",
+                )
                 model = gr.Dropdown(model_choices(service, first), value="baseline", label="model", elem_id="model")
                 strength = strength_slider()
             about_text = gr.Markdown(about(service, first), elem_id="about")
@@ -245,12 +281,23 @@ def build_app(service: Service) -> gr.Blocks:
                 with gr.Column():
                     with gr.Tab("Summarize"):
                         generate_button = gr.Button("Generate", variant="primary", elem_id="generate")
-                        summary = gr.HighlightedText(label="summary (evidence of the controls highlighted)",
-                                                     color_map={"evidence": "yellow"}, show_legend=True,
-                                                     show_inline_category=False, elem_id="summary")
+                        summary = gr.HighlightedText(
+                            label="summary (evidence of the controls highlighted)",
+                            color_map={"evidence": "yellow"},
+                            show_legend=True,
+                            show_inline_category=False,
+                            elem_id="summary",
+                        )
                         metrics = gr.Markdown(elem_id="metrics")
-                        chart = gr.BarPlot(None, x="label", y="value", color="series", label="score breakdown",
-                                           visible=False, elem_id="chart")
+                        chart = gr.BarPlot(
+                            None,
+                            x="label",
+                            y="value",
+                            color="series",
+                            label="score breakdown",
+                            visible=False,
+                            elem_id="chart",
+                        )
                         with gr.Accordion("Score your own summary", open=False):
                             own_summary = gr.Textbox(lines=3, label="summary to score")
                             score_button = gr.Button("Score")
@@ -258,19 +305,24 @@ def build_app(service: Service) -> gr.Blocks:
                     with gr.Tab("Compare"):
                         compare_help = gr.Markdown(compare_note(service, first), elem_id="compare-note")
                         compare_models = gr.Dropdown(model_choices(service, first), multiselect=True, label="models")
-                        compare_button = gr.Button("Compare", elem_id="compare",
-                                                   interactive=comparable(service, first))
-                        compare_table = gr.Dataframe(wrap=True, label="side by side", visible=False,
-                                                     elem_id="compare-table")
+                        compare_button = gr.Button(
+                            "Compare", elem_id="compare", interactive=comparable(service, first)
+                        )
+                        compare_table = gr.Dataframe(
+                            wrap=True, label="side by side", visible=False, elem_id="compare-table"
+                        )
                     with gr.Tab("Sweep"):
                         names = sweepable(service, first)
-                        sweep_help = gr.Markdown(sweep_note(names, service.catalog.variant(first).title),
-                                                 elem_id="sweep-note")
-                        sweep_control = gr.Dropdown(names, value=names[0] if names else None,
-                                                    label="control to sweep (every value)")
+                        sweep_help = gr.Markdown(
+                            sweep_note(names, service.catalog.variant(first).title), elem_id="sweep-note"
+                        )
+                        sweep_control = gr.Dropdown(
+                            names, value=names[0] if names else None, label="control to sweep (every value)"
+                        )
                         sweep_button = gr.Button("Sweep", elem_id="sweep", interactive=bool(names))
-                        sweep_table = gr.Dataframe(wrap=True, label="one row per value", elem_id="sweep-table",
-                                                   visible=False)
+                        sweep_table = gr.Dataframe(
+                            wrap=True, label="one row per value", elem_id="sweep-table", visible=False
+                        )
                     readers = None
                     if "persona" in service.catalog.registry:  # one article, two readers: only for persona
                         with gr.Tab("Readers", visible=first == "persona", elem_id="readers-tab") as readers:
@@ -285,9 +337,18 @@ def build_app(service: Service) -> gr.Blocks:
 
         demo.load(on_load, None, api_text, api_visibility="private")
         results = [summary, metrics, chart, own_metrics, suggestions.shown, compare_table, sweep_table]
-        wire_ui(service, panel, variant, model, about_text, example_columns, results,
-                (compare_help, compare_models), (sweep_help, sweep_control, sweep_button),
-                (compare_button, readers))
+        wire_ui(
+            service,
+            panel,
+            variant,
+            model,
+            about_text,
+            example_columns,
+            results,
+            (compare_help, compare_models),
+            (sweep_help, sweep_control, sweep_button),
+            (compare_button, readers),
+        )
         inputs = [document, reference, variant]
 
         @user_errors
@@ -297,12 +358,17 @@ def build_app(service: Service) -> gr.Blocks:
             for notice in result["notices"]:
                 gr.Warning(escape_html(notice))
             frame = chart_frame(result["scores"], result["controls"])
-            return (highlight(result["summary"], result["evidence"]), metrics_markdown(result),
-                    gr.update(value=frame, visible=not frame.empty, color_map=chart_colours(frame) or None))
+            return (
+                highlight(result["summary"], result["evidence"]),
+                metrics_markdown(result),
+                gr.update(value=frame, visible=not frame.empty, color_map=chart_colours(frame) or None),
+            )
 
         @user_errors
         def on_score(summary, document, reference, variant, model, *values):
-            return metrics_markdown(service.score(summary, document, variant, panel.controls(variant, values), reference, model))
+            return metrics_markdown(
+                service.score(summary, document, variant, panel.controls(variant, values), reference, model)
+            )
 
         @user_errors
         def on_compare(document, reference, variant, models, guidance, *values):
@@ -316,12 +382,18 @@ def build_app(service: Service) -> gr.Blocks:
             return gr.update(value=table_frame(results, "value"), visible=True)
 
         private = {"api_visibility": "private"}
-        generate_button.click(on_generate, [*inputs, model, strength, *panel.all], [summary, metrics, chart], **private)
+        generate_button.click(
+            on_generate, [*inputs, model, strength, *panel.all], [summary, metrics, chart], **private
+        )
         score_button.click(on_score, [own_summary, *inputs, model, *panel.all], own_metrics, **private)
         compare_button.click(on_compare, [*inputs, compare_models, strength, *panel.all], compare_table, **private)
         sweep_button.click(on_sweep, [*inputs, model, sweep_control, strength, *panel.all], sweep_table, **private)
-        model.change(user_errors(lambda v, m: service.default_guidance(v, m) if v and m else gr.update()),
-                     [variant, model], strength, api_visibility="private")  # the slider starts at the model's default
+        model.change(
+            user_errors(lambda v, m: service.default_guidance(v, m) if v and m else gr.update()),
+            [variant, model],
+            strength,
+            api_visibility="private",
+        )  # the slider starts at the model's default
         for name, function in api_functions(service).items():
             gr.api(user_errors(function, escape=False), api_name=name)
     return demo.queue(default_concurrency_limit=CONCURRENCY_LIMIT)
@@ -331,8 +403,14 @@ def strength_slider() -> gr.Slider:
     """Control strength: γ of classifier-free guidance (variants/guidance.py). 1 is plain generation;
     higher pushes the summary further the way the controls move it. Set to the model's default when a
     model is picked; baselines ignore it."""
-    return gr.Slider(1.0, 5.0, value=1.0, step=0.25, label="control strength (γ: 1 = plain generation; "
-                     "higher obeys the controls more, at some cost in fluency)", elem_id="strength")
+    return gr.Slider(
+        1.0,
+        5.0,
+        value=1.0,
+        step=0.25,
+        label="control strength (γ: 1 = plain generation; higher obeys the controls more, at some cost in fluency)",
+        elem_id="strength",
+    )
 
 
 def sweepable(service: Service, variant: str) -> list[str]:
@@ -340,8 +418,18 @@ def sweepable(service: Service, variant: str) -> list[str]:
     return [c.name for c in service.catalog.variant(variant).controls_for(None) if sweep_values(c)]
 
 
-def wire_ui(service: Service, panel: ControlPanel, variant, model, about_text, example_columns: dict,
-            results: list, compare: tuple, sweep: tuple, shown_for: tuple) -> None:
+def wire_ui(
+    service: Service,
+    panel: ControlPanel,
+    variant,
+    model,
+    about_text,
+    example_columns: dict,
+    results: list,
+    compare: tuple,
+    sweep: tuple,
+    shown_for: tuple,
+) -> None:
     """Variant → its models, controls, examples and notes, and every result on screen cleared (a
     summary scored for another variant's controls would mislead); Compare enabled only when the variant
     serves two models, the Readers tab shown only for persona; model → the choices it accepts."""
@@ -352,16 +440,29 @@ def wire_ui(service: Service, panel: ControlPanel, variant, model, about_text, e
     def on_variant(variant_id):
         choices, names = model_choices(service, variant_id), sweepable(service, variant_id)
         title = service.catalog.variant(variant_id).title
-        cleared = [None, "", gr.update(value=None, visible=False), "", "",
-                   gr.update(value=None, visible=False), gr.update(value=None, visible=False)]
-        return (gr.update(choices=choices, value="baseline"), about(service, variant_id),
-                compare_note(service, variant_id), gr.update(choices=choices, value=[]),
-                sweep_note(names, title), gr.update(choices=names, value=names[0] if names else None),
-                gr.update(interactive=bool(names)), *cleared,
-                gr.update(interactive=comparable(service, variant_id)),
-                *([gr.update(visible=variant_id == "persona")] if readers is not None else []),
-                *(gr.update(visible=v == variant_id) for v in panel.columns),
-                *(gr.update(visible=v == variant_id) for v in example_columns))
+        cleared = [
+            None,
+            "",
+            gr.update(value=None, visible=False),
+            "",
+            "",
+            gr.update(value=None, visible=False),
+            gr.update(value=None, visible=False),
+        ]
+        return (
+            gr.update(choices=choices, value="baseline"),
+            about(service, variant_id),
+            compare_note(service, variant_id),
+            gr.update(choices=choices, value=[]),
+            sweep_note(names, title),
+            gr.update(choices=names, value=names[0] if names else None),
+            gr.update(interactive=bool(names)),
+            *cleared,
+            gr.update(interactive=comparable(service, variant_id)),
+            *([gr.update(visible=variant_id == "persona")] if readers is not None else []),
+            *(gr.update(visible=v == variant_id) for v in panel.columns),
+            *(gr.update(visible=v == variant_id) for v in example_columns),
+        )
 
     @user_errors
     def on_model(variant_id, model_id):
@@ -369,39 +470,72 @@ def wire_ui(service: Service, panel: ControlPanel, variant, model, about_text, e
             return [gr.update() for _ in panel.all]
         return panel.narrowed(variant_id, service.controls(variant_id, model_id))
 
-    outputs = [model, about_text, compare_help, compare_models, sweep_help, sweep_control, sweep_button, *results,
-               compare_button, *([readers] if readers is not None else []),
-               *panel.columns.values(), *example_columns.values()]
+    outputs = [
+        model,
+        about_text,
+        compare_help,
+        compare_models,
+        sweep_help,
+        sweep_control,
+        sweep_button,
+        *results,
+        compare_button,
+        *([readers] if readers is not None else []),
+        *panel.columns.values(),
+        *example_columns.values(),
+    ]
     variant.change(on_variant, variant, outputs, api_visibility="private")
     model.change(on_model, [variant, model], panel.all, api_visibility="private")
 
 
 def api_functions(service: Service) -> dict[str, Callable]:
     """The named endpoints; their signatures (type hints, docstrings) are the API's documentation."""
-    def summarize(document: str, variant: str, model: str = "baseline", controls: str = "{}",
-                  reference: str = "", guidance: float | None = None) -> tuple[str, dict]:
+
+    def summarize(
+        document: str,
+        variant: str,
+        model: str = "baseline",
+        controls: str = "{}",
+        reference: str = "",
+        guidance: float | None = None,
+    ) -> tuple[str, dict]:
         """Summarize `document` with a model of `variant` under `controls` (a JSON object), at control
         strength `guidance` (γ from 1, plain generation, to 10; default: the model's).
         Returns the summary and a result object: scores, evidence, notices, controls used, γ, timings."""
         result = service.summarize(document, variant, model, controls, reference, guidance)
         return result["summary"], result
 
-    def compare(document: str, variant: str, models: str, controls: str = "{}", reference: str = "",
-                guidance: float | None = None) -> list[dict]:
+    def compare(
+        document: str,
+        variant: str,
+        models: str,
+        controls: str = "{}",
+        reference: str = "",
+        guidance: float | None = None,
+    ) -> list[dict]:
         """The same document and controls through two or more models (comma-separated ids), side by
         side, at control strength `guidance` (default: each model's own); an error when the variant
         serves only one model."""
-        return service.compare(document, variant, [m.strip() for m in models.split(",") if m.strip()], controls,
-                               reference, guidance)
+        return service.compare(
+            document, variant, [m.strip() for m in models.split(",") if m.strip()], controls, reference, guidance
+        )
 
-    def sweep(document: str, variant: str, model: str, control: str, controls: str = "{}",
-              reference: str = "", guidance: float | None = None) -> list[dict]:
+    def sweep(
+        document: str,
+        variant: str,
+        model: str,
+        control: str,
+        controls: str = "{}",
+        reference: str = "",
+        guidance: float | None = None,
+    ) -> list[dict]:
         """One model, every value of one control: a choice (e.g. every topic) or a short integer range
         (e.g. CCS length bins 0-4), at control strength `guidance`."""
         return service.sweep(document, variant, model, control, controls, reference, guidance)
 
-    def score(summary: str, document: str, variant: str, controls: str = "{}", reference: str = "",
-              model: str = "baseline") -> dict:
+    def score(
+        summary: str, document: str, variant: str, controls: str = "{}", reference: str = "", model: str = "baseline"
+    ) -> dict:
         """Live metrics for a given summary under `controls`."""
         return service.score(summary, document, variant, controls, reference, model)
 

@@ -17,16 +17,18 @@ Four sources, in this order:
    with the reason, never a crash. Only these ids load with ``trust_remote_code=True``: the catalog
    file is the list of repos whose code the Space's owner has read and pinned.
 """
+
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from variants import InputError, REGISTRY, RECORD_FILE, Summarizer, Variant, load_summarizer
+from variants import RECORD_FILE, REGISTRY, InputError, Summarizer, Variant, load_summarizer
 from variants.base import read_record
 
 DEFAULT_CATALOG = Path(__file__).with_name("catalog.json")
@@ -51,8 +53,15 @@ class Entry:
         return not self.reason
 
     def to_json(self) -> dict:
-        return {"model": self.model, "title": self.title, "source": self.source, "location": self.location,
-                "revision": self.revision, "available": self.available, "reason": self.reason}
+        return {
+            "model": self.model,
+            "title": self.title,
+            "source": self.source,
+            "location": self.location,
+            "revision": self.revision,
+            "available": self.available,
+            "reason": self.reason,
+        }
 
 
 class Catalog:
@@ -80,9 +89,13 @@ class Catalog:
         raise InputError(f"unknown model {model!r} for variant '{variant_id}'; allowed: {allowed}")
 
 
-def build_catalog(models_dir: str | Path | None = "checkpoints", catalog_file: str | Path | None = None,
-                  registry: dict[str, Variant] | None = None, download: Callable[..., str] | None = None,
-                  store_index: str | Path | None | bool = None) -> Catalog:
+def build_catalog(
+    models_dir: str | Path | None = "checkpoints",
+    catalog_file: str | Path | None = None,
+    registry: dict[str, Variant] | None = None,
+    download: Callable[..., str] | None = None,
+    store_index: str | Path | None | bool = None,
+) -> Catalog:
     """Baselines, then the store's models (``store_index``: default the committed ``store/index.json``;
     False: none),
     then local checkpoints, then the catalog file's Hub ids (``download`` defaults to
@@ -114,8 +127,7 @@ def store_entries(index: Path, registry: dict[str, Variant]) -> list[Entry]:
     entries = []
     for model in store.servable(index):
         folder = index.parent / "models" / model.name
-        title = (f"{model.name}: {model.steps} steps on {', '.join(model.data)}; control effect "
-                 f"{model.effect_text()}")
+        title = f"{model.name}: {model.steps} steps on {', '.join(model.data)}; control effect {model.effect_text()}"
         entry = Entry(model.variant, model.name, title, "store", str(folder))
         entries.append(_checked(entry, folder, registry, load=partial(load_summarizer, folder)))
         entry.title = title  # _checked appends the method; the name already says it
@@ -138,11 +150,15 @@ def hub_entries(catalog_file: Path, registry: dict[str, Variant], download: Call
         from huggingface_hub import snapshot_download as download
     entries = []
     for spec in read_catalog_file(catalog_file):
-        entry = Entry(spec["variant"], spec["repo"], spec.get("title", spec["repo"]), "hub", spec["repo"], spec["revision"])
+        entry = Entry(
+            spec["variant"], spec["repo"], spec.get("title", spec["repo"]), "hub", spec["repo"], spec["revision"]
+        )
         try:
             folder = Path(download(spec["repo"], revision=spec["revision"]))
         except Exception as err:  # offline, unknown repo or revision, auth: all mean "not here now"
-            entry.reason = f"not reachable ({type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''})"
+            entry.reason = (
+                f"not reachable ({type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else ''})"
+            )
             entries.append(entry)
             continue
         load = partial(load_summarizer, folder, trust_remote_code=True)
@@ -158,12 +174,14 @@ def read_catalog_file(path: Path) -> list[dict]:
         raise ValueError(f"{path}: cannot read the model catalog: {err}") from None
     specs = data.get("models") if isinstance(data, dict) else None
     if not isinstance(specs, list):
-        raise ValueError(f"{path}: expected {{\"models\": [{{\"repo\", \"revision\", \"variant\"}}, ...]}}")
+        raise ValueError(f'{path}: expected {{"models": [{{"repo", "revision", "variant"}}, ...]}}')
     for number, spec in enumerate(specs, start=1):
         for name in ("repo", "revision", "variant"):
             if not isinstance(spec, dict) or not isinstance(spec.get(name), str) or not spec[name].strip():
-                raise ValueError(f"{path}: model {number}: field '{name}' is missing or empty "
-                                 "(every Hub id is pinned to a revision and names its variant)")
+                raise ValueError(
+                    f"{path}: model {number}: field '{name}' is missing or empty "
+                    "(every Hub id is pinned to a revision and names its variant)"
+                )
     return specs
 
 

@@ -8,6 +8,7 @@ controls fill the rest. The articles are committed (``space/examples.json``), so
 or from a plain clone, needs no data folder; ``python -m space.examples [--data-dir DIR]`` rebuilds the
 file from the data.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,11 @@ def build_examples(per_topic: int = 1) -> list[dict]:
     by_topic: dict[str, list[dict]] = {}
     for record in load_source("bbc_summary", "test"):
         by_topic.setdefault(record["topic"], []).append(record)
-    return [{"topic": r["topic"], "source": r["source"], "target": r["target"]}
-            for group in by_topic.values() for r in group[:per_topic]]
+    return [
+        {"topic": r["topic"], "source": r["source"], "target": r["target"]}
+        for group in by_topic.values()
+        for r in group[:per_topic]
+    ]
 
 
 def two_topic_article(first: dict, second: dict) -> str:
@@ -82,8 +86,14 @@ def variant_examples(variant: Variant) -> list[Example]:
     picked, examples = bundled_articles(), []
     for record in picked:
         controls = {**base, **topic_value(variant, record.get("topic", ""))}
-        examples.append(Example(f"{record.get('topic', '?')} article ({described(controls)})", record["source"],
-                                record.get("target", ""), controls))
+        examples.append(
+            Example(
+                f"{record.get('topic', '?')} article ({described(controls)})",
+                record["source"],
+                record.get("target", ""),
+                controls,
+            )
+        )
     if len(picked) >= 2:
         mixed = two_topic_article(picked[0], picked[-1])
         pair = f"{picked[0].get('topic')} + {picked[-1].get('topic')}"
@@ -104,19 +114,30 @@ def suggested_examples(variant: Variant, card_controls: dict, articles: int = 2)
             suggested = variant.suggestions(record["source"], None)
         except Exception:  # suggestions are a convenience: without them the card example stands alone
             return []
-        controls = {name: (values[:2] if kinds.get(name) in ("keywords", "history") else values[0])
-                    for name, values in suggested.items() if name in card_controls and values}
+        controls = {
+            name: (values[:2] if kinds.get(name) in ("keywords", "history") else values[0])
+            for name, values in suggested.items()
+            if name in card_controls and values
+        }
         if not controls:
             return []
         controls = {**card_controls, **controls}
-        examples.append(Example(f"{record.get('topic', '?')} article ({described(controls)})", record["source"],
-                                 record.get("target", ""), controls))
+        examples.append(
+            Example(
+                f"{record.get('topic', '?')} article ({described(controls)})",
+                record["source"],
+                record.get("target", ""),
+                controls,
+            )
+        )
     return examples
 
 
 def described(controls: dict) -> str:
     """Controls as a short label: ``topic: sport, length: 0``."""
-    return ", ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in controls.items()) or "no controls"
+    return (
+        ", ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in controls.items()) or "no controls"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,6 +4,7 @@ The folder is ``STEERSUM_LEADERBOARD`` or ``./leaderboard``; the tab reads ``lea
 tables, with the paper's rows) and the PNG plots named in ``leaderboard.json``, on start-up and again
 on "Reload", so a new run shows without restarting the Space.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,10 @@ def read_leaderboard(folder: str | Path = DEFAULT_DIR) -> tuple[str, list[tuple]
     folder = Path(folder)
     table, board = folder / "leaderboard.md", folder / "leaderboard.json"
     if not table.is_file() or not board.is_file():
-        return (f"No leaderboard in `{folder}` yet: run `python -m benchmarks leaderboard --out {folder}` "
-                "(and set `STEERSUM_LEADERBOARD` if it lives elsewhere)."), []
+        return (
+            f"No leaderboard in `{folder}` yet: run `python -m benchmarks leaderboard --out {folder}` "
+            "(and set `STEERSUM_LEADERBOARD` if it lives elsewhere)."
+        ), []
     from PIL import Image
 
     generated = json.loads(board.read_text(encoding="utf-8"))
@@ -43,6 +46,12 @@ def leaderboard_tab(folder: str | Path | None = None) -> None:
     text, plots = read_leaderboard(folder)
     reload = gr.Button("Reload", size="sm")
     tables = gr.Markdown(text, elem_id="leaderboard")
-    gallery = gr.Gallery(plots, columns=1, height="auto", object_fit="contain",  # whole plots, not cropped thumbnails
-                         label="plots (ours solid, the paper's hatched)", elem_id="leaderboard-plots")
+    gallery = gr.Gallery(
+        plots,
+        columns=1,
+        height="auto",
+        object_fit="contain",  # whole plots, not cropped thumbnails
+        label="plots (ours solid, the paper's hatched)",
+        elem_id="leaderboard-plots",
+    )
     reload.click(lambda: read_leaderboard(folder), None, [tables, gallery], api_visibility="private")

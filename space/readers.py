@@ -7,9 +7,10 @@ base 2, of the two summaries' word distributions re-weighted by the article, in 
 ROUGE-L F1 between the two summaries beside it. Two readers with different interests should get
 summaries that diverge; identical summaries (0) mean the model ignored who was reading.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import gradio as gr
 import numpy as np
@@ -41,22 +42,30 @@ def reader_controls(reader: str | None, history: str | None) -> dict:
     return controls
 
 
-def compare_readers(service: Service, document: str, model: str, first: dict | str, second: dict | str,
-                    reference: str = "") -> dict:
+def compare_readers(
+    service: Service, document: str, model: str, first: dict | str, second: dict | str, reference: str = ""
+) -> dict:
     """Both readers' summaries (full results, as ``/summarize`` gives) and their divergence."""
-    results = [service.summarize(document, VARIANT, model or "baseline", parse_controls(c), reference)
-               for c in (first, second)]
+    results = [
+        service.summarize(document, VARIANT, model or "baseline", parse_controls(c), reference)
+        for c in (first, second)
+    ]
     if not all(r["summary"].strip() for r in results):
         raise InputError("a summary came back empty: nothing to compare")
-    return {"readers": results, "divergence": summary_divergence(document, results[0]["summary"], results[1]["summary"])}
+    return {
+        "readers": results,
+        "divergence": summary_divergence(document, results[0]["summary"], results[1]["summary"]),
+    }
 
 
 def divergence_markdown(result: dict) -> str:
     d = result["divergence"]
     notices = sorted({n for r in result["readers"] for n in r["notices"]})
-    return (f"**Divergence of the two summaries**: JSD {d['jsd']:.3f} (EGISES's word distributions, 0 = the same "
-            f"words in the same proportions, 1 = nothing shared); 1 − ROUGE-L {d['one_minus_rouge_l']:.3f}."
-            + "".join(f"\n\n_{escape_markdown(n)}_" for n in notices))
+    return (
+        f"**Divergence of the two summaries**: JSD {d['jsd']:.3f} (EGISES's word distributions, 0 = the same "
+        f"words in the same proportions, 1 = nothing shared); 1 − ROUGE-L {d['one_minus_rouge_l']:.3f}."
+        + "".join(f"\n\n_{escape_markdown(n)}_" for n in notices)
+    )
 
 
 def reader_tab(service: Service, document: gr.Textbox, wrap: Callable[[Callable], Callable]) -> None:
@@ -67,7 +76,10 @@ def reader_tab(service: Service, document: gr.Textbox, wrap: Callable[[Callable]
     model = gr.Dropdown(models, value="baseline", label="persona model")
     sides = []
     with gr.Row():
-        for label, default in (("reader A", readers[0] if readers else None), ("reader B", readers[1] if len(readers) > 1 else None)):
+        for label, default in (
+            ("reader A", readers[0] if readers else None),
+            ("reader B", readers[1] if len(readers) > 1 else None),
+        ):
             with gr.Column():
                 pick = gr.Dropdown(readers, value=default, label=label, allow_custom_value=True)
                 pasted = gr.Textbox(lines=3, label=f"{label}: or paste clicked titles (one per line)")
@@ -77,15 +89,17 @@ def reader_tab(service: Service, document: gr.Textbox, wrap: Callable[[Callable]
     divergence = gr.Markdown()
 
     def on_compare(text, model_id, reader_a, history_a, reader_b, history_b):
-        result = compare_readers(service, text, model_id, reader_controls(reader_a, history_a),
-                                 reader_controls(reader_b, history_b))
+        result = compare_readers(
+            service, text, model_id, reader_controls(reader_a, history_a), reader_controls(reader_b, history_b)
+        )
         return result["readers"][0]["summary"], result["readers"][1]["summary"], divergence_markdown(result)
 
     inputs = [document, model, sides[0][0], sides[0][1], sides[1][0], sides[1][1]]
     button.click(wrap(on_compare), inputs, [sides[0][2], sides[1][2], divergence], api_visibility="private")
 
-    def compare_readers_api(document: str, model: str = "baseline", first: str = "{}", second: str = "{}",
-                            reference: str = "") -> dict:
+    def compare_readers_api(
+        document: str, model: str = "baseline", first: str = "{}", second: str = "{}", reference: str = ""
+    ) -> dict:
         """One article for two readers of the persona variant (controls as JSON objects, e.g.
         `{"reader": "sim01-business"}` or `{"history": ["title", ...]}`): both results and the
         divergence of the two summaries (JSD as in EGISES, and 1 - ROUGE-L)."""

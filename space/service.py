@@ -22,6 +22,7 @@ and each text-quality score (:mod:`metrics.quality`) a summary fails: one that d
 repeats three words, or names a name or number its document does not hold. The scores themselves are
 the result's ``quality``.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,7 +41,6 @@ from metrics.quality import UNFINISHED, quality, quality_notices
 from metrics.text import STOPWORDS
 from variants import InputError, Summarizer
 from variants.base import Score, Summary, check_document
-
 from variants.guidance import check_guidance
 
 from .catalog import Catalog, Entry
@@ -69,6 +69,7 @@ try:  # ZeroGPU: a GPU is attached only inside functions decorated with spaces.G
 
     on_gpu = spaces.GPU
 except ImportError:
+
     def on_gpu(function):
         return function
 
@@ -87,15 +88,17 @@ def on_torch_thread(function, *args):
 
 
 @on_gpu
-def _generate(summarizer: Summarizer, documents: list[str], controls: list[dict],
-              guidance: float | None = None) -> list[Summary]:
+def _generate(
+    summarizer: Summarizer, documents: list[str], controls: list[dict], guidance: float | None = None
+) -> list[Summary]:
     if guidance is None or getattr(summarizer, "settings", None) is None:
         return summarizer.summarize(documents, controls)
     return summarizer.summarize(documents, controls, settings=summarizer.settings.but(guidance=guidance))
 
 
-def generate(summarizer: Summarizer, documents: list[str], controls: list[dict],
-             guidance: float | None = None) -> list[Summary]:
+def generate(
+    summarizer: Summarizer, documents: list[str], controls: list[dict], guidance: float | None = None
+) -> list[Summary]:
     """Summaries on the torch thread; ``guidance`` (None: the model's default) is the control strength γ."""
     return on_torch_thread(_generate, summarizer, documents, controls, guidance)
 
@@ -117,8 +120,14 @@ class Batcher:
     an evicted model's batcher and weights go away by themselves.
     """
 
-    def __init__(self, summarizer: Summarizer, max_wait: float = 0.005, max_delay: float = 0.05,
-                 max_batch: int = 16, idle: float = 30.0):
+    def __init__(
+        self,
+        summarizer: Summarizer,
+        max_wait: float = 0.005,
+        max_delay: float = 0.05,
+        max_batch: int = 16,
+        idle: float = 30.0,
+    ):
         self.summarizer, self.max_wait, self.max_delay = summarizer, max_wait, max_delay
         self.max_batch, self.idle = max_batch, idle
         self.batch_sizes: list[int] = []  # what each generate call got (the benchmark reads it)
@@ -195,11 +204,18 @@ def load_entry(entry: Entry) -> Summarizer:
     try:
         return on_torch_thread(entry.load)
     except Exception as err:
-        log.warning("model %s (%s) failed to load from %s", entry.model, entry.variant, entry.location or entry.source,
-                    exc_info=True)
+        log.warning(
+            "model %s (%s) failed to load from %s",
+            entry.model,
+            entry.variant,
+            entry.location or entry.source,
+            exc_info=True,
+        )
         reason = str(err).strip().splitlines()[0][:300] if str(err).strip() else "no message"
-        raise ModelLoadError(f"model {entry.model!r} of variant '{entry.variant}' could not be loaded "
-                             f"({type(err).__name__}: {reason}); pick another model") from None
+        raise ModelLoadError(
+            f"model {entry.model!r} of variant '{entry.variant}' could not be loaded "
+            f"({type(err).__name__}: {reason}); pick another model"
+        ) from None
 
 
 class ModelCache:
@@ -228,8 +244,10 @@ class ModelCache:
             batcher = Batcher(summarizer, **self.batching)
             with self._lock:
                 self._cache[key] = (batcher, weight_bytes(batcher.summarizer))
-                while len(self._cache) > 1 and (len(self._cache) > self.max_models or
-                                                sum(size for _, size in self._cache.values()) > self.max_bytes):
+                while len(self._cache) > 1 and (
+                    len(self._cache) > self.max_models
+                    or sum(size for _, size in self._cache.values()) > self.max_bytes
+                ):
                     self._cache.popitem(last=False)
             return batcher
 
@@ -254,8 +272,10 @@ def parse_controls(text: str | dict | None) -> dict:
     try:
         controls = json.loads(text)
     except json.JSONDecodeError as err:
-        raise InputError(f"controls is not valid JSON ({err.msg} at column {err.colno}); "
-                         'give a JSON object such as {"topic": "sport"}') from None
+        raise InputError(
+            f"controls is not valid JSON ({err.msg} at column {err.colno}); "
+            'give a JSON object such as {"topic": "sport"}'
+        ) from None
     if not isinstance(controls, dict):
         raise InputError(f'controls must be a JSON object such as {{"topic": "sport"}}, got {type(controls).__name__}')
     return controls
@@ -283,9 +303,11 @@ def language_notices(document: str) -> list[str]:
     ascii_share = sum(c.isascii() for c in letters) / len(letters)
     if stop >= MIN_STOPWORD_SHARE and ascii_share >= MIN_ASCII_LETTER_SHARE:
         return []
-    return [f"the document does not look English ({stop:.0%} of its words are English stop words, against 21-44 % "
-            f"in English news and abstracts; {ascii_share:.0%} of its letters are ASCII): every model, baseline and "
-            "metric here is English-only, so the summary and its scores mean little; give an English text"]
+    return [
+        f"the document does not look English ({stop:.0%} of its words are English stop words, against 21-44 % "
+        f"in English news and abstracts; {ascii_share:.0%} of its letters are ASCII): every model, baseline and "
+        "metric here is English-only, so the summary and its scores mean little; give an English text"
+    ]
 
 
 def unfinished_notices(summarizer: Summarizer, text: str) -> list[str]:
@@ -337,15 +359,16 @@ def clip_reference(reference: Any, limit: int = MAX_REFERENCE_CHARS) -> tuple[st
     return cut, [f"the reference has {len(reference):,} characters; only the first {len(cut):,} were scored against"]
 
 
-def clip_controls(controls: dict, kinds: dict[str, str], max_items: int = MAX_LIST_ITEMS,
-                  max_chars: int = MAX_ITEM_CHARS) -> tuple[dict, list[str]]:
+def clip_controls(
+    controls: dict, kinds: dict[str, str], max_items: int = MAX_LIST_ITEMS, max_chars: int = MAX_ITEM_CHARS
+) -> tuple[dict, list[str]]:
     """Control values bounded before validation, with a notice for each cut: a list control
     (``kinds[name]`` keywords or history; a comma-separated string counts as a list) keeps its first
     ``max_items`` entries, and every text, in a list or not, its first ``max_chars`` characters."""
     clipped, notices = {}, []
     for name, value in controls.items():
         if kinds.get(name) in ("keywords", "history") and isinstance(value, str):
-            value = [part for part in (p.strip() for p in value[:max_items * (max_chars + 1)].split(",")) if part]
+            value = [part for part in (p.strip() for p in value[: max_items * (max_chars + 1)].split(",")) if part]
         if isinstance(value, list) and len(value) > max_items:
             notices.append(f"control '{name}' has {len(value):,} entries; only the first {max_items} were used")
             value = value[:max_items]
@@ -364,8 +387,12 @@ def sweep_values(control) -> tuple:
     when it has at most :data:`MAX_SWEEP_VALUES` values (CCS length: bins 0-4); else none."""
     if control.kind == "choice" and control.choices:
         return tuple(control.choices)
-    if (control.kind == "integer" and control.minimum is not None and control.maximum is not None
-            and control.maximum - control.minimum < MAX_SWEEP_VALUES):
+    if (
+        control.kind == "integer"
+        and control.minimum is not None
+        and control.maximum is not None
+        and control.maximum - control.minimum < MAX_SWEEP_VALUES
+    ):
         return tuple(range(control.minimum, control.maximum + 1))
     return ()
 
@@ -397,7 +424,7 @@ def highlight(text: str, evidence: list[str]) -> list[tuple[str, str | None]]:
     pattern = re.compile(r"(?<!\w)(" + "|".join(map(re.escape, terms)) + r")(?!\w)", re.IGNORECASE)
     pieces, start = [], 0
     for match in pattern.finditer(text):
-        pieces += [(text[start:match.start()], None)] if match.start() > start else []
+        pieces += [(text[start : match.start()], None)] if match.start() > start else []
         pieces.append((match.group(0), "evidence"))
         start = match.end()
     return pieces + ([(text[start:], None)] if start < len(text) else [])
@@ -407,8 +434,15 @@ class Service:
     """The catalog's models behind five calls: ``summarize``, ``compare``, ``sweep``, ``score`` and
     ``variants``. Results are plain dicts (JSON as the API returns them)."""
 
-    def __init__(self, catalog: Catalog, max_models: int = 4, max_bytes: int = 8 << 30,
-                 max_wait: float = 0.005, max_batch: int = 16, dtype: str | None = None):
+    def __init__(
+        self,
+        catalog: Catalog,
+        max_models: int = 4,
+        max_bytes: int = 8 << 30,
+        max_wait: float = 0.005,
+        max_batch: int = 16,
+        dtype: str | None = None,
+    ):
         self.catalog = catalog
         self.cache = ModelCache(max_models, max_bytes, dtype, max_wait=max_wait, max_batch=max_batch)
 
@@ -417,12 +451,24 @@ class Service:
 
     def variants(self) -> dict:
         """The catalog and each variant's control schema (what ``/variants`` returns)."""
-        return {"variants": {
-            v.id: {"title": v.title, "description": v.description, "methods": list(v.methods),
-                   "paper": {"title": v.paper.title, "authors": v.paper.authors, "year": v.paper.year, "url": v.paper.url},
-                   "controls": [c.to_json() for c in v.controls_for(None)],
-                   "models": [e.to_json() for e in self.catalog.models(v.id)]}
-            for v in self.catalog.registry.values()}}
+        return {
+            "variants": {
+                v.id: {
+                    "title": v.title,
+                    "description": v.description,
+                    "methods": list(v.methods),
+                    "paper": {
+                        "title": v.paper.title,
+                        "authors": v.paper.authors,
+                        "year": v.paper.year,
+                        "url": v.paper.url,
+                    },
+                    "controls": [c.to_json() for c in v.controls_for(None)],
+                    "models": [e.to_json() for e in self.catalog.models(v.id)],
+                }
+                for v in self.catalog.registry.values()
+            }
+        }
 
     def controls(self, variant: str, model: str):
         """The controls a model accepts (a trained model may narrow its variant's choices)."""
@@ -433,51 +479,88 @@ class Service:
         settings = getattr(self.summarizer(variant, model), "settings", None)
         return settings.guidance if settings is not None else 1.0
 
-    def summarize(self, document: str, variant: str, model: str, controls: dict | str | None,
-                  reference: str | None = None, guidance: float | None = None) -> dict:
+    def summarize(
+        self,
+        document: str,
+        variant: str,
+        model: str,
+        controls: dict | str | None,
+        reference: str | None = None,
+        guidance: float | None = None,
+    ) -> dict:
         """``guidance``: the control strength γ, 1 to 10 (None: the model's default)."""
         return self._summarize_many(document, variant, model, [parse_controls(controls)], reference, guidance)[0]
 
-    def compare(self, document: str, variant: str, models: list[str], controls: dict | str | None,
-                reference: str | None = None, guidance: float | None = None) -> list[dict]:
+    def compare(
+        self,
+        document: str,
+        variant: str,
+        models: list[str],
+        controls: dict | str | None,
+        reference: str | None = None,
+        guidance: float | None = None,
+    ) -> list[dict]:
         """The same document and controls through several models of one variant."""
         served = [e.model for e in self.catalog.models(variant, available=True)]
         if len(served) < 2:
-            raise InputError(f"variant '{variant}' serves only one model ({', '.join(served)}): there is nothing "
-                             "to compare it with; use /summarize, or serve trained models (python -m space "
-                             "--models-dir checkpoints)")
+            raise InputError(
+                f"variant '{variant}' serves only one model ({', '.join(served)}): there is nothing "
+                "to compare it with; use /summarize, or serve trained models (python -m space "
+                "--models-dir checkpoints)"
+            )
         if len(set(models)) < 2:
-            raise InputError(f"choose at least two models to compare (got {len(set(models))}); "
-                             f"allowed: {', '.join(served)}")
+            raise InputError(
+                f"choose at least two models to compare (got {len(set(models))}); allowed: {', '.join(served)}"
+            )
         return [self.summarize(document, variant, model, controls, reference, guidance) for model in models]
 
-    def sweep(self, document: str, variant: str, model: str, control: str, controls: dict | str | None,
-              reference: str | None = None, guidance: float | None = None) -> list[dict]:
+    def sweep(
+        self,
+        document: str,
+        variant: str,
+        model: str,
+        control: str,
+        controls: dict | str | None,
+        reference: str | None = None,
+        guidance: float | None = None,
+    ) -> list[dict]:
         """One model, every value of one control (every topic; every CCS length bin 0-4), generated
         as one batch: choice controls over their choices, integer controls over their range."""
         values_of = {c.name: sweep_values(c) for c in self.controls(variant, model)}
         schema = {name: values for name, values in values_of.items() if values}
         if not schema:
-            raise InputError(f"variant '{variant}' has no control with a list of values to sweep: "
-                             "its controls are free text, so try values one by one with Generate")
+            raise InputError(
+                f"variant '{variant}' has no control with a list of values to sweep: "
+                "its controls are free text, so try values one by one with Generate"
+            )
         if control not in schema:
             raise InputError(f"cannot sweep {control!r} for variant '{variant}'; allowed: {', '.join(schema)}")
         base = parse_controls(controls)
         values = schema[control]
-        results = self._summarize_many(document, variant, model, [{**base, control: v} for v in values], reference,
-                                       guidance)
+        results = self._summarize_many(
+            document, variant, model, [{**base, control: v} for v in values], reference, guidance
+        )
         return [{"value": value, **result} for value, result in zip(values, results)]
 
-    def score(self, summary: str, document: str, variant: str, controls: dict | str | None,
-              reference: str | None = None, model: str = "baseline") -> dict:
+    def score(
+        self,
+        summary: str,
+        document: str,
+        variant: str,
+        controls: dict | str | None,
+        reference: str | None = None,
+        model: str = "baseline",
+    ) -> dict:
         """Live metrics for a given summary, under the controls of ``model`` (default: the baseline's)."""
         summarizer = self.summarizer(variant, model)
         if not isinstance(summary, str) or not summary.strip():
             raise InputError("summary is empty: give the summary to score")
         summary, notices = summary.strip(), []
         if len(summary) > MAX_SUMMARY_CHARS:
-            notices.append(f"the summary has {len(summary):,} characters; only the first "
-                           f"{len(clip_text(summary, MAX_SUMMARY_CHARS)):,} were scored")
+            notices.append(
+                f"the summary has {len(summary):,} characters; only the first "
+                f"{len(clip_text(summary, MAX_SUMMARY_CHARS)):,} were scored"
+            )
             summary = clip_text(summary, MAX_SUMMARY_CHARS)
         reference, reference_notices = clip_reference(reference)
         document, document_notices = clip_document(document)
@@ -491,8 +574,15 @@ class Service:
     def _bounded(summarizer: Summarizer, controls: dict) -> tuple[dict, list[str]]:
         return clip_controls(controls, {c.name: c.kind for c in summarizer.controls()})
 
-    def _summarize_many(self, document: str, variant: str, model: str, controls: list[dict],
-                        reference: str | None, guidance: float | None = None) -> list[dict]:
+    def _summarize_many(
+        self,
+        document: str,
+        variant: str,
+        model: str,
+        controls: list[dict],
+        reference: str | None,
+        guidance: float | None = None,
+    ) -> list[dict]:
         start = time.perf_counter()
         guidance = check_strength(guidance)
         batcher = self.cache.get(self.catalog.get(variant, model))
@@ -508,21 +598,52 @@ class Service:
         settings = getattr(summarizer, "settings", None)
         if guidance not in (None, 1.0) and settings is None:
             notices.append("control strength applies to trained models; this model-free baseline ignores it")
-        used = {"guidance": guidance if guidance is not None and settings is not None
-                else (settings.guidance if settings is not None else 1.0)}
-        return [{**self._scored(summarizer, model, s.text, document, c, reference,
-                                notices + s.notices + summary_notices(summarizer, s.text, document), dict(seconds)),
-                 **used}
-                for s, c in zip(summaries, checked)]
+        used = {
+            "guidance": guidance
+            if guidance is not None and settings is not None
+            else (settings.guidance if settings is not None else 1.0)
+        }
+        return [
+            {
+                **self._scored(
+                    summarizer,
+                    model,
+                    s.text,
+                    document,
+                    c,
+                    reference,
+                    notices + s.notices + summary_notices(summarizer, s.text, document),
+                    dict(seconds),
+                ),
+                **used,
+            }
+            for s, c in zip(summaries, checked)
+        ]
 
-    def _scored(self, summarizer: Summarizer, model: str, summary: str, document: str, controls: dict,
-                reference: str | None, notices: list[str], seconds: dict) -> dict:
+    def _scored(
+        self,
+        summarizer: Summarizer,
+        model: str,
+        summary: str,
+        document: str,
+        controls: dict,
+        reference: str | None,
+        notices: list[str],
+        seconds: dict,
+    ) -> dict:
         start = time.perf_counter()
         variant, assets = summarizer.variant, summarizer.assets
         scores: dict[str, Score] = variant.score(summary, document, controls, reference or None, assets)
         evidence = distinctive(summarizer, summary, controls)
         seconds["metrics"] = time.perf_counter() - start
-        return {"variant": variant.id, "model": model, "summary": summary,
-                "quality": quality([summary], [document])[0], "controls": controls,
-                "scores": {name: asdict(score) for name, score in scores.items()},
-                "evidence": evidence, "notices": list(dict.fromkeys(notices)), "seconds": seconds}
+        return {
+            "variant": variant.id,
+            "model": model,
+            "summary": summary,
+            "quality": quality([summary], [document])[0],
+            "controls": controls,
+            "scores": {name: asdict(score) for name, score in scores.items()},
+            "evidence": evidence,
+            "notices": list(dict.fromkeys(notices)),
+            "seconds": seconds,
+        }

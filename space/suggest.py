@@ -6,6 +6,7 @@ choice) of the current variant with its first suggestion, so a user can start fr
 really uses. Plain functions first (:func:`suggest`, :func:`suggestions_markdown`, :func:`filled`), the
 wiring last (:class:`SuggestionBox`).
 """
+
 from __future__ import annotations
 
 import gradio as gr
@@ -24,8 +25,11 @@ def suggest(service: Service, document: str, variant_id: str) -> dict[str, list[
 
 
 def suggestions_markdown(suggestions: dict[str, list[str]]) -> str:
-    lines = [f"- **{escape_markdown(name)}**: " + ", ".join(escape_markdown(value) for value in values)
-             for name, values in suggestions.items() if values]
+    lines = [
+        f"- **{escape_markdown(name)}**: " + ", ".join(escape_markdown(value) for value in values)
+        for name, values in suggestions.items()
+        if values
+    ]
     return "\n".join(["Suggested for this document:", *lines]) if lines else "_no suggestions for this document_"
 
 
@@ -60,5 +64,6 @@ class SuggestionBox:
                 raise gr.Error(escape_html(f"no suggestions: {err}")) from None
             return [suggestions_markdown(found), *filled(panel, variant_id, found, values)]
 
-        self.button.click(on_suggest, [document, variant, *panel.all], [self.shown, *panel.all],
-                          api_visibility="private")
+        self.button.click(
+            on_suggest, [document, variant, *panel.all], [self.shown, *panel.all], api_visibility="private"
+        )

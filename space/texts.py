@@ -1,6 +1,7 @@
 """The page's own words: what is served and how to add models, the variant's about line, the notes that
 explain the Compare and Sweep tabs, and the API help at this page's address. User-supplied strings in
 them (model names, reasons) are escaped (:func:`space.views.escape_markdown`)."""
+
 from __future__ import annotations
 
 import gradio as gr
@@ -8,8 +9,10 @@ import gradio as gr
 from .service import Service
 from .views import escape_markdown
 
-ADD_MODELS = ("To add models: `python -m training zoo` trains one per variant into `checkpoints/`, and "
-              "`python -m space --models-dir checkpoints` serves every checkpoint found there.")
+ADD_MODELS = (
+    "To add models: `python -m training zoo` trains one per variant into `checkpoints/`, and "
+    "`python -m space --models-dir checkpoints` serves every checkpoint found there."
+)
 
 
 def trained_models(service: Service, variant: str) -> list[str]:
@@ -20,17 +23,23 @@ def onboarding(service: Service) -> str:
     """The page's first line on what is served: plainly, only baselines when no trained model is here."""
     if any(trained_models(service, v) for v in service.catalog.registry):
         return "Trained models and each variant's model-free baseline are served. " + ADD_MODELS
-    return ("**Only the model-free baselines are served here** (extractive methods from each paper, no "
-            "neural model): the variant titles name the papers' models, which are not loaded. " + ADD_MODELS)
+    return (
+        "**Only the model-free baselines are served here** (extractive methods from each paper, no "
+        "neural model): the variant titles name the papers' models, which are not loaded. " + ADD_MODELS
+    )
 
 
 def about(service: Service, variant_id: str) -> str:
     v = service.catalog.variant(variant_id)
-    text = f"**{v.title}** — {v.description} Paper: [{v.paper.title}]({v.paper.url}) ({v.paper.authors}, {v.paper.year})."
+    text = (
+        f"**{v.title}** — {v.description} Paper: [{v.paper.title}]({v.paper.url}) ({v.paper.authors}, {v.paper.year})."
+    )
     if not trained_models(service, variant_id):
         text += f"\n\n_Served for this variant: only its baseline, {escape_markdown(v.baseline().name)}._"
     missing = service.catalog.models(variant_id, available=False)
-    return text + "".join(f"\n\n_unavailable: {escape_markdown(e.model)} — {escape_markdown(e.reason)}_" for e in missing)
+    return text + "".join(
+        f"\n\n_unavailable: {escape_markdown(e.model)} — {escape_markdown(e.reason)}_" for e in missing
+    )
 
 
 def comparable(service: Service, variant_id: str) -> bool:
@@ -41,16 +50,19 @@ def comparable(service: Service, variant_id: str) -> bool:
 def compare_note(service: Service, variant_id: str) -> str:
     if comparable(service, variant_id):
         return "Pick two or more models: the same document and controls go through each."
-    return ("_Only the baseline is served for this variant, so there is nothing to compare it with yet._ "
-            + ADD_MODELS)
+    return "_Only the baseline is served for this variant, so there is nothing to compare it with yet._ " + ADD_MODELS
 
 
 def sweep_note(names: list[str], variant_title: str) -> str:
     if names:
-        return ("One summary per value of the chosen control (every choice, or every number of a short "
-                "range such as the CCS length bins 0-4), generated as one batch.")
-    return (f"_{escape_markdown(variant_title)} has no control with a list of values to sweep (its controls "
-            "are free text): try values one by one with Generate._")
+        return (
+            "One summary per value of the chosen control (every choice, or every number of a short "
+            "range such as the CCS length bins 0-4), generated as one batch."
+        )
+    return (
+        f"_{escape_markdown(variant_title)} has no control with a list of values to sweep (its controls "
+        "are free text): try values one by one with Generate._"
+    )
 
 
 def api_help(base_url: str) -> str:

@@ -6,6 +6,7 @@ Scores are ``{"value", "meaning", "details"}``; a ``details`` entry that maps la
 Every user-supplied string shown in Markdown or in a toast goes through :func:`escape_markdown` or
 :func:`escape_html` first: a topic typed as ``<img src=x onerror=...>`` shows as those characters.
 """
+
 from __future__ import annotations
 
 import html
@@ -43,17 +44,21 @@ def metrics_markdown(result: dict) -> str:
 
 def short(label: str, limit: int = 16) -> str:
     """A chart label short enough not to run into its neighbours' (an unseen topic can be a sentence)."""
-    return label if len(label) <= limit else label[:limit - 1] + "…"
+    return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
 def chart_frame(scores: dict, controls: dict | None = None) -> pd.DataFrame:
     """Every per-label breakdown found in the scores' details, as (label, value, series) rows; a label
     that is a requested control value (the topic asked for) gets its own series, so its bar stands out."""
     requested = {str(v) for v in (controls or {}).values() if isinstance(v, (str, int))}
-    rows = [(short(str(label)), float(number), f"{name} {key}" + (" (requested)" if str(label) in requested else ""))
-            for name, score in scores.items()
-            for key, breakdown in (score.get("details") or {}).items() if isinstance(breakdown, dict)
-            for label, number in breakdown.items() if isinstance(number, (int, float)) and not isinstance(number, bool)]
+    rows = [
+        (short(str(label)), float(number), f"{name} {key}" + (" (requested)" if str(label) in requested else ""))
+        for name, score in scores.items()
+        for key, breakdown in (score.get("details") or {}).items()
+        if isinstance(breakdown, dict)
+        for label, number in breakdown.items()
+        if isinstance(number, (int, float)) and not isinstance(number, bool)
+    ]
     return pd.DataFrame(rows, columns=CHART_COLUMNS)
 
 
@@ -73,6 +78,8 @@ def chart_colours(frame: pd.DataFrame) -> dict[str, str]:
 def table_frame(results: list[dict], first_column: str) -> pd.DataFrame:
     """Side-by-side results (Compare: one row per model; Sweep: one row per control value)."""
     names = list(dict.fromkeys(name for r in results for name in r["scores"]))
-    rows = [[r[first_column], *(format_value(r["scores"].get(n, {}).get("value")) for n in names), r["summary"]]
-            for r in results]
+    rows = [
+        [r[first_column], *(format_value(r["scores"].get(n, {}).get("value")) for n in names), r["summary"]]
+        for r in results
+    ]
     return pd.DataFrame(rows, columns=[first_column, *names, "summary"])  # scores first: short, and read first

@@ -10,6 +10,7 @@ and any file fits the transfers it goes through.
 An empty store is a normal state (a clone before any model was trained and committed): every reader
 says so and goes on with what it has.
 """
+
 from __future__ import annotations
 
 import json
@@ -74,12 +75,15 @@ def read_index(index: Path | None = None) -> list[StoredModel]:
         rows = json.loads(index.read_text(encoding="utf-8"))["models"]
         return [StoredModel(**row) for row in rows]
     except (json.JSONDecodeError, KeyError, TypeError) as err:
-        raise ValueError(f"{index}: not a store index ({err}); expected {{\"models\": [{{\"name\", \"variant\", ...}}]}}") from None
+        raise ValueError(
+            f'{index}: not a store index ({err}); expected {{"models": [{{"name", "variant", ...}}]}}'
+        ) from None
 
 
 def write_index(models: list[StoredModel], index: Path | None = None) -> None:
-    _index(index).write_text(json.dumps({"models": [m.to_json() for m in models]}, indent=2, sort_keys=True) + "\n",
-                     encoding="utf-8")
+    _index(index).write_text(
+        json.dumps({"models": [m.to_json() for m in models]}, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    )
 
 
 def names(index: Path | None = None) -> list[str]:
@@ -104,8 +108,15 @@ def servable(index: Path | None = None) -> list[StoredModel]:
     return [m for m in read_index(index) if m.variant != GENERAL]
 
 
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "vocab.json",
-                   "merges.txt", "spiece.model")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "spiece.model",
+)
 
 
 def tokenizer_folder(folder: str | Path) -> Path:
@@ -137,21 +148,44 @@ def load_stored_model(folder: str | Path, **kwargs: Any):
 
 def file_sizes(root: Path = ROOT) -> dict[str, int]:
     """Bytes of every data file the store commits (code and caches aside), by path relative to ``root``."""
-    return {str(p.relative_to(root)): p.stat().st_size for p in sorted(root.rglob("*"))
-            if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts}
+    return {
+        str(p.relative_to(root)): p.stat().st_size
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
+    }
 
 
 def budget_problems(root: Path = ROOT, max_total: int = MAX_TOTAL_BYTES, max_file: int = MAX_FILE_BYTES) -> list[str]:
     """Each way the store breaks its budget, as a sentence; none when it fits."""
     sizes = file_sizes(root)
-    problems = [f"{name}: {size / 2**20:.2f} MiB, over the {max_file / 2**20:.0f} MiB per file (shard it)"
-                for name, size in sizes.items() if size > max_file]
+    problems = [
+        f"{name}: {size / 2**20:.2f} MiB, over the {max_file / 2**20:.0f} MiB per file (shard it)"
+        for name, size in sizes.items()
+        if size > max_file
+    ]
     total = sum(sizes.values())
     if total > max_total:
         problems.append(f"the store holds {total / 1e6:.2f} MB, over its {max_total / 1e6:.0f} MB")
     return problems
 
 
-__all__ = ["EMPTY", "GENERAL", "INDEX", "MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "MODELS", "ROOT", "StoredModel",
-           "budget_problems", "file_sizes", "load_stored_model", "tokenizer_folder", "model_path", "names", "read_index", "servable",
-           "stored", "write_index"]
+__all__ = [
+    "EMPTY",
+    "GENERAL",
+    "INDEX",
+    "MAX_FILE_BYTES",
+    "MAX_TOTAL_BYTES",
+    "MODELS",
+    "ROOT",
+    "StoredModel",
+    "budget_problems",
+    "file_sizes",
+    "load_stored_model",
+    "tokenizer_folder",
+    "model_path",
+    "names",
+    "read_index",
+    "servable",
+    "stored",
+    "write_index",
+]

@@ -1,4 +1,5 @@
 """``python -m store``: the stored models (name, variant, steps, data, control effect) and the budget check."""
+
 from __future__ import annotations
 
 import sys
@@ -11,11 +12,15 @@ def main() -> None:
     if not models:
         print(EMPTY)
     for m in models:
-        print(f"{m.name:24} {m.variant:8} {m.method:16} {m.format:5} steps {m.steps}  data {', '.join(m.data)}  "
-              f"effect {m.effect_text()}")
+        print(
+            f"{m.name:24} {m.variant:8} {m.method:16} {m.format:5} steps {m.steps}  data {', '.join(m.data)}  "
+            f"effect {m.effect_text()}"
+        )
     total = sum(file_sizes().values())
-    print(f"store: {total / 1e6:.2f} MB of {MAX_TOTAL_BYTES / 1e6:.0f} MB; largest file "
-          f"{max(file_sizes().values(), default=0) / 2**20:.2f} MiB of {MAX_FILE_BYTES / 2**20:.0f} MiB")
+    print(
+        f"store: {total / 1e6:.2f} MB of {MAX_TOTAL_BYTES / 1e6:.0f} MB; largest file "
+        f"{max(file_sizes().values(), default=0) / 2**20:.2f} MiB of {MAX_FILE_BYTES / 2**20:.0f} MiB"
+    )
     problems = budget_problems()
     for problem in problems:
         print(f"over budget: {problem}")

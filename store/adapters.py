@@ -21,11 +21,13 @@ is a folder, relative to the adapter's own (the store uses ``../general``) or ab
 (:mod:`store.compact`) is dequantized on the way in, and so is a compact adapter (the store's: int8
 weights with per-row scales, :func:`compact_adapter`; peft then reads a dequantized copy).
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -46,14 +48,18 @@ def base_weights_into(model: torch.nn.Module, base: torch.nn.Module) -> None:
             if name not in own:
                 continue
             target = own[name]
-            grown = [i for i in range(tensor.dim()) if target.dim() == tensor.dim() and target.shape[i] != tensor.shape[i]]
+            grown = [
+                i for i in range(tensor.dim()) if target.dim() == tensor.dim() and target.shape[i] != tensor.shape[i]
+            ]
             if not grown:
                 target.copy_(tensor)
             elif len(grown) == 1 and target.shape[grown[0]] > tensor.shape[grown[0]]:  # a vocabulary dimension
                 target.narrow(grown[0], 0, tensor.shape[grown[0]]).copy_(tensor)
             else:
-                raise ValueError(f"base weight {name} has shape {tuple(tensor.shape)}, the variant's "
-                                 f"{tuple(target.shape)}: not the same architecture")
+                raise ValueError(
+                    f"base weight {name} has shape {tuple(tensor.shape)}, the variant's "
+                    f"{tuple(target.shape)}: not the same architecture"
+                )
 
 
 def _gsum(model_class, base, config):
@@ -100,11 +106,18 @@ def differences(model: torch.nn.Module, derived: torch.nn.Module) -> tuple[list[
     if embeddings.shape != other.shape:
         raise ValueError(f"embedding table {tuple(embeddings.shape)} vs derived {tuple(other.shape)}")
     tokens = sorted(int(i) for i in torch.nonzero((embeddings != other).any(dim=1)).flatten())
-    tied = {id(p) for p in (embeddings, model.get_output_embeddings().weight if model.get_output_embeddings() else None)
-            if p is not None}
+    tied = {
+        id(p)
+        for p in (embeddings, model.get_output_embeddings().weight if model.get_output_embeddings() else None)
+        if p is not None
+    }
     theirs = dict(derived.named_parameters(remove_duplicate=False))
-    changed = {name for name, parameter in model.named_parameters() if id(parameter) not in tied and (
-        name not in theirs or theirs[name].shape != parameter.shape or not torch.equal(theirs[name], parameter))}
+    changed = {
+        name
+        for name, parameter in model.named_parameters()
+        if id(parameter) not in tied
+        and (name not in theirs or theirs[name].shape != parameter.shape or not torch.equal(theirs[name], parameter))
+    }
     return tokens, whole_modules(model, changed)
 
 
@@ -129,13 +142,23 @@ def silent_linears(model: torch.nn.Module, saved: list[str]) -> list[str]:
     """Linear layers whose weight is all zero and that are not saved whole: an added path that starts
     silent (TDSum's TF-IDF attention output, so the model starts as its base). Frozen at zero it would stay
     silent for good, so each gets LoRA too (``B A`` learns from B = 0 as on any weight)."""
-    return [name for name, module in model.named_modules()
-            if isinstance(module, torch.nn.Linear) and not torch.any(module.weight)
-            and not any(name == m or name.startswith(m + ".") for m in saved)]
+    return [
+        name
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.Linear)
+        and not torch.any(module.weight)
+        and not any(name == m or name.startswith(m + ".") for m in saved)
+    ]
 
 
-def wrap_for_training(model, base: torch.nn.Module, rank: int = 8, alpha: int = 16, dropout: float = 0.05,
-                      targets: tuple[str, ...] = DEFAULT_TARGETS):
+def wrap_for_training(
+    model,
+    base: torch.nn.Module,
+    rank: int = 8,
+    alpha: int = 16,
+    dropout: float = 0.05,
+    targets: tuple[str, ...] = DEFAULT_TARGETS,
+):
     """``model`` (a variant model built from ``base``) as a peft LoRA model whose adapter, on
     :func:`derive` of the base, is the whole difference: LoRA on ``targets``, the added tokens'
     rows, and the modules that cannot be rebuilt from the base. Returns ``(peft_model, facts)``."""
@@ -143,13 +166,27 @@ def wrap_for_training(model, base: torch.nn.Module, rank: int = 8, alpha: int = 
 
     tokens, modules = differences(model, derive(base, model.config))
     silent = silent_linears(model, modules)
-    config = LoraConfig(task_type=TaskType.SEQ_2_SEQ_LM, r=rank, lora_alpha=alpha, lora_dropout=dropout,
-                        target_modules=list(targets) + silent, trainable_token_indices=tokens or None,
-                        modules_to_save=modules or None)
+    config = LoraConfig(
+        task_type=TaskType.SEQ_2_SEQ_LM,
+        r=rank,
+        lora_alpha=alpha,
+        lora_dropout=dropout,
+        target_modules=list(targets) + silent,
+        trainable_token_indices=tokens or None,
+        modules_to_save=modules or None,
+    )
     peft_model = get_peft_model(model, config)
     trainable = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
-    facts = {"method": "lora", "r": rank, "alpha": alpha, "dropout": dropout, "target_modules": list(targets) + silent,
-             "trainable_token_indices": tokens, "modules_to_save": modules, "trainable_parameters": trainable}
+    facts = {
+        "method": "lora",
+        "r": rank,
+        "alpha": alpha,
+        "dropout": dropout,
+        "target_modules": list(targets) + silent,
+        "trainable_token_indices": tokens,
+        "modules_to_save": modules,
+        "trainable_parameters": trainable,
+    }
     return peft_model, facts
 
 
@@ -177,7 +214,10 @@ def is_adapter(folder: str | Path) -> bool:
 
 def base_folder(adapter: str | Path, base_model: str | Path | None = None) -> Path | str:
     """The base an adapter folder names (a path relative to the folder, or absolute, or a Hub id)."""
-    name = base_model or json.loads((Path(adapter) / ADAPTER_CONFIG).read_text(encoding="utf-8"))["base_model_name_or_path"]
+    name = (
+        base_model
+        or json.loads((Path(adapter) / ADAPTER_CONFIG).read_text(encoding="utf-8"))["base_model_name_or_path"]
+    )
     relative = Path(adapter) / name
     return relative.resolve() if relative.is_dir() else (Path(name) if Path(name).is_dir() else str(name))
 
@@ -224,8 +264,11 @@ def peft_folder(folder: Path, scratch: Path) -> Path:
     from .compact import expand_state_dict
 
     (scratch / ADAPTER_CONFIG).write_bytes((folder / ADAPTER_CONFIG).read_bytes())
-    save_file(expand_state_dict(load_file(str(folder / ADAPTER_WEIGHTS))), str(scratch / ADAPTER_WEIGHTS),
-              metadata={"format": "pt"})
+    save_file(
+        expand_state_dict(load_file(str(folder / ADAPTER_WEIGHTS))),
+        str(scratch / ADAPTER_WEIGHTS),
+        metadata={"format": "pt"},
+    )
     return scratch
 
 

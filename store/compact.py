@@ -26,6 +26,7 @@ is trained on exactly the weights the store serves, and the store knows it belon
 
     python -m store.compact --expand COMPACT OUT
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,17 @@ SCALE = ".int8_scale"  # the per-row scales of weight W are stored as W + SCALE
 QMAX = 127  # symmetric: -127..127 (-128 unused, so the grid is the same on both sides)
 SHARD_BYTES = 15 * 2**20  # under the store's 16 MiB per file, with room for the safetensors header
 FINGERPRINT = "weights_fingerprint"  # steersum.json key: the fp32 weights a compact folder was made from
-KEPT = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-        "vocab.txt", "vocab.json", "merges.txt", "steersum.json")
+KEPT = (
+    "config.json",
+    "generation_config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "steersum.json",
+)
 
 
 def quantize_rows(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -80,8 +90,11 @@ def compact_state_dict(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor
 
 def expand_state_dict(compact: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """The fp32 state dict back from :func:`compact_state_dict`'s tensors."""
-    return {name: dequantize_rows(tensor, compact[name + SCALE]) if name + SCALE in compact else tensor
-            for name, tensor in compact.items() if not name.endswith(SCALE)}
+    return {
+        name: dequantize_rows(tensor, compact[name + SCALE]) if name + SCALE in compact else tensor
+        for name, tensor in compact.items()
+        if not name.endswith(SCALE)
+    }
 
 
 def write_compact(source: str | Path, out: str | Path, shard_bytes: int = SHARD_BYTES) -> Path:
@@ -95,8 +108,11 @@ def write_compact(source: str | Path, out: str | Path, shard_bytes: int = SHARD_
         raise ValueError(f"{source} is compact already")
     model = AutoModelForSeq2SeqLM.from_pretrained(source, dtype=torch.float32)
     state = compact_state_dict(model.state_dict())
-    too_big = [f"{name} ({t.numel() * t.element_size()} bytes)" for name, t in state.items()
-               if t.numel() * t.element_size() > shard_bytes]
+    too_big = [
+        f"{name} ({t.numel() * t.element_size()} bytes)"
+        for name, t in state.items()
+        if t.numel() * t.element_size() > shard_bytes
+    ]
     if too_big:  # a tensor is never split across shards
         raise ValueError(f"tensors larger than the {shard_bytes}-byte shard size: {', '.join(too_big)}")
     split = split_torch_state_dict_into_shards(state, filename_pattern=SHARD_PATTERN, max_shard_size=shard_bytes)
@@ -105,16 +121,28 @@ def write_compact(source: str | Path, out: str | Path, shard_bytes: int = SHARD_
         old.unlink()
     for filename, names in split.filename_to_tensors.items():
         save_file({name: state[name] for name in names}, str(out / filename), metadata={"format": "pt"})
-    index = {"metadata": {"total_size": split.metadata["total_size"], "format": "int8 per-row symmetric",
-                          "scale_suffix": SCALE, "qmax": QMAX}, "weight_map": split.tensor_to_filename}
+    index = {
+        "metadata": {
+            "total_size": split.metadata["total_size"],
+            "format": "int8 per-row symmetric",
+            "scale_suffix": SCALE,
+            "qmax": QMAX,
+        },
+        "weight_map": split.tensor_to_filename,
+    }
     (out / INDEX).write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     for name in KEPT:
         if (source / name).is_file():
             shutil.copy2(source / name, out / name)
     record = out / "steersum.json"
     if record.is_file():
-        record.write_text(json.dumps({**json.loads(record.read_text(encoding="utf-8")),
-                                      FINGERPRINT: weights_fingerprint(source)}, indent=2) + "\n", encoding="utf-8")
+        record.write_text(
+            json.dumps(
+                {**json.loads(record.read_text(encoding="utf-8")), FINGERPRINT: weights_fingerprint(source)}, indent=2
+            )
+            + "\n",
+            encoding="utf-8",
+        )
     return out
 
 
@@ -193,8 +221,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("checkpoint", help="a seq2seq checkpoint folder (safetensors); with --expand, a compact one")
     parser.add_argument("out", help="the compact folder to write (with --expand: the fp32 folder)")
     parser.add_argument("--expand", action="store_true", help="dequantize a compact folder into an fp32 checkpoint")
-    parser.add_argument("--shard-mib", type=float, default=SHARD_BYTES / 2**20,
-                        help="largest weight file, MiB (default 15: under the store's 16 MiB per file)")
+    parser.add_argument(
+        "--shard-mib",
+        type=float,
+        default=SHARD_BYTES / 2**20,
+        help="largest weight file, MiB (default 15: under the store's 16 MiB per file)",
+    )
     a = parser.parse_args(argv)
     if a.shard_mib <= 0:
         parser.error(f"--shard-mib {a.shard_mib}: must be positive")

@@ -1,5 +1,6 @@
 """Test-wide settings: nothing may reach the network. Data comes from tests/fixtures (a tiny local
 mirror, so a plain clone passes); tests marked ``full_data`` need ../shared/data and skip without it."""
+
 import hashlib
 import os
 import shutil
@@ -115,11 +116,46 @@ def tiny_topic_checkpoint(tmp_path_factory, data_dir) -> Path:
     root = tmp_path_factory.mktemp("tiny-topic")
     records = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[:8]
     train_file = root / "train.jsonl"
-    train_file.write_text("".join(json.dumps({"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]},
-                                              "target": r["target"], "dataset": "bbc_summary"}) + "\n" for r in records))
-    train(["topic", "--preset", "tiny", "--method", "tag", "--train-file", str(train_file), "--max-steps", "2",
-           "--per-device-train-batch-size", "4", "--output-dir", str(root / "topic-tiny"), "--report-to", "none",
-           "--max-target-length", "16", "--save-strategy", "no", "--dataloader-pin-memory", "false"])
+    train_file.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": r["id"],
+                    "document": r["source"],
+                    "controls": {"topic": r["topic"]},
+                    "target": r["target"],
+                    "dataset": "bbc_summary",
+                }
+            )
+            + "\n"
+            for r in records
+        )
+    )
+    train(
+        [
+            "topic",
+            "--preset",
+            "tiny",
+            "--method",
+            "tag",
+            "--train-file",
+            str(train_file),
+            "--max-steps",
+            "2",
+            "--per-device-train-batch-size",
+            "4",
+            "--output-dir",
+            str(root / "topic-tiny"),
+            "--report-to",
+            "none",
+            "--max-target-length",
+            "16",
+            "--save-strategy",
+            "no",
+            "--dataloader-pin-memory",
+            "false",
+        ]
+    )
     return root / "topic-tiny"
 
 
@@ -135,20 +171,31 @@ def fresh_process_logits(tmp_path):
 
     import torch
 
-    code = ("import sys, torch\n"
-            "from transformers import AutoModelForSeq2SeqLM\n"
-            "m = AutoModelForSeq2SeqLM.from_pretrained(sys.argv[1], trust_remote_code=True).eval()\n"
-            "with torch.no_grad():\n"
-            "    torch.save(m(**torch.load(sys.argv[2])).logits, sys.argv[3])\n"
-            "print(type(m).__module__)\n")
+    code = (
+        "import sys, torch\n"
+        "from transformers import AutoModelForSeq2SeqLM\n"
+        "m = AutoModelForSeq2SeqLM.from_pretrained(sys.argv[1], trust_remote_code=True).eval()\n"
+        "with torch.no_grad():\n"
+        "    torch.save(m(**torch.load(sys.argv[2])).logits, sys.argv[3])\n"
+        "print(type(m).__module__)\n"
+    )
 
     def logits(folder, **inputs):
         torch.save(inputs, tmp_path / "inputs.pt")
-        run = subprocess.run([sys.executable, "-c", code, str(folder), str(tmp_path / "inputs.pt"),
-                              str(tmp_path / "logits.pt")], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                             env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
-                                  # the same threads as this process: fp32 sums in another order differ in the last bit
-                                  "OMP_NUM_THREADS": str(torch.get_num_threads())})
+        run = subprocess.run(
+            [sys.executable, "-c", code, str(folder), str(tmp_path / "inputs.pt"), str(tmp_path / "logits.pt")],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={
+                "HF_HUB_OFFLINE": "1",
+                "PATH": "/usr/bin:/bin",
+                "HOME": str(tmp_path),
+                # the same threads as this process: fp32 sums in another order differ in the last bit
+                "OMP_NUM_THREADS": str(torch.get_num_threads()),
+            },
+        )
         assert run.returncode == 0, run.stderr[-3000:]
         return torch.load(tmp_path / "logits.pt"), run.stdout.strip()
 

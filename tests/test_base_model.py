@@ -1,4 +1,5 @@
 """The MiniLM → BART converter (real weights, seconds), training from it, and bf16 vs fp32."""
+
 import json
 
 import pytest
@@ -18,8 +19,7 @@ def minilm_bart(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def texts():
-    return ["The Bank of England raised rates to 5.25% on Thursday, said Andrew Bailey.",
-            "A short one."]
+    return ["The Bank of England raised rates to 5.25% on Thursday, said Andrew Bailey.", "A short one."]
 
 
 def test_converted_encoder_equals_bert(minilm_bart, texts):
@@ -55,7 +55,12 @@ def test_checkpoint_is_a_standard_bart_with_bart_token_roles(minilm_bart, texts)
     assert set(batch) == {"input_ids", "attention_mask"}  # no token_type_ids: BART's generate refuses them
     ids = tokenizer.convert_tokens_to_ids(["[PAD]", "[CLS]", "[SEP]"])
     c = model.config
-    assert [c.pad_token_id, c.bos_token_id, c.eos_token_id, c.decoder_start_token_id] == [ids[0], ids[1], ids[2], ids[2]]
+    assert [c.pad_token_id, c.bos_token_id, c.eos_token_id, c.decoder_start_token_id] == [
+        ids[0],
+        ids[1],
+        ids[2],
+        ids[2],
+    ]
     assert batch["input_ids"][0, 0] == c.bos_token_id and batch["input_ids"][0, -1] == c.eos_token_id
     assert model.get_input_embeddings().weight.data_ptr() == model.lm_head.weight.data_ptr()  # tied
     # hidden dropout as BERT's; none on attention probabilities, whose per-element masks cost a third of
@@ -78,8 +83,16 @@ def variant_examples(variant: str, data_dir):
     """Four training examples of a variant, from its own data builder where it has one."""
     if variant == "topic":
         rows = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[:4]
-        return [{"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]}, "target": r["target"],
-                 "dataset": "bbc_summary"} for r in rows]
+        return [
+            {
+                "id": r["id"],
+                "document": r["source"],
+                "controls": {"topic": r["topic"]},
+                "target": r["target"],
+                "dataset": "bbc_summary",
+            }
+            for r in rows
+        ]
     if variant == "tdsum":
         from variants.tdsum.data import xsum_examples
 
@@ -90,11 +103,18 @@ def variant_examples(variant: str, data_dir):
         return build_split("cnndm_sample", "val", limit=2)[:4]
     from variants.persona.data import build_simulated  # the bundled simulated readers are its seed-0 ones
 
-    return build_simulated(seed=0, n_readers=10, max_articles={"pool": 150, "train": 6, "val": 2, "test": 10})[0]["train"][:4]
+    return build_simulated(seed=0, n_readers=10, max_articles={"pool": 150, "train": 6, "val": 2, "test": 10})[0][
+        "train"
+    ][:4]
 
 
-BART_VARIANTS = [("topic", "prepend-tag"), ("topic", "emb"), ("tdsum", "tdsum"), ("entity", "sentences"),
-                 ("persona", "history-prefix")]
+BART_VARIANTS = [
+    ("topic", "prepend-tag"),
+    ("topic", "emb"),
+    ("tdsum", "tdsum"),
+    ("entity", "sentences"),
+    ("persona", "history-prefix"),
+]
 
 
 @pytest.mark.parametrize("variant,method", BART_VARIANTS)
@@ -104,9 +124,31 @@ def test_every_bart_variant_trains_from_the_converted_base(variant, method, mini
     train_file = tmp_path / "train.jsonl"
     write_jsonl(train_file, variant_examples(variant, data_dir))
     out = tmp_path / "ck"
-    train([variant, "--method", method, "--base-model", str(minilm_bart), "--train-file", str(train_file),
-           "--max-steps", "2", "--per-device-train-batch-size", "2", "--max-source-length", "64",
-           "--max-target-length", "12", "--report-to", "none", "--save-strategy", "no", "--output-dir", str(out)])
+    train(
+        [
+            variant,
+            "--method",
+            method,
+            "--base-model",
+            str(minilm_bart),
+            "--train-file",
+            str(train_file),
+            "--max-steps",
+            "2",
+            "--per-device-train-batch-size",
+            "2",
+            "--max-source-length",
+            "64",
+            "--max-target-length",
+            "12",
+            "--report-to",
+            "none",
+            "--save-strategy",
+            "no",
+            "--output-dir",
+            str(out),
+        ]
+    )
     record = json.loads((out / "steersum.json").read_text())
     assert (record["variant"], record["method"]) == (variant, method)
     assert record["base_weights"]["license"] == "apache-2.0"  # the card can name where the weights came from
@@ -117,8 +159,9 @@ def test_every_bart_variant_trains_from_the_converted_base(variant, method, mini
     # batches of neighbours in length by default: every variant's features carry the input_ids the sampler sorts by
     assert record["hyperparameters"]["train_sampling_strategy"] == "group_by_length"
 
-    summary = load_summarizer(out).summarize([read_jsonl(train_file)[0]["document"]],
-                                             [read_jsonl(train_file)[0]["controls"]], max_new_tokens=4)
+    summary = load_summarizer(out).summarize(
+        [read_jsonl(train_file)[0]["document"]], [read_jsonl(train_file)[0]["controls"]], max_new_tokens=4
+    )
     assert isinstance(summary[0].text, str)
 
 
@@ -132,10 +175,35 @@ def test_bf16_weights_train_tdsum_whose_inputs_include_floats(minilm_bart, tmp_p
     train_file = tmp_path / "train.jsonl"
     write_jsonl(train_file, variant_examples("tdsum", data_dir))
     out = tmp_path / "ck"
-    train(["tdsum", "--method", "tdsum", "--base-model", str(minilm_bart), "--train-file", str(train_file),
-           "--max-steps", "2", "--per-device-train-batch-size", "2", "--gradient-accumulation-steps", "2",
-           "--max-source-length", "64", "--max-target-length", "12", "--report-to", "none", "--save-strategy", "no",
-           "--bf16-weights", "True", "--output-dir", str(out)])
+    train(
+        [
+            "tdsum",
+            "--method",
+            "tdsum",
+            "--base-model",
+            str(minilm_bart),
+            "--train-file",
+            str(train_file),
+            "--max-steps",
+            "2",
+            "--per-device-train-batch-size",
+            "2",
+            "--gradient-accumulation-steps",
+            "2",
+            "--max-source-length",
+            "64",
+            "--max-target-length",
+            "12",
+            "--report-to",
+            "none",
+            "--save-strategy",
+            "no",
+            "--bf16-weights",
+            "True",
+            "--output-dir",
+            str(out),
+        ]
+    )
     assert json.loads((out / "steersum.json").read_text())["hyperparameters"]["bf16_weights"] is True
     assert {t.dtype for t in load_file(out / "model.safetensors").values()} == {torch.float32}
 
@@ -149,8 +217,14 @@ def test_bf16_and_fp32_pick_the_same_greedy_tokens(minilm_bart, texts):
     tokenizer = AutoTokenizer.from_pretrained(minilm_bart)
     model = AutoModelForSeq2SeqLM.from_pretrained(minilm_bart).eval()
     batch = tokenizer(texts, padding=True, return_tensors="pt")
-    settings = dict(max_new_tokens=8, num_beams=1, do_sample=False, no_repeat_ngram_size=0,
-                    output_scores=True, return_dict_in_generate=True)
+    settings = dict(
+        max_new_tokens=8,
+        num_beams=1,
+        do_sample=False,
+        no_repeat_ngram_size=0,
+        output_scores=True,
+        return_dict_in_generate=True,
+    )
     with torch.no_grad():
         fp32 = model.generate(**batch, **settings)
         with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -166,7 +240,9 @@ def test_verbatim_share_counts_names_and_numbers_copied_from_the_source():
     and the dictionary-less "ufkos"; numbers are rejoined across WordPiece's "5. 25". 6 of 7 are copied."""
     from metrics.quality import summary_facts, verbatim_share
 
-    document = "The Bank of England raised rates to 5.25% on Monday, said Andrew Bailey in London. It added 2,300 jobs."
+    document = (
+        "The Bank of England raised rates to 5.25% on Monday, said Andrew Bailey in London. It added 2,300 jobs."
+    )
     summary = "the bank of england raised rates to 5. 25 %, said andrew bailey and ufkos, 2, 300 jobs."
     assert summary_facts(summary, document) == ["bank", "england", "andrew", "bailey", "ufkos", "5.25", "2,300"]
     assert verbatim_share([summary], [document]) == (6 / 7, 7)

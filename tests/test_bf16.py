@@ -1,4 +1,5 @@
 """Training on a bf16 copy with fp32 master weights (training/bf16.py), on tiny models."""
+
 import pytest
 import torch
 from torch import nn
@@ -47,9 +48,21 @@ def tiny_bart():
     from transformers import BartConfig, BartForConditionalGeneration
 
     torch.manual_seed(0)
-    config = BartConfig(vocab_size=64, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
-                        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
-                        pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
+    config = BartConfig(
+        vocab_size=64,
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=64,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        decoder_start_token_id=2,
+    )
     return BartForConditionalGeneration(config)
 
 
@@ -59,12 +72,25 @@ def train_steps(model, trainer_class, tmp_path, **args):
     from training.seq2seq import collate
 
     torch.manual_seed(1)
-    data = [{"input_ids": torch.randint(3, 64, (12,)).tolist(), "labels": torch.randint(3, 64, (6,)).tolist()}
-            for _ in range(8)]
-    training_args = Seq2SeqTrainingArguments(str(tmp_path), max_steps=2, per_device_train_batch_size=2,
-                                             learning_rate=1e-2, use_cpu=True, report_to=[], save_strategy="no",
-                                             logging_steps=1, remove_unused_columns=False, disable_tqdm=True,
-                                             dataloader_num_workers=0, seed=1, **args)
+    data = [
+        {"input_ids": torch.randint(3, 64, (12,)).tolist(), "labels": torch.randint(3, 64, (6,)).tolist()}
+        for _ in range(8)
+    ]
+    training_args = Seq2SeqTrainingArguments(
+        str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=2,
+        learning_rate=1e-2,
+        use_cpu=True,
+        report_to=[],
+        save_strategy="no",
+        logging_steps=1,
+        remove_unused_columns=False,
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+        seed=1,
+        **args,
+    )
     trainer = trainer_class(model=model, args=training_args, data_collator=collate(1), train_dataset=data)
     trainer.train()
     return trainer
@@ -103,15 +129,20 @@ def test_bf16_weights_and_autocast_exclude_each_other(tiny_bart, tmp_path):
         train_steps(tiny_bart, Bf16WeightsTrainer, tmp_path, bf16=True)
 
 
-@pytest.mark.parametrize("cuda,cuda_bf16,amx,avx512_bf16,expected", [
-    (True, True, True, True, ["--bf16", "True"]),  # a GPU machine decides by its GPU, whatever its CPU has
-    (True, False, True, True, []),
-    (False, False, True, True, ["--optim", "adamw_torch_fused", "--bf16-weights", "True", "--use_cpu", "True"]),
-    # AVX512-BF16 without AMX: autocast (1.39x a fp32 step on a 2-core EPYC), not a bf16 copy
-    (False, False, False, True, ["--optim", "adamw_torch_fused", "--bf16", "True", "--use_cpu", "True"]),
-    (False, False, False, False, ["--optim", "adamw_torch_fused"]),
-])
-def test_the_training_precision_follows_the_device_that_trains(monkeypatch, cuda, cuda_bf16, amx, avx512_bf16, expected):
+@pytest.mark.parametrize(
+    "cuda,cuda_bf16,amx,avx512_bf16,expected",
+    [
+        (True, True, True, True, ["--bf16", "True"]),  # a GPU machine decides by its GPU, whatever its CPU has
+        (True, False, True, True, []),
+        (False, False, True, True, ["--optim", "adamw_torch_fused", "--bf16-weights", "True", "--use_cpu", "True"]),
+        # AVX512-BF16 without AMX: autocast (1.39x a fp32 step on a 2-core EPYC), not a bf16 copy
+        (False, False, False, True, ["--optim", "adamw_torch_fused", "--bf16", "True", "--use_cpu", "True"]),
+        (False, False, False, False, ["--optim", "adamw_torch_fused"]),
+    ],
+)
+def test_the_training_precision_follows_the_device_that_trains(
+    monkeypatch, cuda, cuda_bf16, amx, avx512_bf16, expected
+):
     from training import seq2seq
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
@@ -119,7 +150,8 @@ def test_the_training_precision_follows_the_device_that_trains(monkeypatch, cuda
     monkeypatch.setattr(seq2seq, "cpu_bf16_supported", lambda: amx)
     monkeypatch.setattr(seq2seq, "cpu_autocast_bf16_supported", lambda: avx512_bf16)
     assert seq2seq.default_precision() == {"--bf16": "bf16", "--bf16-weights": "bf16-weights"}.get(
-        next((f for f in expected if f.startswith("--bf16")), None), "fp32")
+        next((f for f in expected if f.startswith("--bf16")), None), "fp32"
+    )
     assert seq2seq.default_training_flags([]) == expected
     # what the user says wins: no precision flag added, and their optimizer kept
     given = seq2seq.default_training_flags(["--bf16=False", "--optim", "adamw_torch"])

@@ -1,12 +1,26 @@
 """CCSBench control metrics: every expected value is computed by hand in the comment beside it."""
+
 import math
 
 import pytest
 import textstat
 
-from metrics.ccs import (BIN_WIDTH, FOCUS, N_LENGTH_BINS, READABILITY, delta_fkgl, fkgl, focus_f1,
-                         keyword_success, length_bin, length_bin_words, length_bins, length_mad,
-                         length_pcc, score_records)
+from metrics.ccs import (
+    BIN_WIDTH,
+    FOCUS,
+    N_LENGTH_BINS,
+    READABILITY,
+    delta_fkgl,
+    fkgl,
+    focus_f1,
+    keyword_success,
+    length_bin,
+    length_bin_words,
+    length_bins,
+    length_mad,
+    length_pcc,
+    score_records,
+)
 from metrics.io import DataError
 from metrics.text import stem
 
@@ -56,9 +70,14 @@ def test_keyword_success_stems_whole_tokens():
     # Porter: "running" -> "run" and "runs" -> "run", so the keyword "runs" is found in "running".
     assert stem("running") == stem("runs") == "run"
     result = keyword_success(
-        ["The model keeps running fast.", "A start is made.", "We report state-of-the-art results.",
-         "A network of neural units."],
-        [["runs", "Model"], ["art"], ["state of the art"], ["neural network"]])
+        [
+            "The model keeps running fast.",
+            "A start is made.",
+            "We report state-of-the-art results.",
+            "A network of neural units.",
+        ],
+        [["runs", "Model"], ["art"], ["state of the art"], ["neural network"]],
+    )
     # "art" is not a token of "start"; "state-of-the-art" gives the tokens state/of/the/art in a row;
     # "neural network" must be contiguous and in order, which "network of neural" is not.
     assert result.found == [[True, True], [False], [True], [False]]
@@ -124,12 +143,16 @@ class StubJudge:
 
 def test_score_records_counts_and_values():
     records = [
-        {"prediction": n_words(40), "controls": {"length": 0, "focus": "conceptual", "readability": "normal"},
-         "references": [n_words(40)]},
-        {"prediction": "Accuracy rose to 91 %.", "controls": {"length": 1, "focus": "empirical",
-                                                             "keywords": ["accuracy", "recall"]}},
-        {"prediction": "The cat sat on the mat.",
-         "controls": {"length": 2, "readability": "high", "keywords": []}},
+        {
+            "prediction": n_words(40),
+            "controls": {"length": 0, "focus": "conceptual", "readability": "normal"},
+            "references": [n_words(40)],
+        },
+        {
+            "prediction": "Accuracy rose to 91 %.",
+            "controls": {"length": 1, "focus": "empirical", "keywords": ["accuracy", "recall"]},
+        },
+        {"prediction": "The cat sat on the mat.", "controls": {"length": 2, "readability": "high", "keywords": []}},
     ]
     result = score_records(records, "x.jsonl", focus_judge=StubJudge())
     corpus = result["corpus"]
@@ -144,28 +167,40 @@ def test_score_records_counts_and_values():
     assert corpus["delta_fkgl"] == pytest.approx(corpus["fkgl_normal"] - corpus["fkgl_high"])
     assert corpus["focus_n"] == 2 and corpus["focus_f1"] == 1.0 and corpus["focus_accuracy"] == 1.0
     assert corpus["rougeL_n"] == 1 and corpus["rougeL"] == 1.0  # identical to its reference
-    assert result["examples"][2] == {"length_requested": 2, "length_produced": 0, "length_abs_error": 2,
-                                     "readability": "high", "fkgl": -1.45}
+    assert result["examples"][2] == {
+        "length_requested": 2,
+        "length_produced": 0,
+        "length_abs_error": 2,
+        "readability": "high",
+        "fkgl": -1.45,
+    }
 
 
 def test_score_records_uses_the_default_classifier():
-    result = score_records([{"prediction": "We propose a novel framework and prove a theorem.",
-                             "controls": {"focus": "conceptual"}}])
+    result = score_records(
+        [{"prediction": "We propose a novel framework and prove a theorem.", "controls": {"focus": "conceptual"}}]
+    )
     assert result["focus_judge"] == "SklearnFocusClassifier"
     assert result["examples"][0]["focus_predicted"] == "conceptual"
 
 
-@pytest.mark.parametrize("controls, message", [
-    ({"length": 5}, "x.jsonl:2: field 'controls.length' is 5; allowed: 0, 1, 2, 3, 4"),
-    ({"length": -1}, "x.jsonl:2: field 'controls.length' is -1; allowed: 0, 1, 2, 3, 4 (bins of 50 words: "
-                     "0 is 0-50 words, 4 is more than 200 words)"),
-    ({"length": "short"}, "x.jsonl:2: controls: field 'length' must be an integer"),
-    ({"readability": "easy"}, "x.jsonl:2: field 'controls.readability' is 'easy'; allowed: 'normal', 'high'"),
-    ({"focus": "high"}, "x.jsonl:2: field 'controls.focus' is 'high'; allowed: 'conceptual', 'empirical'"),
-    ({"lenght": 1}, "x.jsonl:2: unknown control(s) ['lenght'] in 'controls'; allowed: length, keywords"),
-    ({"keywords": "cat"}, "x.jsonl:2: controls: field 'keywords' must be a list"),
-    ({"keywords": ["?!"]}, "x.jsonl:2: field 'controls.keywords' holds '?!'"),
-])
+@pytest.mark.parametrize(
+    "controls, message",
+    [
+        ({"length": 5}, "x.jsonl:2: field 'controls.length' is 5; allowed: 0, 1, 2, 3, 4"),
+        (
+            {"length": -1},
+            "x.jsonl:2: field 'controls.length' is -1; allowed: 0, 1, 2, 3, 4 (bins of 50 words: "
+            "0 is 0-50 words, 4 is more than 200 words)",
+        ),
+        ({"length": "short"}, "x.jsonl:2: controls: field 'length' must be an integer"),
+        ({"readability": "easy"}, "x.jsonl:2: field 'controls.readability' is 'easy'; allowed: 'normal', 'high'"),
+        ({"focus": "high"}, "x.jsonl:2: field 'controls.focus' is 'high'; allowed: 'conceptual', 'empirical'"),
+        ({"lenght": 1}, "x.jsonl:2: unknown control(s) ['lenght'] in 'controls'; allowed: length, keywords"),
+        ({"keywords": "cat"}, "x.jsonl:2: controls: field 'keywords' must be a list"),
+        ({"keywords": ["?!"]}, "x.jsonl:2: field 'controls.keywords' holds '?!'"),
+    ],
+)
 def test_bad_controls_name_the_value_and_the_allowed_ones(controls, message):
     records = [{"prediction": "fine", "controls": {}}, {"prediction": "bad", "controls": controls}]
     with pytest.raises(DataError) as err:
@@ -177,8 +212,14 @@ def test_records_without_controls_give_nulls_not_errors():
     corpus = score_records([{"prediction": "a summary", "controls": {}}])["corpus"]
     assert corpus["n"] == 1
     counts = {k: v for k, v in corpus.items() if k.endswith("_n") or k.startswith("readability_n")}
-    assert counts == {"length_n": 0, "keywords_n": 0, "readability_n_normal": 0, "readability_n_high": 0,
-                      "focus_n": 0, "rougeL_n": 0}
+    assert counts == {
+        "length_n": 0,
+        "keywords_n": 0,
+        "readability_n_normal": 0,
+        "readability_n_high": 0,
+        "focus_n": 0,
+        "rougeL_n": 0,
+    }
     for name in ("length_mad", "length_pcc", "keyword_sr", "delta_fkgl", "focus_f1", "rougeL"):
         assert corpus[name] is None, name
 

@@ -3,9 +3,9 @@ controlled extractive baseline, live scores, the control-labelled data builder, 
 Flan-T5 architecture with a LoRA adapter (only the adapter trains; saved, reloaded both peft ways
 with identical logits; merged = unmerged; exported as an adapter whose card snippet runs).
 The metric functions themselves are tested in tests/test_ccs.py."""
+
 import itertools
 import json
-import os
 import random
 import re
 import subprocess
@@ -15,27 +15,38 @@ from pathlib import Path
 import pytest
 import torch
 
+import variants.ccs as ccs_module
 from metrics.ccs import delta_fkgl, length_bins, length_pcc
 from metrics.io import read_jsonl
 from metrics.text import sentences
-import variants.ccs as ccs_module
-from variants.ccs.data import Labeller, build_source, build_test_set, examples_for, read_pairs
 from variants import ControlError, get_variant
-from variants.ccs import (EXAMPLE_DOCUMENT, CCSVariant, content_keywords, controlled_extract, group_metrics,
-                          missing_keywords, paper_metrics)
+from variants.ccs import (
+    EXAMPLE_DOCUMENT,
+    CCSVariant,
+    content_keywords,
+    controlled_extract,
+    group_metrics,
+    missing_keywords,
+    paper_metrics,
+)
+from variants.ccs.data import Labeller, build_source, build_test_set, examples_for, read_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTROL_ORDER = ("length", "keywords", "readability", "focus")
 FULL = {"length": 1, "keywords": ["multi-scale", "recall"], "readability": "high", "focus": "conceptual"}
 # The paper's own focus examples (App. B.2): the same CRF study written empirical- and conceptual-focused.
-EMPIRICAL = ("This study evaluates the performance of a modified CRF-based POS tagging system for Manipuri, incorporating "
-             "new features and the Reduplicated Multiword Expression (RMWE) feature. The experiment shows that the new "
-             "CRF system achieves a Recall of 78.22%, Precision of 73.15%, and F-measure of 75.60%. With the inclusion "
-             "of RMWE as a feature, the results improve to a Recall of 80.20%, Precision of 74.31%, and F-measure of 77.14%.")
-CONCEPTUAL = ("This paper provides an in-depth overview of the updated feature selection approach in CRF for Manipuri POS "
-              "tagging. It highlights the significance of optimal feature selection in enhancing CRF performance and "
-              "discusses the introduction of new features, including the Reduplicated Multiword Expression (RMWE), which "
-              "is crucial for accurately tagging Manipuri language POS due to its rich occurrence of RMWE.")
+EMPIRICAL = (
+    "This study evaluates the performance of a modified CRF-based POS tagging system for Manipuri, incorporating "
+    "new features and the Reduplicated Multiword Expression (RMWE) feature. The experiment shows that the new "
+    "CRF system achieves a Recall of 78.22%, Precision of 73.15%, and F-measure of 75.60%. With the inclusion "
+    "of RMWE as a feature, the results improve to a Recall of 80.20%, Precision of 74.31%, and F-measure of 77.14%."
+)
+CONCEPTUAL = (
+    "This paper provides an in-depth overview of the updated feature selection approach in CRF for Manipuri POS "
+    "tagging. It highlights the significance of optimal feature selection in enhancing CRF performance and "
+    "discusses the introduction of new features, including the Reduplicated Multiword Expression (RMWE), which "
+    "is crucial for accurately tagging Manipuri language POS due to its rich occurrence of RMWE."
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,20 +59,30 @@ def test_full_prompt_is_the_papers_attribute_lines_then_the_document(ccs):
     prepared = ccs.prepare(EXAMPLE_DOCUMENT, ccs.validate(FULL), "lora")
     # App. C.4's control block: Length as a word range, quoted keywords, Readability, and the focus as
     # "Empirical Focus Level" (conceptual = low, Sec. 3.1).
-    assert prepared.text == ("Summarize the document.\nLength: 51-100 words\nKeywords: \"multi-scale\", \"recall\"\n"
-                             "Readability: high\nEmpirical Focus Level: low\nDocument: " + EXAMPLE_DOCUMENT)
+    assert prepared.text == (
+        'Summarize the document.\nLength: 51-100 words\nKeywords: "multi-scale", "recall"\n'
+        "Readability: high\nEmpirical Focus Level: low\nDocument: " + EXAMPLE_DOCUMENT
+    )
     assert prepared.extra == {} and prepared.notices == []
     assert ccs.prepare(EXAMPLE_DOCUMENT, FULL, "prompt").text == prepared.text  # one prompt for both methods
 
 
-@pytest.mark.parametrize("subset", [s for n in range(5) for s in itertools.combinations(CONTROL_ORDER, n)],
-                         ids=lambda s: "+".join(s) or "none")
+@pytest.mark.parametrize(
+    "subset",
+    [s for n in range(5) for s in itertools.combinations(CONTROL_ORDER, n)],
+    ids=lambda s: "+".join(s) or "none",
+)
 def test_every_control_subset_builds_a_valid_prompt(ccs, subset):
     controls = ccs.validate({name: FULL[name] for name in subset})
     lines = ccs.prepare(EXAMPLE_DOCUMENT, controls, "lora").text.split("\n")
     assert lines[0] == "Summarize the document." and lines[-1] == f"Document: {EXAMPLE_DOCUMENT}"
     attributes = [line.split(": ", 1) for line in lines[1:-1]]
-    names = {"Length": "length", "Keywords": "keywords", "Readability": "readability", "Empirical Focus Level": "focus"}
+    names = {
+        "Length": "length",
+        "Keywords": "keywords",
+        "Readability": "readability",
+        "Empirical Focus Level": "focus",
+    }
     assert [names[a] for a, _ in attributes] == list(subset)  # exactly the requested ones, in the paper's order
     assert all(value.strip() for _, value in attributes)
 
@@ -97,8 +118,9 @@ def test_keywords_absent_from_the_document_are_allowed_and_scored(ccs):
 # --- live scores ------------------------------------------------------------------------------
 def test_scores_by_hand(ccs):
     summary = "The experiment shows that the new CRF system achieves a recall of 78.22%."
-    controls = ccs.validate({"length": 1, "keywords": ["recalls", "precision"], "readability": "normal",
-                             "focus": "empirical"})
+    controls = ccs.validate(
+        {"length": 1, "keywords": ["recalls", "precision"], "readability": "normal", "focus": "empirical"}
+    )
     scores = ccs.score(summary, EXAMPLE_DOCUMENT, controls, reference="The new CRF system achieves a recall.")
     # 13 whitespace words: bin 0, one bin below the requested bin 1.
     assert (scores["length_hit"].value, scores["length_error"].value) == (0.0, 1.0)
@@ -112,14 +134,19 @@ def test_scores_by_hand(ccs):
     # summary: P = 7/14, R = 7/7, F1 = 2 * 0.5 * 1 / 1.5 = 2/3.
     assert scores["rougeL"].value == pytest.approx(2 / 3, abs=1e-6)
     assert all(score.meaning for score in scores.values())
-    assert ccs.evidence("Recalls rose; multi-scale windows helped.", {"keywords": ["recall", "multi-scale"]}) == \
-        ["Recalls", "multi", "scale"]
+    assert ccs.evidence("Recalls rose; multi-scale windows helped.", {"keywords": ["recall", "multi-scale"]}) == [
+        "Recalls",
+        "multi",
+        "scale",
+    ]
 
 
 def test_paper_metrics_per_composition_by_hand():
-    rows = [{"controls": {"length": 0}, "summary": "short " * 10, "rougeL": 0.2},
-            {"controls": {"length": 1}, "summary": "long " * 60, "rougeL": 0.4},
-            {"controls": {"length": 1, "readability": "high"}, "summary": "Cats sit. Dogs run.", "rougeL": None}]
+    rows = [
+        {"controls": {"length": 0}, "summary": "short " * 10, "rougeL": 0.2},
+        {"controls": {"length": 1}, "summary": "long " * 60, "rougeL": 0.4},
+        {"controls": {"length": 1, "readability": "high"}, "summary": "Cats sit. Dogs run.", "rougeL": None},
+    ]
     metrics = paper_metrics(rows)
     assert set(metrics) == {"all", "length", "length+readability"}
     # Requested bins 0, 1, 1; produced 0 (10 words), 1 (60 words), 0 (4 words): MAD = (0 + 0 + 1) / 3.
@@ -133,8 +160,10 @@ def test_evaluation_report_carries_the_papers_corpus_columns_and_each_compositio
     from training.evaluate import evaluate
 
     records = ccs.test_examples(6)
-    records = [{**r, "controls": {k: r["controls"][k] for k in keys}} for r, keys in
-               zip(records, itertools.cycle([("length",), ("length", "keywords"), ("readability", "focus")]))]
+    records = [
+        {**r, "controls": {k: r["controls"][k] for k in keys}}
+        for r, keys in zip(records, itertools.cycle([("length",), ("length", "keywords"), ("readability", "focus")]))
+    ]
     report = evaluate(ccs.baseline(), records, "test.jsonl", batch_size=3)
     expected = paper_metrics(report["examples"])
     for name in ("length_pcc", "delta_fkgl", "focus_f1"):  # Table 4 columns that are not per-example means
@@ -168,8 +197,10 @@ def test_data_builder_labels_match_hand_checked_examples():
     # them on either side. 67 and 59 words: both bin 1 (51-100 words).
     labeller = Labeller(idf={}, fkgl_median=15.0)
     document = EMPIRICAL + " " + CONCEPTUAL
-    pairs = [{"id": "e", "document": document, "reference": EMPIRICAL, "focus": "empirical"},
-             {"id": "c", "document": document, "reference": CONCEPTUAL}]
+    pairs = [
+        {"id": "e", "document": document, "reference": EMPIRICAL, "focus": "empirical"},
+        {"id": "c", "document": document, "reference": CONCEPTUAL},
+    ]
     empirical, conceptual = labeller.attributes(pairs, random.Random(0))
     assert (empirical["length"], empirical["readability"], empirical["focus"]) == (1, "high", "empirical")
     assert (conceptual["length"], conceptual["readability"]) == (1, "normal")
@@ -178,7 +209,11 @@ def test_data_builder_labels_match_hand_checked_examples():
     # 1 x 3.0 = 3, "rmwe" 2 x 1.0 = 2, "improves" 1 x 0.5 (stem "improv", as the document's "improve");
     # "rise" 1 x 0.5 is not in the document.
     labeller.idf = {"rmwe": 1.0, "recall": 2.0, "precision": 3.0, "improves": 0.5, "rise": 0.5}
-    short = {"id": "s", "document": document, "reference": "RMWE improves recall; recall and precision rise with RMWE."}
+    short = {
+        "id": "s",
+        "document": document,
+        "reference": "RMWE improves recall; recall and precision rise with RMWE.",
+    }
     assert labeller.keywords(short, 3) == ["recall", "precision", "rmwe"]
     assert labeller.keywords(short, 5) == ["recall", "precision", "rmwe", "improves"]
     # Given keywords (CTRLsum's oracle words) are kept when in both texts, dropped otherwise.
@@ -196,12 +231,17 @@ def test_focus_training_targets_are_the_cue_rule_parts_never_the_judges_labels(m
 
     monkeypatch.setattr(metrics.focus, "default_focus_classifier", no_judge)
     built = build_source("scitldr", limit=8)
-    parts = {f"{r['id']}-{label}": text for r in load_source("scitldr", "train")[:8]
-             for label, text in focus_parts(r["source_sentences"]).items()}
+    parts = {
+        f"{r['id']}-{label}": text
+        for r in load_source("scitldr", "train")[:8]
+        for label, text in focus_parts(r["source_sentences"]).items()
+    }
     focused = [e for e in built["train"] if "focus" in e["controls"]]
     assert focused and {e["id"].rsplit("-", 1)[0] for e in focused} <= set(parts)
     for e in focused:  # the target is the part the focus names, and only such targets carry a focus
-        assert e["target"] == parts[e["id"].rsplit("-", 1)[0]] and e["id"].rsplit("-", 1)[0].endswith(e["controls"]["focus"])
+        assert e["target"] == parts[e["id"].rsplit("-", 1)[0]] and e["id"].rsplit("-", 1)[0].endswith(
+            e["controls"]["focus"]
+        )
 
 
 def test_long_repeats_repeat_only_train_examples_asking_past_bin_0():
@@ -247,6 +287,7 @@ def test_builder_is_deterministic_and_splits_macsum_by_document(tmp_path, capsys
 @pytest.fixture(scope="module")
 def test_set():
     from conftest import whole_mirror
+
     from variants import sources
 
     sources.set_data_dir(whole_mirror())
@@ -285,6 +326,7 @@ def test_focus_targets_are_the_abstracts_two_parts_not_the_judges_labels(test_se
 
     import metrics.ccs
     import metrics.focus
+
     for module in (metrics.focus, metrics.ccs, ccs_module):  # everywhere the judge is reachable from
         monkeypatch.setattr(module, "default_focus_classifier", no_judge)
     assert build_test_set()[:8] == test_set[:8]
@@ -294,13 +336,26 @@ def test_focus_targets_are_the_abstracts_two_parts_not_the_judges_labels(test_se
 
 def test_baseline_obeys_readability_better_than_when_blind_to_it_and_leaves_focus_alone(test_set):
     sample = test_set[:200]
-    blind = [controlled_extract(e["document"], {k: e["controls"][k] for k in ("length", "keywords")})[0] for e in sample]
-    baseline = [s.text for s in CCSVariant().baseline().summarize([e["document"] for e in sample],
-                                                                     [e["controls"] for e in sample])]
+    blind = [
+        controlled_extract(e["document"], {k: e["controls"][k] for k in ("length", "keywords")})[0] for e in sample
+    ]
+    baseline = [
+        s.text
+        for s in CCSVariant().baseline().summarize([e["document"] for e in sample], [e["controls"] for e in sample])
+    ]
     variant = CCSVariant()  # rows as evaluate() writes them: each summary's scores against its document
-    rows = lambda texts: [{"summary": t, "controls": e["controls"], "rougeL": None,  # noqa: E731
-                           **{n: v.value for n, v in variant.score(t, e["document"], e["controls"]).items()}}
-                          for t, e in zip(texts, sample)]
+
+    def rows(texts):
+        return [
+            {
+                "summary": t,
+                "controls": e["controls"],
+                "rougeL": None,
+                **{n: v.value for n, v in variant.score(t, e["document"], e["controls"]).items()},
+            }
+            for t, e in zip(texts, sample)
+        ]
+
     blind_metrics, baseline_metrics = group_metrics(rows(blind)), group_metrics(rows(baseline))
     # common words, not FKGL, rank the sentences: 0.562 on these 200 (docs/log.md)
     assert blind_metrics["delta_fkgl"] == pytest.approx(0.0, abs=1e-9) and baseline_metrics["delta_fkgl"] > 0.3
@@ -312,16 +367,21 @@ def test_baseline_obeys_readability_better_than_when_blind_to_it_and_leaves_focu
 
 # --- LoRA on a tiny random Flan-T5 ----------------------------------------------------------------
 def _batch(tokenizer):
-    return tokenizer(["Summarize the document.\nLength: 0-50 words\nDocument: We propose a tagger."],
-                     text_target=["A tagger."], return_tensors="pt")
+    return tokenizer(
+        ["Summarize the document.\nLength: 0-50 words\nDocument: We propose a tagger."],
+        text_target=["A tagger."],
+        return_tensors="pt",
+    )
 
 
 def test_only_lora_parameters_change_in_training(tmp_path, capsys):
-    from variants.ccs.train import Arguments, build
     from training.seq2seq import DataArguments
+    from variants.ccs.train import Arguments, build
 
     (tmp_path / "train.jsonl").write_text("{}\n")
-    model, tokenizer, run = build(Arguments(lora_r=4), DataArguments(train_file=str(tmp_path / "train.jsonl"), preset="tiny"))
+    model, tokenizer, run = build(
+        Arguments(lora_r=4), DataArguments(train_file=str(tmp_path / "train.jsonl"), preset="tiny")
+    )
     trainable = {name for name, p in model.named_parameters() if p.requires_grad}
     assert trainable and all("lora_" in name for name in trainable)
     # T5's q and v projections only (peft's default for T5), A and B for each: 2 layers x (encoder self,
@@ -349,13 +409,49 @@ def checkpoint(tmp_path_factory, data_dir):
     root = tmp_path_factory.mktemp("ccs")
     rows = read_jsonl(data_dir / "scitldr" / "dev.jsonl")[:8]
     data = root / "train.jsonl"
-    data.write_text("".join(json.dumps({"id": r["id"], "document": r["source"], "target": r["targets"][0],
-                                        "controls": {"length": 0, "readability": "high"}, "dataset": "scitldr"}) + "\n"
-                            for r in rows))
-    training_main(["ccs", "--preset", "tiny", "--train-file", str(data), "--output-dir", str(root / "lora"),
-                   "--max-steps", "3", "--learning-rate", "0.05", "--per-device-train-batch-size", "4",
-                   "--max-target-length", "16", "--max-source-length", "256", "--lora-target-modules", "q,k,v,o",
-                   "--report-to", "none", "--save-strategy", "no", "--merge"])
+    data.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": r["id"],
+                    "document": r["source"],
+                    "target": r["targets"][0],
+                    "controls": {"length": 0, "readability": "high"},
+                    "dataset": "scitldr",
+                }
+            )
+            + "\n"
+            for r in rows
+        )
+    )
+    training_main(
+        [
+            "ccs",
+            "--preset",
+            "tiny",
+            "--train-file",
+            str(data),
+            "--output-dir",
+            str(root / "lora"),
+            "--max-steps",
+            "3",
+            "--learning-rate",
+            "0.05",
+            "--per-device-train-batch-size",
+            "4",
+            "--max-target-length",
+            "16",
+            "--max-source-length",
+            "256",
+            "--lora-target-modules",
+            "q,k,v,o",
+            "--report-to",
+            "none",
+            "--save-strategy",
+            "no",
+            "--merge",
+        ]
+    )
     return root / "lora"
 
 
@@ -380,7 +476,9 @@ def test_adapter_reloads_both_peft_ways_with_identical_logits_and_merges(checkpo
 
     tokenizer = AutoTokenizer.from_pretrained(checkpoint)
     auto = _logits(AutoPeftModelForSeq2SeqLM.from_pretrained(checkpoint), tokenizer)  # base from the local folder
-    explicit = _logits(PeftModel.from_pretrained(AutoModelForSeq2SeqLM.from_pretrained(base_dir), checkpoint), tokenizer)
+    explicit = _logits(
+        PeftModel.from_pretrained(AutoModelForSeq2SeqLM.from_pretrained(base_dir), checkpoint), tokenizer
+    )
     assert torch.equal(auto, explicit)
     adapter_effect = (auto - _logits(AutoModelForSeq2SeqLM.from_pretrained(base_dir), tokenizer)).abs().max()
     assert adapter_effect > 1e-2  # the trained adapter changes the output
@@ -397,27 +495,36 @@ def test_variant_loads_the_adapter_and_the_merged_model(checkpoint, data_dir):
     for folder in (checkpoint, checkpoint / "merged"):
         summarizer = load_summarizer(folder)
         assert summarizer.variant.id == "ccs" and summarizer.method == "lora"
-        [summary] = summarizer.summarize([document], [{"length": 0, "keywords": ["banana"]}], max_new_tokens=4, num_beams=1)
+        [summary] = summarizer.summarize(
+            [document], [{"length": 0, "keywords": ["banana"]}], max_new_tokens=4, num_beams=1
+        )
         assert isinstance(summary.text, str) and any("banana" in notice for notice in summary.notices)
 
 
 def test_export_as_an_adapter_whose_card_snippet_runs(checkpoint, tmp_path, monkeypatch):
+    from conftest import add_to_cache
     from huggingface_hub import ModelCard
-
-    from hub_cards.export import export_checkpoint
 
     # The tiny base is a local folder: the export needs the Hub id it would have, found in the local cache
     # (tests/test_publishing.py).
     from huggingface_hub import constants as hub_constants
 
-    from conftest import add_to_cache
+    from hub_cards.export import export_checkpoint
 
     add_to_cache(tmp_path / "hub-cache", "org/tiny-t5", checkpoint / "tiny-preset-base")
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
     out = export_checkpoint(checkpoint, tmp_path / "repo", repo_id="org/ccs-lora-tiny", base_model="org/tiny-t5")
     names = {p.name for p in out.iterdir()}
-    assert {"adapter_config.json", "adapter_model.safetensors", "tokenizer.json", "steersum.json", "README.md"} <= names
-    assert "model.safetensors" not in names and "merged" not in names  # the adapter alone; merged/ is its own checkpoint
+    assert {
+        "adapter_config.json",
+        "adapter_model.safetensors",
+        "tokenizer.json",
+        "steersum.json",
+        "README.md",
+    } <= names
+    assert (
+        "model.safetensors" not in names and "merged" not in names
+    )  # the adapter alone; merged/ is its own checkpoint
     card = ModelCard.load(out / "README.md")
     assert card.data.library_name == "peft" and {"peft", "lora", "steersum-ccs"} <= set(card.data.tags)
     text = card.text
@@ -430,6 +537,8 @@ def test_export_as_an_adapter_whose_card_snippet_runs(checkpoint, tmp_path, monk
     adapter["base_model_name_or_path"] = str(checkpoint / "tiny-preset-base")  # offline stand-in for org/tiny-t5
     (out / "adapter_config.json").write_text(json.dumps(adapter))
     env = {"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}  # transformers + peft, no SteerSum
-    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.count("\n") == 1  # the summary

@@ -1,6 +1,7 @@
 """Hard constraints of the decoder (variants/constraints.py) on tiny random models: the word count lands
 in the asked bounds, a keyword's tokens gain probability until it is written, and CCS's controls map
 to the bins of its metric."""
+
 import math
 from pathlib import Path
 
@@ -10,14 +11,22 @@ from transformers import BartForConditionalGeneration, T5ForConditionalGeneratio
 
 from metrics.ccs import length_bin
 from variants import get_variant
-from variants.constraints import (HardConstraints, KeywordBiasLogitsProcessor, constraint_kwargs, missing,
-                                  token_budget, tokens_per_word)
+from variants.constraints import (
+    HardConstraints,
+    KeywordBiasLogitsProcessor,
+    constraint_kwargs,
+    missing,
+    token_budget,
+    tokens_per_word,
+)
 from variants.presets import tiny_bart_config, tiny_t5_config, tiny_t5_tokenizer, tiny_tokenizer
 from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer
 
 WORDPIECE = Path(__file__).resolve().parents[1] / "store" / "models" / "general"  # MiniLM's tokenizer, as stored
-DOCS = ["Shares in the bank rose after it said profits grew. Investors welcomed the news from London.",
-        "The film won an award at the festival. Its director thanked the cast and the city of Cannes."]
+DOCS = [
+    "Shares in the bank rose after it said profits grew. Investors welcomed the news from London.",
+    "The film won an award at the festival. Its director thanked the cast and the city of Cannes.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +82,9 @@ def test_a_missing_keyword_gains_probability_and_loses_the_bias_once_written(bar
     scores = torch.zeros(1, len(tokenizer))
     before = torch.tensor([[2, 0] + tokenizer(" Shares rose", add_special_tokens=False)["input_ids"]])
     biased = processor(before, scores.clone()).softmax(-1)
-    assert biased[0, first] > 40 * scores.softmax(-1)[0, first]  # e^4 ≈ 55 times the odds, a little less after normalizing
+    assert (
+        biased[0, first] > 40 * scores.softmax(-1)[0, first]
+    )  # e^4 ≈ 55 times the odds, a little less after normalizing
     after = torch.tensor([[2, 0] + tokenizer(" profits rose", add_special_tokens=False)["input_ids"]])
     assert torch.equal(processor(after, scores.clone()), scores)
 
@@ -83,9 +94,13 @@ def test_the_document_sentence_that_holds_a_keyword_draws_the_summary_to_it(bart
     sentence starts, and where the summary is copying it, the sentence's next token up to the keyword."""
     model, tokenizer = bart
     document = "Profits rose. The festival drew large crowds to the city. Crowds are large."
-    processor = KeywordBiasLogitsProcessor(tokenizer, [HardConstraints(keywords=("crowds",))], bias=4.0,
-                                           documents=[document])
-    ids = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]
+    processor = KeywordBiasLogitsProcessor(
+        tokenizer, [HardConstraints(keywords=("crowds",))], bias=4.0, documents=[document]
+    )
+
+    def ids(text):
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
     scores = torch.zeros(1, len(tokenizer))
     at_start = processor(torch.tensor([[2, 0] + ids(" Profits rose.")]), scores.clone())
     assert at_start[0, ids(" The")[0]] == 4.0  # the first held sentence's first token
@@ -106,8 +121,9 @@ def test_preferred_sentences_are_biased_along_their_path(bart):
     model, tokenizer = bart
     document = "Profits rose sharply. The festival drew large crowds to the city."
     last = lambda sents: sents[-1:]  # noqa: E731 - the rule: the document's last sentence
-    processor = SentencePathLogitsProcessor(tokenizer, [HardConstraints(prefer=last, prefer_bias=2.5),
-                                                        HardConstraints()], [document, document])
+    processor = SentencePathLogitsProcessor(
+        tokenizer, [HardConstraints(prefer=last, prefer_bias=2.5), HardConstraints()], [document, document]
+    )
     ids = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
     scores = torch.zeros(2, len(tokenizer))
     at_start = processor(torch.tensor([[2, 0] + ids(" Shares fell."), [2, 0] + ids(" Shares fell.")]), scores.clone())
@@ -120,9 +136,12 @@ def test_preferred_sentences_are_biased_along_their_path(bart):
 def test_ccs_prefers_the_common_worded_sentences_for_high_readability_and_nothing_for_a_focus():
     from variants.ccs.preference import commonness, preferred_sentences, sentence_rank
 
-    sents = ["We propose a new method for learning.", "It is simple and works well.",
-             "Our experiments on ten datasets show gains of five points over strong baselines in every setting.",
-             "The heteroscedastic posterior factorizes."]
+    sents = [
+        "We propose a new method for learning.",
+        "It is simple and works well.",
+        "Our experiments on ten datasets show gains of five points over strong baselines in every setting.",
+        "The heteroscedastic posterior factorizes.",
+    ]
     common = commonness(sents)
     # "It is simple and works well": every word common (Zipf >= 4); "heteroscedastic posterior factorizes":
     # of its four words only "the" is
@@ -144,9 +163,11 @@ def test_ccs_rules_read_no_metric_part(monkeypatch):
     import metrics.focus
 
     ccs = get_variant("ccs")
-    document = ("We propose a new framework for learning sparse codes. It is simple and works well. Our experiments "
-                "on ten datasets show gains of five points over strong baselines. The heteroscedastic posterior "
-                "factorizes into conjugate parts. Results hold across seeds.")
+    document = (
+        "We propose a new framework for learning sparse codes. It is simple and works well. Our experiments "
+        "on ten datasets show gains of five points over strong baselines. The heteroscedastic posterior "
+        "factorizes into conjugate parts. Results hold across seeds."
+    )
     controls = {"length": 0, "keywords": ["codes"], "readability": "high", "focus": "empirical"}
     from metrics.text import sentences
 
@@ -155,8 +176,12 @@ def test_ccs_rules_read_no_metric_part(monkeypatch):
     def swapped(*args, **kwargs):
         raise AssertionError("a decoding rule or the baseline read a metric's part")
 
-    for module, name in ((metrics.ccs, "fkgl"), (metrics.focus, "default_focus_classifier"),
-                         (metrics.focus, "rule_focus"), (metrics.focus, "position_parts")):
+    for module, name in (
+        (metrics.ccs, "fkgl"),
+        (metrics.focus, "default_focus_classifier"),
+        (metrics.focus, "rule_focus"),
+        (metrics.focus, "position_parts"),
+    ):
         monkeypatch.setattr(module, name, swapped)
     import variants.ccs as ccs_module
 
@@ -205,8 +230,9 @@ def test_a_ccs_summarizer_obeys_the_bin_with_constraints_on():
     tokenizer = tiny_t5_tokenizer()
     torch.manual_seed(0)
     model = T5ForConditionalGeneration(tiny_t5_config(tokenizer, initializer_factor=3.0)).eval()
-    summarizer = Seq2SeqSummarizer(get_variant("ccs"), "tiny", "prompt", model, tokenizer, None,
-                                   {"max_target_length": 16, "num_beams": 2})
+    summarizer = Seq2SeqSummarizer(
+        get_variant("ccs"), "tiny", "prompt", model, tokenizer, None, {"max_target_length": 16, "num_beams": 2}
+    )
     controls = [{"length": 1, "keywords": ["bank"]}, {"length": 0, "keywords": ["festival"]}]
     settings = GenerationSettings(num_beams=2, max_new_tokens=16, constraints=True)
     summaries = summarizer.summarize(DOCS, controls, settings=settings)

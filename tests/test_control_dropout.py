@@ -1,5 +1,6 @@
 """Control dropout in training (training/seq2seq.py): a seeded share of the examples is given as the
 variant's control-free input, so classifier-free guidance contrasts with an input the model knows."""
+
 import json
 import math
 
@@ -43,8 +44,10 @@ def test_the_flag_defaults_to_0_15_and_refuses_a_share_of_1(tmp_path):
 def test_dropped_examples_get_the_control_free_input_and_0_leaves_the_data_unchanged(tmp_path):
     variant, tokenizer = get_variant("topic"), tiny_tokenizer()
     add_control_tokens(tokenizer, _Embeddings(), SPECIAL_TOKENS)
-    records = [{"document": f"{DOCUMENT} Item {i}.", "controls": {"topic": "business"}, "target": "Profits grew."}
-               for i in range(200)]
+    records = [
+        {"document": f"{DOCUMENT} Item {i}.", "controls": {"topic": "business"}, "target": "Profits grew."}
+        for i in range(200)
+    ]
     data = args(tmp_path)
     plain = features(variant, records, "prepend", None, tokenizer, data)
     assert features(variant, records, "prepend", None, tokenizer, data, 0.0, seed=7) == plain
@@ -60,7 +63,7 @@ class _Embeddings:
     """Enough of a model for add_control_tokens (its table is already big enough)."""
 
     def get_input_embeddings(self):
-        return type("E", (), {"num_embeddings": 10 ** 6})()
+        return type("E", (), {"num_embeddings": 10**6})()
 
 
 def test_a_trained_checkpoint_records_its_control_dropout(tiny_topic_checkpoint):

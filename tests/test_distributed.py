@@ -1,6 +1,7 @@
 """Training on many processes (training/distributed.py): two CPU processes under ``torchrun`` train as one
 process with the doubled batch, a launch that asked for two and got one stops saying why, and no
 architecture leaves a trainable weight out of a step (DDP runs without searching for unused ones)."""
+
 import json
 import os
 import subprocess
@@ -21,11 +22,38 @@ SEED, CONTROL_DROPOUT, STEPS, PER_DEVICE, TARGET_TOKENS = 0, 0.4, 3, 2, 8
 # gradients, so two processes equal one with both batches only when each holds as many target tokens:
 # every target is cut to TARGET_TOKENS. The tiny presets and --adapter-dropout 0 draw no dropout masks,
 # and control dropout is drawn per example from --seed, the same in every process.
-SHARED = ["--max-steps", str(STEPS), "--max-train-samples", str(2 * PER_DEVICE * 2), "--max-source-length", "64",
-          "--max-target-length", str(TARGET_TOKENS), "--learning-rate", "1e-3", "--warmup-steps", "0",
-          "--lr-scheduler-type", "constant", "--train-sampling-strategy", "sequential", "--logging-steps", "1",
-          "--save-strategy", "steps", "--save-steps", str(STEPS), "--seed", str(SEED), "--report-to", "none",
-          "--control-dropout", str(CONTROL_DROPOUT), "--dataloader-pin-memory", "false"]
+SHARED = [
+    "--max-steps",
+    str(STEPS),
+    "--max-train-samples",
+    str(2 * PER_DEVICE * 2),
+    "--max-source-length",
+    "64",
+    "--max-target-length",
+    str(TARGET_TOKENS),
+    "--learning-rate",
+    "1e-3",
+    "--warmup-steps",
+    "0",
+    "--lr-scheduler-type",
+    "constant",
+    "--train-sampling-strategy",
+    "sequential",
+    "--logging-steps",
+    "1",
+    "--save-strategy",
+    "steps",
+    "--save-steps",
+    str(STEPS),
+    "--seed",
+    str(SEED),
+    "--report-to",
+    "none",
+    "--control-dropout",
+    str(CONTROL_DROPOUT),
+    "--dataloader-pin-memory",
+    "false",
+]
 
 
 def launch(*command: str) -> subprocess.CompletedProcess:
@@ -36,15 +64,37 @@ def launch(*command: str) -> subprocess.CompletedProcess:
 
 def torchrun(*training_args: str) -> subprocess.CompletedProcess:
     # --standalone: a free local port, so runs side by side (pytest-xdist) never meet
-    return launch(sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-                  "-m", "training", *training_args)
+    return launch(
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "training",
+        *training_args,
+    )
 
 
 def write_examples(path, controls, lead: str = "") -> str:
     """The first eight BBC fixture articles as training examples, ``controls(record)`` each, ``lead`` first."""
     records = read_jsonl(ROOT / "tests" / "fixtures" / "bbc_summary" / "val.jsonl")[:8]
-    path.write_text("".join(json.dumps({"id": r["id"], "document": lead + r["source"], "controls": controls(r),
-                                        "target": r["target"], "dataset": "bbc_summary"}) + "\n" for r in records))
+    path.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": r["id"],
+                    "document": lead + r["source"],
+                    "controls": controls(r),
+                    "target": r["target"],
+                    "dataset": "bbc_summary",
+                }
+            )
+            + "\n"
+            for r in records
+        )
+    )
     return str(path)
 
 
@@ -57,7 +107,7 @@ def test_the_control_dropout_drawn_leaves_one_process_a_first_batch_without_cont
     # The case DDP's reduction must survive: in step 1 process 0 holds two examples with controls,
     # process 1 two without (a batch that never reaches a control-only weight, if a model had one).
     dropped = dropped_controls(2 * PER_DEVICE * 2, CONTROL_DROPOUT, SEED)
-    assert dropped[:PER_DEVICE] == [False] * PER_DEVICE and dropped[PER_DEVICE:2 * PER_DEVICE] == [True] * PER_DEVICE
+    assert dropped[:PER_DEVICE] == [False] * PER_DEVICE and dropped[PER_DEVICE : 2 * PER_DEVICE] == [True] * PER_DEVICE
 
 
 def check_two_processes_equal_one(one, two, weights_file, start):
@@ -66,8 +116,11 @@ def check_two_processes_equal_one(one, two, weights_file, start):
     changed (the weights less ``start``, the weights before training), not against the weights' size."""
     record_one, record_two = (json.loads((d / "steersum.json").read_text()) for d in (one, two))
     assert record_two["hyperparameters"]["world_size"] == 2 and record_one["hyperparameters"]["world_size"] == 1
-    assert record_two["hyperparameters"]["total_train_batch_size"] == record_one["hyperparameters"][
-        "total_train_batch_size"] == 2 * PER_DEVICE
+    assert (
+        record_two["hyperparameters"]["total_train_batch_size"]
+        == record_one["hyperparameters"]["total_train_batch_size"]
+        == 2 * PER_DEVICE
+    )
     assert json.loads((two / "training_args.json").read_text())["ddp_find_unused_parameters"] is False
     checkpoints = sorted(p.name for p in two.glob("checkpoint-*"))
     assert checkpoints == [f"checkpoint-{STEPS}"]  # one, written by process 0; each process keeps its RNG state
@@ -95,17 +148,36 @@ def test_gsum_on_two_cpu_processes_trains_as_one_process_with_the_doubled_batch(
 
     # GSum (the entity variant's own architecture), guided by the sentences that name the entity
     train_file = write_examples(tmp_path / "train.jsonl", lambda r: {"entity": "Maria Lopez"}, "Maria Lopez spoke. ")
-    flags = ["entity", "--method", "sentences", "--preset", "tiny", "--max-guidance-length", "32",
-             "--train-file", train_file, *SHARED]
-    two = torchrun(*flags, "--per-device-train-batch-size", str(PER_DEVICE), "--output-dir", str(tmp_path / "two"),
-                   "--use_cpu", "True")
+    flags = [
+        "entity",
+        "--method",
+        "sentences",
+        "--preset",
+        "tiny",
+        "--max-guidance-length",
+        "32",
+        "--train-file",
+        train_file,
+        *SHARED,
+    ]
+    two = torchrun(
+        *flags,
+        "--per-device-train-batch-size",
+        str(PER_DEVICE),
+        "--output-dir",
+        str(tmp_path / "two"),
+        "--use_cpu",
+        "True",
+    )
     assert two.returncode == 0, two.stderr[-3000:]
-    training_main([*flags, "--per-device-train-batch-size", str(2 * PER_DEVICE),
-                   "--output-dir", str(tmp_path / "one")])
+    training_main(
+        [*flags, "--per-device-train-batch-size", str(2 * PER_DEVICE), "--output-dir", str(tmp_path / "one")]
+    )
     set_seed(SEED)  # the weights both runs started from, built as the command builds them
     start, _, _ = build(Arguments(method="sentences", max_guidance_length=32), SimpleNamespace(preset="tiny"))
-    losses, ratio = check_two_processes_equal_one(tmp_path / "one", tmp_path / "two", "model.safetensors",
-                                                  {k: v.detach() for k, v in start.state_dict().items()})
+    losses, ratio = check_two_processes_equal_one(
+        tmp_path / "one", tmp_path / "two", "model.safetensors", {k: v.detach() for k, v in start.state_dict().items()}
+    )
     print(f"gsum: losses {losses}, weights differ by {ratio:.2e} of the update")
 
 
@@ -129,21 +201,43 @@ def test_lora_adapter_on_two_cpu_processes_trains_as_one_process_with_the_double
 
     # the store's format: a peft adapter (LoRA, the topic tokens' rows) on the general summarizer
     train_file = write_examples(tmp_path / "train.jsonl", lambda r: {"topic": r["topic"]})
-    flags = ["topic", "--method", "prepend-tag", "--base-model", str(tiny_general), "--adapter", "lora",
-             "--adapter-dropout", "0", "--train-file", train_file, *SHARED]
-    two = torchrun(*flags, "--per-device-train-batch-size", str(PER_DEVICE), "--output-dir", str(tmp_path / "two"),
-                   "--use_cpu", "True")
+    flags = [
+        "topic",
+        "--method",
+        "prepend-tag",
+        "--base-model",
+        str(tiny_general),
+        "--adapter",
+        "lora",
+        "--adapter-dropout",
+        "0",
+        "--train-file",
+        train_file,
+        *SHARED,
+    ]
+    two = torchrun(
+        *flags,
+        "--per-device-train-batch-size",
+        str(PER_DEVICE),
+        "--output-dir",
+        str(tmp_path / "two"),
+        "--use_cpu",
+        "True",
+    )
     assert two.returncode == 0, two.stderr[-3000:]
-    training_main([*flags, "--per-device-train-batch-size", str(2 * PER_DEVICE),
-                   "--output-dir", str(tmp_path / "one")])
+    training_main(
+        [*flags, "--per-device-train-batch-size", str(2 * PER_DEVICE), "--output-dir", str(tmp_path / "one")]
+    )
     # LoRA's B and the added tokens' rows start at zero: what they hold is what training changed. A's start
     # is not saved; taking the trained A as its start counts A's differences without its update.
     weights = load_file(str(tmp_path / "one" / "adapter_model.safetensors"))
-    zero_start = {k: torch.zeros_like(v) if ("lora_B" in k or "trainable_tokens" in k) else v
-                  for k, v in weights.items()}
+    zero_start = {
+        k: torch.zeros_like(v) if ("lora_B" in k or "trainable_tokens" in k) else v for k, v in weights.items()
+    }
     assert any("trainable_tokens" in k for k in weights) and any("lora_B" in k for k in weights)
-    losses, ratio = check_two_processes_equal_one(tmp_path / "one", tmp_path / "two", "adapter_model.safetensors",
-                                                  zero_start)
+    losses, ratio = check_two_processes_equal_one(
+        tmp_path / "one", tmp_path / "two", "adapter_model.safetensors", zero_start
+    )
     print(f"lora: losses {losses}, weights differ by {ratio:.2e} of the update")
 
 
@@ -167,12 +261,27 @@ def test_accelerates_single_process_launcher_asked_for_two_stops_naming_torchrun
 def test_the_commands_that_start_one_process_fail_saying_why(tmp_path):
     # As a user types them on a machine without GPUs: each would train alone, or as two copies of one run.
     train_file = write_examples(tmp_path / "train.jsonl", lambda r: {"topic": r["topic"]})
-    flags = ["topic", "--method", "tag", "--preset", "tiny", "--train-file", train_file, "--max-steps", "1",
-             "--report-to", "none", "--output-dir", str(tmp_path / "out")]
-    accelerate = launch(sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2",
-                        "-m", "training", *flags)
+    flags = [
+        "topic",
+        "--method",
+        "tag",
+        "--preset",
+        "tiny",
+        "--train-file",
+        train_file,
+        "--max-steps",
+        "1",
+        "--report-to",
+        "none",
+        "--output-dir",
+        str(tmp_path / "out"),
+    ]
+    accelerate = launch(
+        sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "-m", "training", *flags
+    )
     assert accelerate.returncode != 0 and "accelerate launch was asked for several processes but started one" in (
-        accelerate.stderr), accelerate.stderr[-2000:]
+        accelerate.stderr
+    ), accelerate.stderr[-2000:]
     assert "torchrun --nproc_per_node N -m ... --use_cpu True" in accelerate.stderr
     without_cpu = torchrun(*flags)
     assert without_cpu.returncode != 0 and "add --use_cpu True" in without_cpu.stderr, without_cpu.stderr[-2000:]
@@ -185,8 +294,12 @@ def architectures():
     from variants import get_variant
 
     plain = [(v, m, False) for v in VARIANTS for m in get_variant(v).methods]
-    return plain + [("topic", "prepend-tag", True), ("tdsum", "tdsum", True), ("entity", "sentences", True),
-                    ("persona", "interest-prefix", True)]  # the zoo's adapters on a general summarizer
+    return plain + [
+        ("topic", "prepend-tag", True),
+        ("tdsum", "tdsum", True),
+        ("entity", "sentences", True),
+        ("persona", "interest-prefix", True),
+    ]  # the zoo's adapters on a general summarizer
 
 
 @pytest.fixture(scope="module")
@@ -199,14 +312,16 @@ def examples(tmp_path_factory):
         records = get_variant(variant_id).test_examples(4)
         files[variant_id] = folder / f"{variant_id}.jsonl"
         files[variant_id].write_text("".join(json.dumps(r) + "\n" for r in records))
-    files["entity"] = write_examples(folder / "entity.jsonl", lambda r: {"entity": "Maria Lopez"},
-                                     "Maria Lopez spoke. ")
+    files["entity"] = write_examples(
+        folder / "entity.jsonl", lambda r: {"entity": "Maria Lopez"}, "Maria Lopez spoke. "
+    )
     return files
 
 
 @pytest.mark.parametrize("variant_id, method, adapter", architectures(), ids=lambda x: str(x))
-def test_every_trainable_weight_takes_part_with_controls_and_without(variant_id, method, adapter, examples,
-                                                                     tiny_general, tmp_path):
+def test_every_trainable_weight_takes_part_with_controls_and_without(
+    variant_id, method, adapter, examples, tiny_general, tmp_path
+):
     """DDP without ``find_unused_parameters`` needs every trainable weight in every step's graph, on
     every process; control dropout may give a process a batch without any control. So each
     architecture, as its trainer builds it, gets a gradient for every trainable weight both from a
@@ -225,9 +340,21 @@ def test_every_trainable_weight_takes_part_with_controls_and_without(variant_id,
     where = ["--base-model", str(tiny_general), "--adapter", "lora"] if adapter else ["--preset", "tiny"]
     if variant_id == "tdsum":
         where += ["--tfidf-min-df", "1"]  # a vocabulary from four documents
-    own, data, adapter_args, _ = parser.parse_args_into_dataclasses([
-        "--method", method, "--train-file", str(examples[variant_id]), "--output-dir", str(tmp_path), *where,
-        "--max-source-length", "64", "--max-target-length", "8"])
+    own, data, adapter_args, _ = parser.parse_args_into_dataclasses(
+        [
+            "--method",
+            method,
+            "--train-file",
+            str(examples[variant_id]),
+            "--output-dir",
+            str(tmp_path),
+            *where,
+            "--max-source-length",
+            "64",
+            "--max-target-length",
+            "8",
+        ]
+    )
     set_seed(0)
     model, tokenizer, assets = module.build(own, data)
     model, _ = adapters.wrap(model, adapter_args, data.base_model, data.preset)
@@ -284,8 +411,12 @@ def test_the_papers_bases_build_at_their_published_sizes():
     from benchmarks.paper_shapes import FLAN_T5, FLAN_T5_SIZES, SHAPES, count
 
     sizes = {s.name: count(s) for s in SHAPES}  # on the meta device: no memory
-    published = {"bart-large": 406e6, "flan-t5-large-lora": 783e6, "flan-t5-xl-lora": 2.85e9,
-                 "flan-t5-xxl-lora": 11.1e9}
+    published = {
+        "bart-large": 406e6,
+        "flan-t5-large-lora": 783e6,
+        "flan-t5-xl-lora": 2.85e9,
+        "flan-t5-xxl-lora": 11.1e9,
+    }
     for name, expected in published.items():
         total, trainable = sizes[name]
         base = total - trainable if name.endswith("lora") else total  # the adapter is not the base's

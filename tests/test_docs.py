@@ -5,6 +5,7 @@ Tracked text says what was measured, when and on what hardware; it never narrate
 made (numbered work stops, issue numbers, borrowed or vanished machines, work sittings). The patterns
 are assembled from fragments below, so this file does not match them itself.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,15 +21,18 @@ ROOT = Path(__file__).resolve().parents[1]
 README_MAX_LINES = 250
 
 # Each pattern joined from two fragments: the source line holds neither whole word.
-PROCESS_WORDS = [re.compile("".join(parts), re.IGNORECASE) for parts in (
-    (r"\bst", r"op \d"),                    # a numbered work stop
-    (r"\biss", r"ues?[ \-_#]*\d"),          # a ticket number, with a space, hyphen or hash before it
-    (r"\ble", r"nt\b"),                     # a borrowed machine
-    (r"\blost w", r"ith\b"),                # models gone with their machine
-    (r"\bwas l", r"ost\b"),
-    (r"\bsess", r"ions?\b"),                # a working sitting (pytest's fixture scope is exempt below)
-    (r"\bthis ro", r"und\b"),
-)]
+PROCESS_WORDS = [
+    re.compile("".join(parts), re.IGNORECASE)
+    for parts in (
+        (r"\bst", r"op \d"),  # a numbered work stop
+        (r"\biss", r"ues?[ \-_#]*\d"),  # a ticket number, with a space, hyphen or hash before it
+        (r"\ble", r"nt\b"),  # a borrowed machine
+        (r"\blost w", r"ith\b"),  # models gone with their machine
+        (r"\bwas l", r"ost\b"),
+        (r"\bsess", r"ions?\b"),  # a working sitting (pytest's fixture scope is exempt below)
+        (r"\bthis ro", r"und\b"),
+    )
+]
 EXEMPT = re.compile("scope=[\"']" + "sess" + "ion[\"']")  # pytest's scope of a fixture: code, not a story
 # Corpus text (articles, titles, vocabularies) and generated outputs are data, not the project's words.
 DATA = ("tests/fixtures/", "/assets/", "space/examples.json", "leaderboard/leaderboard.json", "store/models/")
@@ -43,8 +47,11 @@ def tracked_files() -> list[str]:
 
 
 def is_text(name: str) -> bool:
-    return (Path(name).suffix.lower() not in BINARY and not name.endswith(".jsonl")
-            and not any(part in f"/{name}" for part in DATA))
+    return (
+        Path(name).suffix.lower() not in BINARY
+        and not name.endswith(".jsonl")
+        and not any(part in f"/{name}" for part in DATA)
+    )
 
 
 def process_word_hits(name: str, text: str) -> list[str]:
@@ -59,11 +66,23 @@ def process_word_hits(name: str, text: str) -> list[str]:
 
 def test_the_patterns_catch_what_they_are_for():
     """Hand-made lines: each narration is caught, the project's own words are not."""
-    caught = ["measured in " + "st" + "op 28", "until " + "iss" + "ue 20", "the " + "iss" + "ue-22 recipe",
-              "a " + "le" + "nt GPU", "checkpoints " + "lost w" + "ith their machine",
-              "the next GPU " + "sess" + "ion", "done in " + "this ro" + "und"]
-    fine = ["@pytest.fixture(scope=" + '"sess' + 'ion")', "early stopping at 96 tokens", "excellent results",
-            "silent failure", "the issue of length control", "2026-11-25, 2-core AMD EPYC, fp32"]
+    caught = [
+        "measured in " + "st" + "op 28",
+        "until " + "iss" + "ue 20",
+        "the " + "iss" + "ue-22 recipe",
+        "a " + "le" + "nt GPU",
+        "checkpoints " + "lost w" + "ith their machine",
+        "the next GPU " + "sess" + "ion",
+        "done in " + "this ro" + "und",
+    ]
+    fine = [
+        "@pytest.fixture(scope=" + '"sess' + 'ion")',
+        "early stopping at 96 tokens",
+        "excellent results",
+        "silent failure",
+        "the issue of length control",
+        "2026-11-25, 2-core AMD EPYC, fp32",
+    ]
     assert all(process_word_hits("x.md", line) for line in caught)
     assert not any(process_word_hits("x.md", line) for line in fine)
 
@@ -97,7 +116,11 @@ LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 
 
 def markdown_guides() -> list[Path]:
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "variants").glob("*/README.md"))]
+    return [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "variants").glob("*/README.md")),
+    ]
 
 
 def test_relative_links_lead_to_files_that_exist():

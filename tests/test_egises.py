@@ -1,6 +1,7 @@
 """EGISES and P-Acc (Vansh et al., Sec. 3 and 7, Appendix A): JSD against scipy, a hand-computed
 two-reader example, the paper's OOV example (Table 5), invariants on real BBC sentences, P-Acc by
 hand, records and bad input."""
+
 import json
 import math
 import random
@@ -12,8 +13,18 @@ from scipy.spatial.distance import jensenshannon
 from scipy.special import expit
 
 from metrics.__main__ import main as metrics_cli
-from metrics.egises import (DocumentGroup, count_terms, distributions, egises, embedding_similarity, jsd_pairs,
-                            oov_denominators, p_acc, rouge_l, score_records)
+from metrics.egises import (
+    DocumentGroup,
+    count_terms,
+    distributions,
+    egises,
+    embedding_similarity,
+    jsd_pairs,
+    oov_denominators,
+    p_acc,
+    rouge_l,
+    score_records,
+)
 from metrics.io import DataError, read_jsonl
 
 # Terms (columns, alphabetical): apple, banana, cherry. p(w|d) = (1/2, 1/4, 1/4).
@@ -25,6 +36,7 @@ def sigmoid(x):  # a two-reader softmax over l = {j, k} with w(j|j) = 0 is e^w /
 
 
 # ---- JSD -------------------------------------------------------------------------------------------
+
 
 def test_jsd_is_scipy_jensenshannon_squared_in_base_2():
     rng = np.random.default_rng(0)
@@ -44,6 +56,7 @@ def test_jsd_is_scipy_jensenshannon_squared_in_base_2():
 
 # ---- the formula by hand ------------------------------------------------------------------------------
 
+
 def test_hand_computed_two_readers_with_the_document():
     # Document "apple apple banana cherry": p(w|d) = (1/2, 1/4, 1/4).
     # Eq. 4-5, r = p(w|t) / p(w|d), then normalized:
@@ -59,8 +72,13 @@ def test_hand_computed_two_readers_with_the_document():
     #     JSD = 0.207985; s1 and s2 (banana and cherry weigh the same in d) have the same JSD to d
     #   JSD(u2||d): M = (1/4, 1/8, 5/8); KL(u2||M) = log2(8/5); KL(d||M) = 1/2 + 1/4 + 1/4 log2(2/5)
     #     JSD = 0.548795
-    jsd_u1_d = (1 / 3 * math.log2(4 / 5) + 2 / 3 * math.log2(16 / 11)
-                + 1 / 2 * math.log2(6 / 5) + 1 / 4 * math.log2(6 / 11) + 1 / 4) / 2
+    jsd_u1_d = (
+        1 / 3 * math.log2(4 / 5)
+        + 2 / 3 * math.log2(16 / 11)
+        + 1 / 2 * math.log2(6 / 5)
+        + 1 / 4 * math.log2(6 / 11)
+        + 1 / 4
+    ) / 2
     jsd_u2_d = (math.log2(8 / 5) + 3 / 4 + 1 / 4 * math.log2(2 / 5)) / 2
     assert (jsd_u1_d, jsd_u2_d) == pytest.approx((0.207985, 0.548795), abs=1e-6)
     # Eq. 7-8, softmax over l in {1, 2} with w(j|j) = 0:
@@ -138,8 +156,9 @@ def test_embedding_similarity_is_the_cosine():
     assert similarity(["desk"], ["table", "cat"]) == pytest.approx(np.array([[0.6, 0.0]]), abs=1e-12)
     # In egises: "desk" (best cosine 0.6 >= bias 1 - sqrt(0.6) = 0.225) now counts as an alternative
     # word of the document, so "the cat at the desk" is no longer just "cat" and the score moves.
-    group = DocumentGroup("The cat is on the table.", ["a", "b"], ["the cat at the desk", "the cat"],
-                          ["the table", "a cat"])
+    group = DocumentGroup(
+        "The cat is on the table.", ["a", "b"], ["the cat at the desk", "the cat"], ["the table", "a cat"]
+    )
     smoothed, unsmoothed = egises([group], similarity), egises([group])
     # Unsmoothed, "desk" is dropped: both summaries are "cat" while the references differ, Dev = 0.
     assert unsmoothed.reader_deviations[0].tolist() == [0.0, 0.0] and unsmoothed.egises == 1.0
@@ -147,6 +166,7 @@ def test_embedding_similarity_is_the_cosine():
 
 
 # ---- invariants on real text -------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def bbc_groups(data_dir):
@@ -189,8 +209,15 @@ def test_bounds_and_reader_order(bbc_groups):
     assert result.egises == pytest.approx(1 - np.mean([d.mean() for d in result.reader_deviations]), abs=1e-12)
     # Listing the readers in another order permutes their deviations and changes nothing else.
     order = [2, 0, 3, 1]
-    shuffled = [DocumentGroup(g.document, [g.user_ids[i] for i in order], [g.summaries[i] for i in order],
-                              [g.references[i] for i in order]) for g in mixed]
+    shuffled = [
+        DocumentGroup(
+            g.document,
+            [g.user_ids[i] for i in order],
+            [g.summaries[i] for i in order],
+            [g.references[i] for i in order],
+        )
+        for g in mixed
+    ]
     reordered = egises(shuffled)
     for before, after in zip(result.reader_deviations, reordered.reader_deviations):
         assert after == pytest.approx(before[order], abs=1e-12)
@@ -199,8 +226,10 @@ def test_bounds_and_reader_order(bbc_groups):
 
 
 def test_single_reader_documents_are_excluded_and_empty_texts_score():
-    groups = [DocumentGroup(FRUIT, ["u1"], ["apple"], ["banana"]),
-              DocumentGroup(FRUIT, ["u1", "u2"], ["apple banana", "It is."], ["apple banana", "cherry"])]
+    groups = [
+        DocumentGroup(FRUIT, ["u1"], ["apple"], ["banana"]),
+        DocumentGroup(FRUIT, ["u1", "u2"], ["apple banana", "It is."], ["apple banana", "cherry"]),
+    ]
     result = egises(groups)
     assert result.n_excluded == 1 and result.document_deviations[0] is None and result.reader_deviations[0] is None
     # "It is." has no term: it is at JSD 1 from s1 (X12 = sigmoid(1/0.207985), Y12 = sigmoid(w) * 1) -> finite.
@@ -218,6 +247,7 @@ def test_document_group_checks_its_shape():
 
 
 # ---- P-Acc --------------------------------------------------------------------------------------------
+
 
 def test_p_acc_by_hand():
     # Eq. 13-14: P-Acc = Acc - alpha * f_sig(beta * EGISES); Acc = 0.5, EGISES = 1:
@@ -239,8 +269,9 @@ def test_p_acc_by_hand():
 
 def test_rouge_l_by_hand():
     # LCS of "the cat sat on the mat" and "the cat lay on the mat" is 5 of 6 tokens: P = R = F = 5/6.
-    assert rouge_l(["the cat sat on the mat", "apple"], ["the cat lay on the mat", "cherry"]).tolist() == \
-        pytest.approx([5 / 6, 0.0], abs=1e-12)
+    assert rouge_l(
+        ["the cat sat on the mat", "apple"], ["the cat lay on the mat", "cherry"]
+    ).tolist() == pytest.approx([5 / 6, 0.0], abs=1e-12)
 
 
 def fruit_records():
@@ -259,8 +290,12 @@ def test_score_records_corpus_and_examples():
     # Document n7 has one reader: excluded, counted, not in the mean ROUGE-L.
     assert corpus["egises"] == 1.0 and corpus["rouge_l"] == 0.5
     assert corpus["p_acc_rouge_l"] == pytest.approx(0.119203, abs=1e-6)
-    assert (corpus["n"], corpus["n_documents"], corpus["n_excluded_documents"], corpus["n_excluded_records"]) == \
-        (3, 1, 1, 1)
+    assert (corpus["n"], corpus["n_documents"], corpus["n_excluded_documents"], corpus["n_excluded_records"]) == (
+        3,
+        1,
+        1,
+        1,
+    )
     assert [e["deviation"] for e in result["examples"]] == [0.0, 0.0, None]
     assert [e["user"] for e in result["examples"]] == ["u1", "u2", "u1"]
     assert result["examples"][2]["rouge_l"] == 0.0
@@ -270,9 +305,11 @@ def test_score_records_corpus_and_examples():
 
 
 def test_records_group_by_doc_id_in_any_order():
-    records = [{"doc_id": "n1", "user": "b", "prediction": "apple cherry", "references": ["cherry"]},
-               {"doc_id": "n2", "user": "a", "prediction": "apple", "references": ["apple"]},
-               {"doc_id": "n1", "user": "a", "prediction": "apple banana", "references": ["apple banana"]}]
+    records = [
+        {"doc_id": "n1", "user": "b", "prediction": "apple cherry", "references": ["cherry"]},
+        {"doc_id": "n2", "user": "a", "prediction": "apple", "references": ["apple"]},
+        {"doc_id": "n1", "user": "a", "prediction": "apple banana", "references": ["apple banana"]},
+    ]
     result = score_records(records, "ids.jsonl")
     # n1 without text: readers b, a; the hand-computed ids-only example above, with readers swapped.
     assert result["corpus"]["egises"] == pytest.approx(0.5, abs=1e-9)
@@ -282,6 +319,7 @@ def test_records_group_by_doc_id_in_any_order():
 
 # ---- bad input ----------------------------------------------------------------------------------------
 
+
 def test_an_empty_prediction_is_a_summary_that_shares_nothing():
     # A barely trained model may write nothing: that scores ROUGE-L 0 instead of failing the evaluation.
     records = fruit_records()
@@ -289,14 +327,21 @@ def test_an_empty_prediction_is_a_summary_that_shares_nothing():
     assert score_records(records, "empty.jsonl")["examples"][1]["rouge_l"] == 0.0
 
 
-@pytest.mark.parametrize("line, change, message", [
-    (1, {"references": []}, r"^bad\.jsonl:2: field 'references' is empty$"),
-    (1, {"references": [""]}, r"^bad\.jsonl:2: field 'references'\[0\] is empty$"),
-    (0, {"prediction": 3}, r"^bad\.jsonl:1: field 'prediction' must be a string, got int$"),
-    (2, {"user": None}, r"^bad\.jsonl:3: missing field 'user'$"),
-    (2, {"doc_id": None}, r"^bad\.jsonl:3: missing field 'document' \(or 'doc_id'\)$"),
-    (1, {"user": "u1"}, r"^bad\.jsonl:2: field 'user': reader 'u1' already has a summary of this document at line 1$"),
-])
+@pytest.mark.parametrize(
+    "line, change, message",
+    [
+        (1, {"references": []}, r"^bad\.jsonl:2: field 'references' is empty$"),
+        (1, {"references": [""]}, r"^bad\.jsonl:2: field 'references'\[0\] is empty$"),
+        (0, {"prediction": 3}, r"^bad\.jsonl:1: field 'prediction' must be a string, got int$"),
+        (2, {"user": None}, r"^bad\.jsonl:3: missing field 'user'$"),
+        (2, {"doc_id": None}, r"^bad\.jsonl:3: missing field 'document' \(or 'doc_id'\)$"),
+        (
+            1,
+            {"user": "u1"},
+            r"^bad\.jsonl:2: field 'user': reader 'u1' already has a summary of this document at line 1$",
+        ),
+    ],
+)
 def test_bad_records_name_the_line_and_field(line, change, message):
     records = fruit_records()
     records[line] = {k: v for k, v in {**records[line], **change}.items() if v is not None}
@@ -307,8 +352,10 @@ def test_bad_records_name_the_line_and_field(line, change, message):
 def test_bad_records_not_an_object_or_two_texts_for_one_id():
     with pytest.raises(DataError, match=r"^bad\.jsonl:2: expected a JSON object, got list$"):
         score_records([fruit_records()[0], ["apple"]], "bad.jsonl")
-    records = [{"doc_id": "n1", "document": FRUIT, "user": "a", "prediction": "x", "references": ["y"]},
-               {"doc_id": "n1", "document": "Another text.", "user": "b", "prediction": "x", "references": ["y"]}]
+    records = [
+        {"doc_id": "n1", "document": FRUIT, "user": "a", "prediction": "x", "references": ["y"]},
+        {"doc_id": "n1", "document": "Another text.", "user": "b", "prediction": "x", "references": ["y"]},
+    ]
     with pytest.raises(DataError, match=r"^bad\.jsonl:2: field 'document' differs from line 1"):
         score_records(records, "bad.jsonl")
 

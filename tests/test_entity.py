@@ -1,5 +1,6 @@
 """Entity mention metrics (metrics.entity): aliases, whole-word mentions, sentence coverage by hand,
 sentences for Lead3ent, and bad input."""
+
 import pytest
 
 from metrics.entity import aliases, entity_scores, mentions, score_records, sentences_mentioning
@@ -32,9 +33,11 @@ def test_mentions_are_whole_words_in_any_case():
 
 
 def test_sentence_coverage_by_hand():
-    summaries = ["Obama met the Bank of England. Markets rose. Barack Obama then flew home. He was tired.",
-                 "Markets rose on Obamacare news.",
-                 "The president left. Obama returned."]
+    summaries = [
+        "Obama met the Bank of England. Markets rose. Barack Obama then flew home. He was tired.",
+        "Markets rose on Obamacare news.",
+        "The president left. Obama returned.",
+    ]
     result = entity_scores(summaries, ["Barack Obama"] * 3, [None, None, ["the president"]])
     # 1: sentences 1 and 3 of 4 mention him ("He" is not resolved): 2/4 = 0.5
     # 2: one sentence, "Obamacare" is no mention: 0/1;  3: both sentences (an alias, the surname): 2/2
@@ -46,10 +49,15 @@ def test_sentence_coverage_by_hand():
 
 
 def test_sentences_mentioning_keeps_document_order():
-    document = ("Markets rose on Monday. Angela Merkel spoke in Berlin. Investors waited.\n"
-                "Merkel said growth would return. Critics disagreed. Chancellor Merkel left.")
+    document = (
+        "Markets rose on Monday. Angela Merkel spoke in Berlin. Investors waited.\n"
+        "Merkel said growth would return. Critics disagreed. Chancellor Merkel left."
+    )
     assert sentences_mentioning(document, "Angela Merkel") == [
-        "Angela Merkel spoke in Berlin.", "Merkel said growth would return.", "Chancellor Merkel left."]
+        "Angela Merkel spoke in Berlin.",
+        "Merkel said growth would return.",
+        "Chancellor Merkel left.",
+    ]
     assert sentences_mentioning(document, "Berlin Wall") == []
 
 
@@ -61,12 +69,14 @@ def test_bad_input_is_named():
     with pytest.raises(DataError, match="differ in length"):
         entity_scores(["Obama spoke."], ["Barack Obama"], aliases=[])
     good = {"prediction": "Obama spoke.", "entity": "Barack Obama"}
-    cases = [({"prediction": "Obama spoke."}, "out.jsonl:2: missing field 'entity'"),
-             ({"prediction": "Obama spoke.", "entity": ""}, "out.jsonl:2: field 'entity' is empty"),
-             ({"entity": "Barack Obama"}, "out.jsonl:2: missing field 'prediction'"),
-             ({"prediction": "", "entity": "Barack Obama"}, "out.jsonl:2: field 'prediction' is empty"),
-             ({**good, "aliases": "Obama"}, "out.jsonl:2: field 'aliases' must be a list"),
-             ({**good, "aliases": [1]}, r"out.jsonl:2: field 'aliases'\[0\] must be a string")]
+    cases = [
+        ({"prediction": "Obama spoke."}, "out.jsonl:2: missing field 'entity'"),
+        ({"prediction": "Obama spoke.", "entity": ""}, "out.jsonl:2: field 'entity' is empty"),
+        ({"entity": "Barack Obama"}, "out.jsonl:2: missing field 'prediction'"),
+        ({"prediction": "", "entity": "Barack Obama"}, "out.jsonl:2: field 'prediction' is empty"),
+        ({**good, "aliases": "Obama"}, "out.jsonl:2: field 'aliases' must be a list"),
+        ({**good, "aliases": [1]}, r"out.jsonl:2: field 'aliases'\[0\] must be a string"),
+    ]
     for bad, message in cases:
         with pytest.raises(DataError, match=message):
             score_records([good, bad], source="out.jsonl")
@@ -114,4 +124,6 @@ def test_person_like_names():
     from metrics.entity import person_like
 
     assert person_like(["Tony", "Blair"]) and person_like(["Mr", "Blair"]) and person_like(["Conor", "O'Neill"])
-    assert not person_like(["BBC", "One"]) and not person_like(["LCD", "TV"]) and not person_like(["Champions", "League"])
+    assert (
+        not person_like(["BBC", "One"]) and not person_like(["LCD", "TV"]) and not person_like(["Champions", "League"])
+    )

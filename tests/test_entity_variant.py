@@ -1,6 +1,7 @@
 """Entity variant (EntSUM, Maddela et al.): GSum (guidance attention, cache, warm start), the proxy-target
 builder, Lead3ent, guidance, scores, suggestions, a tiny trained checkpoint (loss, export, fresh-process
 reload), and bad input. The metric itself is tested in tests/test_entity.py."""
+
 import json
 import os
 import re
@@ -17,17 +18,28 @@ from hub_cards.card import MISSING
 from hub_cards.export import export_checkpoint
 from metrics.quality import QUALITY_FIELDS
 from models import GSumConfig, GSumForConditionalGeneration
-from variants.entity.data import entity_examples, proxy_target, reference_target
-from variants.presets import tiny_tokenizer
 from variants import REGISTRY, ControlError, InputError, get_variant, load_summarizer
 from variants.entity import EXAMPLE_DOCUMENT, EntityAssets, MissingNERModel, group_names, ner
+from variants.entity.data import entity_examples, proxy_target, reference_target
+from variants.presets import tiny_tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = dict(vocab_size=99, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
-            decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64)
+TINY = dict(
+    vocab_size=99,
+    d_model=16,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=2,
+    decoder_attention_heads=2,
+    encoder_ffn_dim=32,
+    decoder_ffn_dim=32,
+    max_position_embeddings=64,
+)
 # Six sentences; Merkel is named (full name or surname) in sentences 1, 3, 4 and 6.
-DOC = ("Angela Merkel arrived in Paris on Monday. The weather was cold. Merkel met the French president. "
-       "Later Merkel spoke to reporters. Markets were calm. In the evening Angela Merkel flew home.")
+DOC = (
+    "Angela Merkel arrived in Paris on Monday. The weather was cold. Merkel met the French president. "
+    "Later Merkel spoke to reporters. Markets were calm. In the evening Angela Merkel flew home."
+)
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +66,14 @@ def test_guidance_changes_the_output_distribution_and_padding_does_not():
     guidance = torch.tensor([[0, 11, 12, 2], [0, 13, 2, 1]])  # pad id 1
     with torch.no_grad():
         base = model(input_ids=ids, decoder_input_ids=dec, guidance_input_ids=guidance).logits.softmax(-1)
-        other = model(input_ids=ids, decoder_input_ids=dec,
-                      guidance_input_ids=torch.tensor([[0, 40, 41, 2], [0, 42, 2, 1]])).logits.softmax(-1)
-        padded = model(input_ids=ids, decoder_input_ids=dec,
-                       guidance_input_ids=torch.cat([guidance, torch.ones(2, 5, dtype=torch.long)], 1)).logits.softmax(-1)
+        other = model(
+            input_ids=ids, decoder_input_ids=dec, guidance_input_ids=torch.tensor([[0, 40, 41, 2], [0, 42, 2, 1]])
+        ).logits.softmax(-1)
+        padded = model(
+            input_ids=ids,
+            decoder_input_ids=dec,
+            guidance_input_ids=torch.cat([guidance, torch.ones(2, 5, dtype=torch.long)], 1),
+        ).logits.softmax(-1)
     # Total variation between the next-token distributions: other guidance, other summary.
     assert (base - other).abs().sum(-1).max() / 2 > 1e-3
     torch.testing.assert_close(padded, base, rtol=0, atol=1e-6)  # prepare's padding is dropped by the model
@@ -76,7 +92,9 @@ def test_cached_decoding_equals_the_full_forward_and_beam_search_runs():
         full = model(input_ids=ids, decoder_input_ids=dec, guidance_input_ids=guidance).logits
         encoded, past, steps = model.get_encoder()(input_ids=ids, guidance_input_ids=guidance), None, []
         for t in range(dec.shape[1]):
-            out = model(encoder_outputs=encoded, decoder_input_ids=dec[:, t:t + 1], past_key_values=past, use_cache=True)
+            out = model(
+                encoder_outputs=encoded, decoder_input_ids=dec[:, t : t + 1], past_key_values=past, use_cache=True
+            )
             past = out.past_key_values
             steps.append(out.logits)
     torch.testing.assert_close(torch.cat(steps, 1), full, rtol=0, atol=1e-5)
@@ -109,8 +127,8 @@ def test_warm_start_copies_the_right_weights(top_layers):
 
 
 def test_a_bart_checkpoint_loads_with_only_the_guidance_weights_new(tmp_path):
-    from variants.entity.train import Arguments, build
     from training.seq2seq import DataArguments
+    from variants.entity.train import Arguments, build
 
     torch.manual_seed(0)
     tokenizer = tiny_tokenizer()
@@ -124,8 +142,10 @@ def test_a_bart_checkpoint_loads_with_only_the_guidance_weights_new(tmp_path):
     data = DataArguments(train_file=str(tmp_path / "train.jsonl"))
     model, _, assets = build(Arguments(method="name", warm_start=str(tmp_path / "bart")), data)
     assert data.base_model == str(tmp_path / "bart") and assets.max_guidance_length == 32
-    assert torch.equal(model.model.decoder.layers[1].guidance_attn.q_proj.weight,
-                       bart.model.decoder.layers[1].encoder_attn.q_proj.weight)
+    assert torch.equal(
+        model.model.decoder.layers[1].guidance_attn.q_proj.weight,
+        bart.model.decoder.layers[1].encoder_attn.q_proj.weight,
+    )
 
 
 # --- proxy targets (EntSUM Sec. 4.1.4) ---------------------------------------------------------------
@@ -133,8 +153,11 @@ def test_proxy_target_when_the_reference_never_names_the_entity():
     reference = "Markets were calm. Leaders met in Paris."
     target, from_reference = proxy_target(DOC, reference, "Angela Merkel")
     # (a) gives nothing, (b) the lead three sentences naming her: sentences 1, 3 and 4 of DOC.
-    assert from_reference == 0 and target == ["Angela Merkel arrived in Paris on Monday.",
-                                              "Merkel met the French president.", "Later Merkel spoke to reporters."]
+    assert from_reference == 0 and target == [
+        "Angela Merkel arrived in Paris on Monday.",
+        "Merkel met the French president.",
+        "Later Merkel spoke to reporters.",
+    ]
 
 
 def test_proxy_target_keeps_three_of_more_reference_sentences():
@@ -148,8 +171,11 @@ def test_proxy_target_counts_the_surname_and_skips_sentences_already_taken():
     # reference, as bbc_summary's): (b) then adds sentence 1 and, skipping 3, stops at three sentences.
     reference = "Reporters waited. Merkel met the French president. Merkel smiled."
     target, from_reference = proxy_target(DOC, reference, "Angela Merkel")
-    assert from_reference == 2 and target == ["Merkel met the French president.", "Merkel smiled.",
-                                              "Angela Merkel arrived in Paris on Monday."]
+    assert from_reference == 2 and target == [
+        "Merkel met the French president.",
+        "Merkel smiled.",
+        "Angela Merkel arrived in Paris on Monday.",
+    ]
     assert proxy_target(DOC, "Nothing here.", "Boris Johnson") == ([], 0)
 
 
@@ -159,8 +185,9 @@ def test_entity_examples_keep_salient_entities_and_count(entity):
     # spaCy finds Angela Merkel (4 sentences), Paris and Emmanuel Macron (1 sentence: dropped, as Paris is no
     # person or organization). One example, deterministic.
     assert [e["controls"] for e in examples] == [{"entity": "Angela Merkel"}]
-    assert examples[0]["target"] == ("Merkel visited Paris. Angela Merkel arrived in Paris on Monday. "
-                                     "Merkel met the French president.")
+    assert examples[0]["target"] == (
+        "Merkel visited Paris. Angela Merkel arrived in Paris on Monday. Merkel met the French president."
+    )
     assert examples[0]["target_from_reference"] == 1 and examples[0]["dataset"] == "hand"
     assert counts["examples"] == 1 and counts["target: reference + lead"] == 1 and counts["too few mentions"] >= 1
     assert entity_examples([record], "hand")[0] == examples
@@ -175,8 +202,11 @@ def test_test_targets_use_rule_a_only_and_drop_what_it_cannot_build(entity):
     never = {**record, "target": "Markets were calm."}  # the reference never names her: no test example
     assert entity_examples([never], "hand", test=True)[0] == []
     assert entity_examples([never], "hand", test=True)[1]["not named in the reference"] == 1
-    lead = {**record, "target": "Angela Merkel arrived in Paris on Monday. Merkel met the French president. "
-                                "Later Merkel spoke to reporters."}  # exactly Lead3ent's output: dropped
+    lead = {
+        **record,
+        "target": "Angela Merkel arrived in Paris on Monday. Merkel met the French president. "
+        "Later Merkel spoke to reporters.",
+    }  # exactly Lead3ent's output: dropped
     assert entity_examples([lead], "hand", test=True)[1]["target equals Lead3ent"] == 1
 
 
@@ -204,15 +234,23 @@ def test_the_test_set_holds_no_lead3ent_output_and_scores_lead3_and_lead3ent(ent
 
 def test_group_names_merges_surnames_and_possessives():
     assert group_names(["Obama", "Barack Obama's", "the European Union", "obama", "42"]) == [
-        "Barack Obama", "European Union"]  # first mention of each kept entity, longest form
+        "Barack Obama",
+        "European Union",
+    ]  # first mention of each kept entity, longest form
 
 
 def test_group_names_merges_titles_and_middle_names_not_people_sharing_a_surname():
     assert group_names(["Tony Blair", "Mr Blair", "Margaret Hassan", "Mrs Hassan", "Ms Hassan"]) == [
-        "Tony Blair", "Margaret Hassan"]
+        "Tony Blair",
+        "Margaret Hassan",
+    ]
     assert group_names(["Chelsea Manning", "Chelsea Elizabeth Manning"]) == ["Chelsea Elizabeth Manning"]
     assert group_names(["Matt Williams", "Nigel Williams", "World Bank", "Asian Development Bank"]) == [
-        "Matt Williams", "Nigel Williams", "World Bank", "Asian Development Bank"]
+        "Matt Williams",
+        "Nigel Williams",
+        "World Bank",
+        "Asian Development Bank",
+    ]
 
 
 def test_shuffled_entity_is_another_entity_of_the_same_document(entity):
@@ -223,18 +261,26 @@ def test_shuffled_entity_is_another_entity_of_the_same_document(entity):
     # never the entity itself nor one sharing its name; the salient one (2+ sentences) first
     assert {other_entity("Angela Merkel", named, 2, f"id{i}") for i in range(20)} == {"Emmanuel Macron"}
     assert other_entity("Renault", [("Renault", 3)], 2, "x") is None
-    record = {"id": "doc-1", "source": DOC + " Emmanuel Macron greeted her. Macron smiled.",
-              "target": "Merkel visited Paris. Macron came too."}
+    record = {
+        "id": "doc-1",
+        "source": DOC + " Emmanuel Macron greeted her. Macron smiled.",
+        "target": "Merkel visited Paris. Macron came too.",
+    }
     examples, _ = entity_examples([record], "hand", test=True)
     assert {e["controls"]["entity"]: e["shuffled_controls"]["entity"] for e in examples} == {
-        "Angela Merkel": "Emmanuel Macron", "Emmanuel Macron": "Angela Merkel"}
+        "Angela Merkel": "Emmanuel Macron",
+        "Emmanuel Macron": "Angela Merkel",
+    }
     # on the bundled test set: every shuffled entity is named in the example's own document
     from training.evaluate import evaluate
 
     examples = entity.test_examples()
     shuffled = evaluate(entity.lead3(), examples, "test", controls="shuffled")
-    given = [(row["given_controls"]["entity"], e) for row, e in zip(shuffled["examples"], examples)
-             if "shuffled_controls" in e]
+    given = [
+        (row["given_controls"]["entity"], e)
+        for row, e in zip(shuffled["examples"], examples)
+        if "shuffled_controls" in e
+    ]
     assert given and all(name != e["controls"]["entity"] and mentions(e["document"], name) for name, e in given)
 
 
@@ -267,13 +313,17 @@ def test_prepare_gives_the_name_or_the_entitys_sentences_as_padded_guidance(enti
     sent = entity.prepare(DOC, {"entity": "Angela Merkel"}, "sentences", assets)
     assert name.text == sent.text == DOC  # the document is the source as it is
     assert name.extra["guidance_input_ids"].text == "Angela Merkel"
-    assert sent.extra["guidance_input_ids"].text == ("Angela Merkel arrived in Paris on Monday. Merkel met the French "
-                                                     "president. Later Merkel spoke to reporters. In the evening "
-                                                     "Angela Merkel flew home.")
+    assert sent.extra["guidance_input_ids"].text == (
+        "Angela Merkel arrived in Paris on Monday. Merkel met the French "
+        "president. Later Merkel spoke to reporters. In the evening "
+        "Angela Merkel flew home."
+    )
     ids = tokenizer("Angela Merkel")["input_ids"]
     assert list(name.extra["guidance_input_ids"]) == ids + [tokenizer.pad_token_id] * (64 - len(ids))
     short = entity.prepare(DOC, {"entity": "Angela Merkel"}, "sentences", EntityAssets(tokenizer, 8))
-    assert len(short.extra["guidance_input_ids"]) == 8 and short.extra["guidance_input_ids"][-1] == tokenizer.eos_token_id
+    assert (
+        len(short.extra["guidance_input_ids"]) == 8 and short.extra["guidance_input_ids"][-1] == tokenizer.eos_token_id
+    )
     assert "cut to 8 tokens" in short.notices[0]
     with pytest.raises(ValueError, match="tokenizes the guidance"):
         entity.prepare(DOC, {"entity": "Angela Merkel"}, "name", None)
@@ -281,10 +331,18 @@ def test_prepare_gives_the_name_or_the_entitys_sentences_as_padded_guidance(enti
 
 def test_lead3ent_and_lead3_baselines(entity):
     [ent] = entity.baseline().summarize([DOC], [{"entity": "Angela Merkel"}])
-    assert ent.text == ("Angela Merkel arrived in Paris on Monday. Merkel met the French president. "
-                        "Later Merkel spoke to reporters.") and not ent.notices
+    assert (
+        ent.text
+        == (
+            "Angela Merkel arrived in Paris on Monday. Merkel met the French president. "
+            "Later Merkel spoke to reporters."
+        )
+        and not ent.notices
+    )
     [lead] = entity.lead3().summarize([DOC], [{"entity": "Angela Merkel"}])
-    assert lead.text == "Angela Merkel arrived in Paris on Monday. The weather was cold. Merkel met the French president."
+    assert (
+        lead.text == "Angela Merkel arrived in Paris on Monday. The weather was cold. Merkel met the French president."
+    )
 
 
 def test_scores_by_hand(entity):
@@ -306,7 +364,10 @@ def test_an_absent_entity_warns_and_still_gives_a_summary_with_coverage_0(entity
     assert "'Boris Johnson' is not mentioned in the document" in summary.notices[0]
     assert entity.score(summary.text, DOC, {"entity": "Boris Johnson"})["entity_coverage"].value == 0.0
     prepared = entity.prepare(DOC, {"entity": "Boris Johnson"}, "sentences", EntityAssets(tiny_tokenizer()))
-    assert prepared.extra["guidance_input_ids"].text == "Boris Johnson" and "guided by the name alone" in prepared.notices[0]
+    assert (
+        prepared.extra["guidance_input_ids"].text == "Boris Johnson"
+        and "guided by the name alone" in prepared.notices[0]
+    )
 
 
 def test_empty_entity_and_empty_document_are_refused(entity):
@@ -346,18 +407,53 @@ def test_space_suggestions_fill_the_empty_entity_box():
 # --- a tiny trained checkpoint ----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
+    from metrics.io import write_jsonl
     from training.__main__ import main as train
     from variants.entity.data import build_split
-    from metrics.io import write_jsonl
 
     root = tmp_path_factory.mktemp("entity")
     write_jsonl(root / "data.jsonl", build_split("cnndm_sample", "val", limit=2))
-    train(["entity", "--preset", "tiny", "--method", "sentences", "--train-file", str(root / "data.jsonl"),
-           "--eval-file", str(root / "data.jsonl"), "--max-train-samples", "8", "--max-eval-samples", "2",
-           "--eval-batch-size", "2", "--max-steps", "6", "--learning-rate", "2e-3", "--warmup-steps", "0",
-           "--max-grad-norm", "1.0", "--logging-steps", "1", "--per-device-train-batch-size", "4",
-           "--max-source-length", "192", "--max-target-length", "12", "--report-to", "none",
-           "--save-strategy", "no", "--output-dir", str(root / "ckpt")])
+    train(
+        [
+            "entity",
+            "--preset",
+            "tiny",
+            "--method",
+            "sentences",
+            "--train-file",
+            str(root / "data.jsonl"),
+            "--eval-file",
+            str(root / "data.jsonl"),
+            "--max-train-samples",
+            "8",
+            "--max-eval-samples",
+            "2",
+            "--eval-batch-size",
+            "2",
+            "--max-steps",
+            "6",
+            "--learning-rate",
+            "2e-3",
+            "--warmup-steps",
+            "0",
+            "--max-grad-norm",
+            "1.0",
+            "--logging-steps",
+            "1",
+            "--per-device-train-batch-size",
+            "4",
+            "--max-source-length",
+            "192",
+            "--max-target-length",
+            "12",
+            "--report-to",
+            "none",
+            "--save-strategy",
+            "no",
+            "--output-dir",
+            str(root / "ckpt"),
+        ]
+    )
     return root / "ckpt"
 
 
@@ -367,8 +463,15 @@ def test_training_lowers_the_loss_and_records_the_guidance(checkpoint):
     assert len(losses) == 6 and losses[-1] < losses[0]  # 6 steps over the same 8 examples
     assert (record["variant"], record["method"], record["max_guidance_length"]) == ("entity", "sentences", 256)
     report = json.loads((checkpoint / "eval_report.json").read_text())
-    assert set(report["metrics"]) == {"entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum",
-                                     "output_words", *QUALITY_FIELDS}
+    assert set(report["metrics"]) == {
+        "entity_coverage",
+        "entity_mentioned",
+        "rouge1",
+        "rouge2",
+        "rougeLsum",
+        "output_words",
+        *QUALITY_FIELDS,
+    }
 
 
 def test_a_loaded_model_warns_about_an_absent_entity_and_still_summarizes(checkpoint):
@@ -406,8 +509,9 @@ def test_export_card_and_identical_logits_in_a_fresh_process(checkpoint, tmp_pat
         expected = summarizer.model(input_ids=ids, guidance_input_ids=guidance, decoder_input_ids=dec).logits
     torch.save({"ids": ids, "guidance": guidance, "dec": dec}, tmp_path / "inputs.pt")
     usage = card.split("\n## Usage\n", 1)[1]
-    (tmp_path / "usage.py").write_text(re.search(r"```python\n(.*?)```", usage, re.S).group(1)
-                                       .replace("org/entity-tiny", str(out)))
+    (tmp_path / "usage.py").write_text(
+        re.search(r"```python\n(.*?)```", usage, re.S).group(1).replace("org/entity-tiny", str(out))
+    )
     code = (  # 1. the folder's own code (nothing imported SteerSum yet), 2. the card's snippet as written
         "import runpy, sys, torch\n"
         "from transformers import AutoModelForSeq2SeqLM\n"
@@ -420,8 +524,14 @@ def test_export_card_and_identical_logits_in_a_fresh_process(checkpoint, tmp_pat
         "runpy.run_path(sys.argv[2] + '/usage.py', run_name='__main__')\n"
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    run = subprocess.run([sys.executable, "-c", code, str(out), str(tmp_path)], cwd=tmp_path, capture_output=True,
-                         text=True, env=env, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(out), str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     lines = run.stdout.splitlines()
     assert lines[0].startswith("transformers_modules") and len(lines) == 2  # module, then the snippet's summary

@@ -4,14 +4,23 @@ The default is rebuilt once per test run from the bundled data (about 4 s) and c
 committed asset, so the numbers in ``metrics/assets/focus/classifier.json`` and in the module
 docstring are the ones this code produces.
 """
+
 import json
 
 import numpy as np
 import pytest
 
 import metrics.focus as focus
-from metrics.focus import (DEFAULT_DIR, FOCUS, SklearnFocusClassifier, build_default, default_focus_classifier,
-                           focus_parts, rule_focus, select_vocabulary)
+from metrics.focus import (
+    DEFAULT_DIR,
+    FOCUS,
+    SklearnFocusClassifier,
+    build_default,
+    default_focus_classifier,
+    focus_parts,
+    rule_focus,
+    select_vocabulary,
+)
 
 # CCSBench App. B.2: the paper's own example pair of focus-controlled summaries.
 PAPER_EMPIRICAL = (
@@ -19,12 +28,14 @@ PAPER_EMPIRICAL = (
     "incorporating new features and the Reduplicated Multiword Expression (RMWE) feature. The experiment "
     "shows that the new CRF system achieves a Recall of 78.22%, Precision of 73.15%, and F-measure of 75.60%. "
     "With the inclusion of RMWE as a feature, the results improve to a Recall of 80.20%, Precision of 74.31%, "
-    "and F-measure of 77.14%.")
+    "and F-measure of 77.14%."
+)
 PAPER_CONCEPTUAL = (
     "This paper provides an in-depth overview of the updated feature selection approach in CRF for Manipuri "
     "POS tagging. It highlights the significance of optimal feature selection in enhancing CRF performance and "
     "discusses the introduction of new features, including the Reduplicated Multiword Expression (RMWE), which "
-    "is crucial for accurately tagging Manipuri language POS due to its rich occurrence of RMWE.")
+    "is crucial for accurately tagging Manipuri language POS due to its rich occurrence of RMWE."
+)
 
 
 def test_rule_counts_cues():
@@ -42,21 +53,33 @@ def test_rule_counts_cues():
 def test_judge_labels_come_from_position_not_from_the_cue_rule():
     from metrics.focus import position_parts
 
-    abstract = ["We propose a novel framework.", "The cat sat.", "Experiments show 91.2% accuracy.",
-                "However, the problem remains."]
+    abstract = [
+        "We propose a novel framework.",
+        "The cat sat.",
+        "Experiments show 91.2% accuracy.",
+        "However, the problem remains.",
+    ]
     # by position: the first two sentences conceptual, the last two empirical, whatever their cue words
-    assert position_parts(abstract) == {"conceptual": "We propose a novel framework. The cat sat.",
-                                        "empirical": "Experiments show 91.2% accuracy. However, the problem remains."}
+    assert position_parts(abstract) == {
+        "conceptual": "We propose a novel framework. The cat sat.",
+        "empirical": "Experiments show 91.2% accuracy. However, the problem remains.",
+    }
     assert position_parts(abstract[:3])["empirical"] == "Experiments show 91.2% accuracy."
     assert position_parts(abstract[:2]) == {}
     assert "position_parts" in default_focus_classifier().report["data"]["labels"]
 
 
 def test_focus_parts_split_an_abstract_like_the_paper():
-    abstract = ["We propose a novel framework.", "The cat sat.", "Experiments show 91.2% accuracy.",
-                "However, the problem remains."]
-    assert focus_parts(abstract) == {"conceptual": "We propose a novel framework. However, the problem remains.",
-                                     "empirical": "Experiments show 91.2% accuracy."}
+    abstract = [
+        "We propose a novel framework.",
+        "The cat sat.",
+        "Experiments show 91.2% accuracy.",
+        "However, the problem remains.",
+    ]
+    assert focus_parts(abstract) == {
+        "conceptual": "We propose a novel framework. However, the problem remains.",
+        "empirical": "Experiments show 91.2% accuracy.",
+    }
 
 
 def test_default_classifier_on_the_papers_example_pair():
@@ -69,8 +92,14 @@ def test_default_classifier_on_the_papers_example_pair():
 
 
 def test_save_load_round_trip_without_pickle(tmp_path):
-    texts = ["we propose a new theory", "experiments show 90 % accuracy", "a novel framework and idea",
-             "results on three datasets", "we introduce a method", "the benchmark scores improved"] * 3
+    texts = [
+        "we propose a new theory",
+        "experiments show 90 % accuracy",
+        "a novel framework and idea",
+        "results on three datasets",
+        "we introduce a method",
+        "the benchmark scores improved",
+    ] * 3
     labels = ["conceptual", "empirical"] * 9
     classifier = SklearnFocusClassifier().fit(texts, labels)
     classifier.report = {"note": "tiny"}
@@ -133,6 +162,12 @@ def test_fresh_build_reproduces_the_committed_default(fresh_build):
 def test_committed_default_is_small_and_its_numbers_are_in_the_docstring():
     assert sum(p.stat().st_size for p in DEFAULT_DIR.iterdir()) < 1_000_000
     report = default_focus_classifier().report
-    for name in ("heldout_vs_position", "heldout_vs_rule", "hand_read", "hand_read_with_cues", "hand_read_without_cues"):
+    for name in (
+        "heldout_vs_position",
+        "heldout_vs_rule",
+        "hand_read",
+        "hand_read_with_cues",
+        "hand_read_without_cues",
+    ):
         assert f"{report[name]['accuracy']:.3f}" in focus.__doc__, name
         assert f"{report[name]['majority_accuracy']:.3f}" in focus.__doc__, name

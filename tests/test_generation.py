@@ -1,6 +1,7 @@
 """Generation where users wait: one settings object for evaluation, the leaderboard and the
 Space; batches sorted by source length with outputs back in the caller's order; bf16 checked
 against fp32; the topic tagger's one-pass expression equal to the word-by-word rule."""
+
 import shutil
 from unittest import mock
 
@@ -23,7 +24,9 @@ def test_settings_come_from_the_checkpoint_record_and_check_their_values():
     assert settings.generate_kwargs() == {"max_new_tokens": 32, "num_beams": 2, "early_stopping": True}
     assert "early_stopping" not in settings.but(num_beams=1).generate_kwargs()  # greedy: nothing to stop early
     assert settings.but(batch_size=None) == settings  # None leaves a field as it is
-    with pytest.raises(ValueError, match="dtype must be one of auto, bfloat16, float32, int8, int8-weights, got 'fp16'"):
+    with pytest.raises(
+        ValueError, match="dtype must be one of auto, bfloat16, float32, int8, int8-weights, got 'fp16'"
+    ):
         GenerationSettings(dtype="fp16")
     with pytest.raises(ValueError, match="batch_size must be a positive integer, got 0"):
         GenerationSettings(batch_size=0)
@@ -52,8 +55,14 @@ def test_evaluation_and_the_space_generate_with_the_summarizers_own_settings():
     from training.evaluate import evaluate
 
     recorder = Recorder(GenerationSettings(batch_size=3))
-    recorder.variant = mock.Mock(score=lambda *a: {}, metric_names=(), corpus_scores=lambda *a: {},
-                                 breakdown=lambda rows: {}, report_extras=lambda *a: {}, id="fake")
+    recorder.variant = mock.Mock(
+        score=lambda *a: {},
+        metric_names=(),
+        corpus_scores=lambda *a: {},
+        breakdown=lambda rows: {},
+        report_extras=lambda *a: {},
+        id="fake",
+    )
     records = [{"id": str(i), "document": f"d{i} " + "x " * i, "controls": {}, "target": ""} for i in range(7)]
     report = evaluate(recorder, records, "data.jsonl")
     assert [n for n, _ in recorder.calls] == [3, 3, 1] and all(o == {"batch_size": 3} for _, o in recorder.calls)
@@ -90,8 +99,9 @@ def tiny(tiny_topic_checkpoint, tmp_path_factory):
 def documents(data_dir):
     records = read_jsonl(data_dir / "bbc_summary" / "test.jsonl")[:5]
     short = "Shares in the bank fell after profits dropped."
-    return [r["source"][: 300 * (i + 1)] for i, r in enumerate(records)] + [short], \
-        [{"topic": r["topic"]} for r in records] + [{"topic": "business"}]
+    return [r["source"][: 300 * (i + 1)] for i, r in enumerate(records)] + [short], [
+        {"topic": r["topic"]} for r in records
+    ] + [{"topic": "business"}]
 
 
 def test_sorted_batches_give_each_document_its_own_summary_in_input_order(tiny, documents):
@@ -162,9 +172,13 @@ def test_int8_generates_from_a_quantized_copy_built_once_and_leaves_the_model_as
     assert copy is int8.model(tiny.model) and tiny.settings.model(tiny.model) is tiny.model  # fp32 default: itself
     assert isinstance(copy.lm_head, Int8Linear) and isinstance(tiny.model.lm_head, torch.nn.Linear)
     assert not any(isinstance(m, Int8Linear) for m in tiny.model.modules())
-    batch = tiny.tokenizer(docs[:2], return_tensors="pt", padding=True, truncation=True, max_length=tiny.max_source_length)
+    batch = tiny.tokenizer(
+        docs[:2], return_tensors="pt", padding=True, truncation=True, max_length=tiny.max_source_length
+    )
     with torch.inference_mode():
-        exact, approx = (m(**batch, decoder_input_ids=batch["input_ids"][:, :4]).logits.flatten() for m in (tiny.model, copy))
+        exact, approx = (
+            m(**batch, decoder_input_ids=batch["input_ids"][:, :4]).logits.flatten() for m in (tiny.model, copy)
+        )
     assert torch.nn.functional.cosine_similarity(exact, approx, dim=0) > 0.99  # int8 rounding, not other weights
     summaries = tiny.summarize(docs, controls, settings=int8)
     assert len(summaries) == len(docs) and all(isinstance(s, Summary) for s in summaries)
@@ -203,9 +217,13 @@ def test_int8_weights_copy_quantizes_the_decoder_and_head_only_and_leaves_the_mo
     assert any(isinstance(m, Int8WeightLinear) for m in copy.get_decoder().modules())
     assert not any(isinstance(m, Int8WeightLinear) for m in copy.get_encoder().modules())  # runs once a request
     assert not any(isinstance(m, Int8WeightLinear) for m in tiny.model.modules())
-    batch = tiny.tokenizer(docs[:2], return_tensors="pt", padding=True, truncation=True, max_length=tiny.max_source_length)
+    batch = tiny.tokenizer(
+        docs[:2], return_tensors="pt", padding=True, truncation=True, max_length=tiny.max_source_length
+    )
     with torch.inference_mode():
-        exact, approx = (m(**batch, decoder_input_ids=batch["input_ids"][:, :4]).logits.flatten() for m in (tiny.model, copy))
+        exact, approx = (
+            m(**batch, decoder_input_ids=batch["input_ids"][:, :4]).logits.flatten() for m in (tiny.model, copy)
+        )
     assert torch.nn.functional.cosine_similarity(exact, approx, dim=0) > 0.99
     summaries = tiny.summarize(docs, controls, settings=settings)
     assert len(summaries) == len(docs) and all(isinstance(s, Summary) for s in summaries)
@@ -231,8 +249,10 @@ EDGE_CASES = [
 def nltk_word_by_word(document: str, terms: frozenset[str]) -> str:
     """The naive way: each WORD token lemmatized by NLTK's WordNet on every occurrence (no caches)."""
     with mock.patch.object(metrics.stas, "lemma", lemma.__wrapped__):
-        return WORD.sub(lambda m: f"{TAG} {m.group(0)} {TAG}" if term.__wrapped__(m.group(0).lower()) in terms
-                        else m.group(0), document)
+        return WORD.sub(
+            lambda m: f"{TAG} {m.group(0)} {TAG}" if term.__wrapped__(m.group(0).lower()) in terms else m.group(0),
+            document,
+        )
 
 
 def test_tagging_fast_path_equals_the_word_by_word_nltk_way(data_dir):

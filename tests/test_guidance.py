@@ -2,6 +2,7 @@
 today's generation token for token; the guided distribution is l_u + γ (l_c − l_u) by hand; the cached
 unconditional pass follows beam search's reordering (equal to recomputing it from the whole prefix);
 the default γ lives in the generation config; guidance reads no judge."""
+
 import functools
 
 import pytest
@@ -9,8 +10,14 @@ import torch
 from transformers import BartForConditionalGeneration, LogitsProcessorList, T5ForConditionalGeneration
 
 import variants.seq2seq
-from models import GSumConfig, GSumForConditionalGeneration, PersonaBartConfig, PersonaBartForConditionalGeneration
-from models import TDSumConfig, TDSumForConditionalGeneration
+from models import (
+    GSumConfig,
+    GSumForConditionalGeneration,
+    PersonaBartConfig,
+    PersonaBartForConditionalGeneration,
+    TDSumConfig,
+    TDSumForConditionalGeneration,
+)
 from models.topic_bart import TopicBartConfig, TopicBartForConditionalGeneration
 from models.topic_bart.modeling_topic_bart import NO_TOPIC
 from variants import get_variant
@@ -19,18 +26,25 @@ from variants.postprocess import postprocess
 from variants.presets import tiny_bart_config, tiny_t5_config, tiny_t5_tokenizer, tiny_tokenizer
 from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer, encode, fast_lm_head, save_default_guidance
 
-DOCS = ["Shares in the bank rose after it said profits grew. Investors welcomed the news from London.",
-        "The film won an award at the festival. Its director thanked the cast and the city of Cannes."]
+DOCS = [
+    "Shares in the bank rose after it said profits grew. Investors welcomed the news from London.",
+    "The film won an award at the festival. Its director thanked the cast and the city of Cannes.",
+]
 RECORD = {"max_target_length": 10, "num_beams": 1, "max_source_length": 64}
 
 
 def bart(tokenizer, config_class=None, **overrides):
     torch.manual_seed(0)
-    config = tiny_bart_config(tokenizer, **({"config_class": config_class} if config_class else {}),
-                              init_std=0.3, **overrides)
-    model_class = {None: BartForConditionalGeneration, TopicBartConfig: TopicBartForConditionalGeneration,
-                   TDSumConfig: TDSumForConditionalGeneration, GSumConfig: GSumForConditionalGeneration,
-                   PersonaBartConfig: PersonaBartForConditionalGeneration}[config_class]
+    config = tiny_bart_config(
+        tokenizer, **({"config_class": config_class} if config_class else {}), init_std=0.3, **overrides
+    )
+    model_class = {
+        None: BartForConditionalGeneration,
+        TopicBartConfig: TopicBartForConditionalGeneration,
+        TDSumConfig: TDSumForConditionalGeneration,
+        GSumConfig: GSumForConditionalGeneration,
+        PersonaBartConfig: PersonaBartForConditionalGeneration,
+    }[config_class]
     return model_class(config).eval()
 
 
@@ -54,8 +68,10 @@ def tdsum_case(method):
     from variants.tdsum import TDSumAssets, fit_vectorizer
 
     tokenizer = tiny_tokenizer()
-    settings = {"tdsum": dict(tfidf_attention=True, tfidf_attention_init_std=0.5),
-                "rwgen": dict(tfidf_attention=False, rwgen_lambda=0.3)}[method]
+    settings = {
+        "tdsum": dict(tfidf_attention=True, tfidf_attention_init_std=0.5),
+        "rwgen": dict(tfidf_attention=False, rwgen_lambda=0.3),
+    }[method]
     model = bart(tokenizer, TDSumConfig, **settings)
     assets = TDSumAssets(fit_vectorizer(DOCS, 1), tokenizer, 64, method, settings)
     return model, tokenizer, assets, [{"boost": ["investors"]}, {"boost": ["director"], "suppress": ["film"]}]
@@ -65,16 +81,24 @@ def entity_case(method):
     from variants.entity import EntityAssets
 
     tokenizer = tiny_tokenizer()
-    return (bart(tokenizer, GSumConfig), tokenizer, EntityAssets(tokenizer, 16),
-            [{"entity": "London"}, {"entity": "Cannes"}])
+    return (
+        bart(tokenizer, GSumConfig),
+        tokenizer,
+        EntityAssets(tokenizer, 16),
+        [{"entity": "London"}, {"entity": "Cannes"}],
+    )
 
 
 def ccs_case(method):
     tokenizer = tiny_t5_tokenizer()
     torch.manual_seed(0)
     model = T5ForConditionalGeneration(tiny_t5_config(tokenizer, initializer_factor=3.0)).eval()
-    return model, tokenizer, None, [{"length": 0, "keywords": ["bank"], "readability": "high"},
-                                    {"focus": "empirical", "readability": "normal"}]
+    return (
+        model,
+        tokenizer,
+        None,
+        [{"length": 0, "keywords": ["bank"], "readability": "high"}, {"focus": "empirical", "readability": "normal"}],
+    )
 
 
 def persona_case(method):
@@ -87,16 +111,30 @@ def persona_case(method):
     return model, tokenizer, assets, controls, PersonaSummarizer
 
 
-CASES = [("topic", "prepend-tag", topic_case), ("topic", "emb", topic_case), ("tdsum", "tdsum", tdsum_case),
-         ("tdsum", "rwgen", tdsum_case), ("entity", "sentences", entity_case), ("ccs", "prompt", ccs_case),
-         ("persona", "history-prefix", persona_case), ("persona", "user-embedding", persona_case),
-         ("persona", "interest-prefix", persona_case)]
+CASES = [
+    ("topic", "prepend-tag", topic_case),
+    ("topic", "emb", topic_case),
+    ("tdsum", "tdsum", tdsum_case),
+    ("tdsum", "rwgen", tdsum_case),
+    ("entity", "sentences", entity_case),
+    ("ccs", "prompt", ccs_case),
+    ("persona", "history-prefix", persona_case),
+    ("persona", "user-embedding", persona_case),
+    ("persona", "interest-prefix", persona_case),
+]
 
 
 def summarizer_of(variant_id, method, build):
     model, tokenizer, assets, controls, *wrap = build(method)
-    summarizer = Seq2SeqSummarizer(get_variant(variant_id), "tiny", method, model, tokenizer, assets,
-                                   {**RECORD, "variant": variant_id, "method": method})
+    summarizer = Seq2SeqSummarizer(
+        get_variant(variant_id),
+        "tiny",
+        method,
+        model,
+        tokenizer,
+        assets,
+        {**RECORD, "variant": variant_id, "method": method},
+    )
     return (wrap[0](summarizer) if wrap else summarizer), controls
 
 
@@ -119,13 +157,19 @@ def test_guidance_1_is_todays_generation_token_for_token(case, beams):
     # today's path: prepare → encode → model.generate with the settings' keywords, nothing else
     base = getattr(summarizer, "base", summarizer)
     if summarizer.method == "user-embedding":  # its own path encodes the article once; compare to generate
-        prepared = [summarizer.variant.prepare(d, summarizer.variant.validate(c, summarizer.assets), "user-embedding",
-                                               summarizer.assets) for d, c in zip(DOCS, controls)]
+        prepared = [
+            summarizer.variant.prepare(
+                d, summarizer.variant.validate(c, summarizer.assets), "user-embedding", summarizer.assets
+            )
+            for d, c in zip(DOCS, controls)
+        ]
         batch, _ = encode(summarizer.tokenizer, prepared, 64)
         output = summarizer.model.generate(**batch, **settings.generate_kwargs())
     else:
-        prepared = [base.variant.prepare(d, base.variant.validate(c, base.assets), base.method, base.assets)
-                    for d, c in zip(DOCS, controls)]
+        prepared = [
+            base.variant.prepare(d, base.variant.validate(c, base.assets), base.method, base.assets)
+            for d, c in zip(DOCS, controls)
+        ]
         batch, _ = encode(base.tokenizer, prepared, 64)
         output = base.model.generate(**batch, **settings.generate_kwargs())
     decoded = base.tokenizer.batch_decode(output, skip_special_tokens=True)
@@ -144,8 +188,9 @@ def test_the_cached_unconditional_pass_follows_the_beams(case, beams, paired, mo
     if not paired:
         monkeypatch.setattr(EncoderDecoderGuidance, "pairs", lambda self, model: False)
     cached = ids_of(summarizer, controls, settings)
-    monkeypatch.setattr(variants.seq2seq, "EncoderDecoderGuidance",
-                        functools.partial(EncoderDecoderGuidance, use_cache=False))
+    monkeypatch.setattr(
+        variants.seq2seq, "EncoderDecoderGuidance", functools.partial(EncoderDecoderGuidance, use_cache=False)
+    )
     assert ids_of(summarizer, controls, settings) == cached
 
 
@@ -155,8 +200,9 @@ def test_served_guidance_decodes_each_row_beside_its_twin_in_one_pass(monkeypatc
     summarizer, controls = summarizer_of("entity", "sentences", entity_case)
     settings = GenerationSettings(num_beams=3, max_new_tokens=6, guidance=3.0)
     rows = []
-    hook = summarizer.model.get_decoder().register_forward_hook(lambda m, args, kwargs, out: rows.append(
-        len(kwargs["input_ids"])), with_kwargs=True)
+    hook = summarizer.model.get_decoder().register_forward_hook(
+        lambda m, args, kwargs, out: rows.append(len(kwargs["input_ids"])), with_kwargs=True
+    )
     try:
         one_pass = ids_of(summarizer, controls, settings)
         together, rows[:] = list(rows), []
@@ -177,7 +223,9 @@ def test_pairs_of_batches_are_stacked_with_zero_padding_and_their_cache_rows_fol
     first, second = torch.ones(2, 3, 4), 2 * torch.ones(2, 5, 4)
     stacked = stack_pair(first, second)
     assert stacked.shape == (4, 5, 4) and stacked[:2, 3:].abs().sum() == 0 and torch.equal(stacked[:2, :3], first)
-    assert torch.equal(stack_pair(torch.tensor([[1, 1]]), torch.tensor([[1, 1, 1]])), torch.tensor([[1, 1, 0], [1, 1, 1]]))
+    assert torch.equal(
+        stack_pair(torch.tensor([[1, 1]]), torch.tensor([[1, 1, 1]])), torch.tensor([[1, 1, 0], [1, 1, 1]])
+    )
     cache = PairedCache(DynamicCache(), DynamicCache())
     keys = torch.arange(4.0)[:, None, None, None].expand(4, 1, 1, 2).clone()  # rows 0,1 and their twins 2,3
     cache.self_attention_cache.update(keys, keys.clone(), 0)
@@ -207,7 +255,9 @@ def test_a_batch_and_its_control_free_twins_share_one_encoding_of_the_source(var
     try:
         shared = ids_of(summarizer, controls, settings)
         assert len(sources()) == 1 and sources()[0][0] == 2  # one batch of two sources, once
-        monkeypatch.setattr(variants.seq2seq.Steering, "encode_once", lambda self, model, rows, inputs: (inputs, None, None))
+        monkeypatch.setattr(
+            variants.seq2seq.Steering, "encode_once", lambda self, model, rows, inputs: (inputs, None, None)
+        )
         runs[:] = []
         assert ids_of(summarizer, controls, settings) == shared
         assert len(sources()) == 2  # the twins' sources encoded again
@@ -226,8 +276,10 @@ def test_the_shared_source_encoding_is_the_one_the_twins_would_compute():
     gsum, tdsum = bart(tokenizer, GSumConfig), bart(tokenizer, TDSumConfig, tfidf_attention=True, tdmtl_lambda=0.1)
     guidance = tokenizer(["London", ""], return_tensors="pt", padding=True).input_ids
     with torch.no_grad():
-        for encoder, extra in ((gsum.get_encoder(), {"guidance_input_ids": guidance}),
-                               (tdsum.get_encoder(), {"tfidf": tfidf})):
+        for encoder, extra in (
+            (gsum.get_encoder(), {"guidance_input_ids": guidance}),
+            (tdsum.get_encoder(), {"tfidf": tfidf}),
+        ):
             source = encoder(**ids, **extra).last_hidden_state
             assert encoder.encodes_source_alone
             mine, theirs = encoder(**ids, **extra, source_states=source), encoder(**ids, **extra)
@@ -247,7 +299,9 @@ def test_guidance_changes_what_some_model_writes():
     for variant_id, method, build in CASES:
         summarizer, controls = summarizer_of(variant_id, method, build)
         plain = ids_of(summarizer, controls, GenerationSettings(num_beams=1, max_new_tokens=10))
-        changed += plain != ids_of(summarizer, controls, GenerationSettings(num_beams=1, max_new_tokens=10, guidance=4.0))
+        changed += plain != ids_of(
+            summarizer, controls, GenerationSettings(num_beams=1, max_new_tokens=10, guidance=4.0)
+        )
     assert changed >= len(CASES) // 2
 
 
@@ -262,7 +316,9 @@ def test_the_guided_scores_are_the_mixture_by_hand():
         l_u = model(**unconditional, decoder_input_ids=prefix).logits[:, -1].log_softmax(-1)
         every = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=None)
         guided = every(prefix, l_c.clone())
-        top = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(prefix, l_c.clone())
+        top = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(
+            prefix, l_c.clone()
+        )
     expected = (l_u + 2.5 * (l_c - l_u)).log_softmax(-1)  # renormalized: p ∝ p_u^(1-γ) p_c^γ
     torch.testing.assert_close(guided, expected, atol=1e-5, rtol=1e-5)
     assert torch.exp(guided).sum(-1).sub(1).abs().max() < 1e-5
@@ -275,7 +331,9 @@ def test_the_guided_scores_are_the_mixture_by_hand():
     mixed = l_c.clone().scatter(1, candidates, u_50 + 2.5 * (l_c.gather(1, candidates) - u_50))
     torch.testing.assert_close(top, mixed.log_softmax(-1), atol=1e-5, rtol=1e-5)
     with torch.no_grad(), fast_lm_head(model):  # as generate runs it: the candidates still stand in for the head
-        fast = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(prefix, l_c.clone())
+        fast = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(
+            prefix, l_c.clone()
+        )
     torch.testing.assert_close(fast, mixed.log_softmax(-1), atol=1e-5, rtol=1e-5)
     # so where the controls change nothing (the same input twice), the candidates change nothing either
     same = EncoderDecoderGuidance(model, 2.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
@@ -284,7 +342,9 @@ def test_the_guided_scores_are_the_mixture_by_hand():
     # given (beam search adds log-probabilities taken before tokens were ruled out): with the same input twice,
     # the scores come back as they were
     l_c[:, 5:40] = -float("inf")
-    assert torch.isneginf(EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False)(prefix, l_c)[:, 5]).all()
+    assert torch.isneginf(
+        EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False)(prefix, l_c)[:, 5]
+    ).all()
     same = EncoderDecoderGuidance(model, 1.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
     torch.testing.assert_close(same, l_c, atol=1e-5, rtol=1e-5)
 
@@ -295,8 +355,9 @@ def test_an_unconditional_input_equal_to_the_conditional_one_changes_nothing_wit
     inputs = tokenizer(DOCS, return_tensors="pt", padding=True)
     kwargs = dict(max_new_tokens=12, num_beams=3)
     plain = model.generate(**inputs, **kwargs)
-    same = model.generate(**inputs, **kwargs,
-                          logits_processor=LogitsProcessorList([EncoderDecoderGuidance(model, 3.0, dict(inputs))]))
+    same = model.generate(
+        **inputs, **kwargs, logits_processor=LogitsProcessorList([EncoderDecoderGuidance(model, 3.0, dict(inputs))])
+    )
     assert torch.equal(plain, same)
 
 
@@ -327,8 +388,9 @@ def test_the_default_guidance_is_kept_in_the_generation_config(tmp_path):
     from variants.seq2seq import load_seq2seq
 
     model, tokenizer = load_seq2seq(tmp_path)
-    summarizer = Seq2SeqSummarizer(get_variant("topic"), "t", "prepend", model, tokenizer, None,
-                                   {"max_target_length": 8})
+    summarizer = Seq2SeqSummarizer(
+        get_variant("topic"), "t", "prepend", model, tokenizer, None, {"max_target_length": 8}
+    )
     assert summarizer.settings.guidance == 1.5
     with pytest.raises(ValueError, match="got 0.2"):
         save_default_guidance(tmp_path, 0.2)
@@ -393,14 +455,16 @@ def test_guidance_reads_no_judge(monkeypatch):
     monkeypatch.setattr(metrics.focus, "default_focus_classifier", judge)
     monkeypatch.setattr(metrics.stas.TopicSpace, "affinities", judge)
     monkeypatch.setattr(metrics.stas.TopicSpace, "stas", judge)
-    summarizer.summarize(DOCS, controls, settings=GenerationSettings(num_beams=2, max_new_tokens=8, guidance=3.0,
-                                                                     constraints=True))
+    summarizer.summarize(
+        DOCS, controls, settings=GenerationSettings(num_beams=2, max_new_tokens=8, guidance=3.0, constraints=True)
+    )
     topic, controls = summarizer_of("topic", "prepend", topic_case)
     topic.summarize(DOCS, controls, settings=GenerationSettings(num_beams=2, max_new_tokens=8, guidance=3.0))
 
 
-def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_default(tiny_topic_checkpoint, tmp_path,
-                                                                                  capsys):
+def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_default(
+    tiny_topic_checkpoint, tmp_path, capsys
+):
     import json
     import shutil
 
@@ -411,8 +475,22 @@ def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_defau
     data = tmp_path / "test.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").test_examples(3)))
     out = tmp_path / "report.json"
-    training(["evaluate", "--model", str(model), "--data", str(data), "--out", str(out), "--guidance", "2",
-              "--batch-size", "3", "--save-default-guidance"])
+    training(
+        [
+            "evaluate",
+            "--model",
+            str(model),
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+            "--guidance",
+            "2",
+            "--batch-size",
+            "3",
+            "--save-default-guidance",
+        ]
+    )
     report = json.loads(out.read_text())
     assert report["generation"]["guidance"] == 2.0
     assert set(report["at_guidance_1"]) == {"metrics", "control_sensitivity"}
@@ -430,28 +508,41 @@ def test_the_cards_effect_table_shows_gamma_1_beside_the_models_default():
     from hub_cards.card import environment
 
     def effect(given, shuffled, low=None):
-        return {"given": given, "shuffled": shuffled, "difference": given - shuffled, "ci_low": low,
-                "ci_high": None if low is None else low + 0.2, "n": 40}
+        return {
+            "given": given,
+            "shuffled": shuffled,
+            "difference": given - shuffled,
+            "ci_low": low,
+            "ci_high": None if low is None else low + 0.2,
+            "n": 40,
+        }
 
-    sensitivity = {"effect": {"stas": effect(0.9, 0.5, 0.3), "length_pcc": effect(0.6, 0.1)},
-                   "shuffled": {"controls_changed": 4, "n_examples": 4},
-                   "lead_k": {"budget_words": 30, "metrics": {"stas": 0.6}}}
+    sensitivity = {
+        "effect": {"stas": effect(0.9, 0.5, 0.3), "length_pcc": effect(0.6, 0.1)},
+        "shuffled": {"controls_changed": 4, "n_examples": 4},
+        "lead_k": {"budget_words": 30, "metrics": {"stas": 0.6}},
+    }
     plain = {"effect": {"stas": effect(0.8, 0.6, 0.1)}}
     template = environment().get_template("control_effect.md")
     report = {"n_examples": 4, "control_sensitivity": sensitivity}
     text = template.render(report=report)
     assert "| stas | 0.9000 | 0.5000 | 0.6000 | – | +0.4000 | [+0.3000, +0.5000] | – |\n| length_pcc |" in text
     assert "γ" not in text  # a report at γ = 1: the table as it was
-    text = template.render(report={**report, "generation": {"guidance": 2.0},
-                                    "at_guidance_1": {"control_sensitivity": plain}})
+    text = template.render(
+        report={**report, "generation": {"guidance": 2.0}, "at_guidance_1": {"control_sensitivity": plain}}
+    )
     assert "control strength γ = 2 (classifier-free guidance" in text
-    assert ("| vs pasted | effect at γ = 1 | 95% interval |\n|---|---|---|---|---|---|---|---|---|---|" in text)
-    assert "| stas | 0.9000 | 0.5000 | 0.6000 | – | +0.4000 | [+0.3000, +0.5000] | – | +0.2000 | [+0.1000, +0.3000] |\n" in text
+    assert "| vs pasted | effect at γ = 1 | 95% interval |\n|---|---|---|---|---|---|---|---|---|---|" in text
+    assert (
+        "| stas | 0.9000 | 0.5000 | 0.6000 | – | +0.4000 | [+0.3000, +0.5000] | – | +0.2000 | [+0.1000, +0.3000] |\n"
+        in text
+    )
     assert "| length_pcc | 0.6000 | 0.1000 | – | – | +0.5000 | corpus metric: no interval | – | — | — |\n" in text
 
 
-def test_a_guidance_sweep_measures_each_gamma_and_its_first_row_is_plain_evaluation(tiny_topic_checkpoint, tmp_path,
-                                                                                     capsys):
+def test_a_guidance_sweep_measures_each_gamma_and_its_first_row_is_plain_evaluation(
+    tiny_topic_checkpoint, tmp_path, capsys
+):
     """The sweep's γ = 1 row is the plain evaluation of the same examples (same metrics and effect), and
     the leaderboard reads the file it writes into one table row and one plot panel per γ."""
     import json
@@ -463,12 +554,37 @@ def test_a_guidance_sweep_measures_each_gamma_and_its_first_row_is_plain_evaluat
     data = tmp_path / "test.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").test_examples(4)))
     plain = tmp_path / "plain.json"
-    training(["evaluate", "--model", str(tiny_topic_checkpoint), "--data", str(data), "--out", str(plain),
-              "--batch-size", "4"])
+    training(
+        [
+            "evaluate",
+            "--model",
+            str(tiny_topic_checkpoint),
+            "--data",
+            str(data),
+            "--out",
+            str(plain),
+            "--batch-size",
+            "4",
+        ]
+    )
     folder = tmp_path / "model"
     folder.mkdir()
-    training(["evaluate", "--model", str(tiny_topic_checkpoint), "--data", str(data), "--out",
-              str(folder / SWEEP_FILE), "--batch-size", "4", "--guidance-sweep", "1", "3"])
+    training(
+        [
+            "evaluate",
+            "--model",
+            str(tiny_topic_checkpoint),
+            "--data",
+            str(data),
+            "--out",
+            str(folder / SWEEP_FILE),
+            "--batch-size",
+            "4",
+            "--guidance-sweep",
+            "1",
+            "3",
+        ]
+    )
     assert "γ = 3: rouge1" in capsys.readouterr().out
     sweep, report = json.loads((folder / SWEEP_FILE).read_text()), json.loads(plain.read_text())
     assert [row["guidance"] for row in sweep["sweep"]] == [1.0, 3.0]
@@ -498,8 +614,18 @@ def test_a_guidance_sweep_measures_each_gamma_and_its_first_row_is_plain_evaluat
     assert text.startswith("# SteerSum leaderboard\n\n## Topic\n\n| table |\n") and text.count(HEADING) == 1
     assert json.loads((out / "leaderboard.json").read_text())["guidance"][0]["system"] == "tiny topic"
     with pytest.raises(SystemExit):
-        training(["evaluate", "--model", str(tiny_topic_checkpoint), "--data", str(data), "--guidance", "2",
-                  "--guidance-sweep"])
+        training(
+            [
+                "evaluate",
+                "--model",
+                str(tiny_topic_checkpoint),
+                "--data",
+                str(data),
+                "--guidance",
+                "2",
+                "--guidance-sweep",
+            ]
+        )
     assert "--guidance-sweep sets γ itself" in capsys.readouterr().err
 
 
@@ -521,8 +647,17 @@ def test_a_sweep_times_nothing_a_process_loads_once(monkeypatch):
     def evaluated(summarizer, records, data_file, batch_size):
         timed_after.append(list(calls))
         row = {"metrics": {}, "budget_words": 2}
-        return {"metrics": {}, "summarize_seconds": 1.0, "control_sensitivity": {
-            "shuffled": {**row, "summarize_seconds": 1.0}, "lead_k": row, "pasted": row, "effect": {}, "verdict": {}}}
+        return {
+            "metrics": {},
+            "summarize_seconds": 1.0,
+            "control_sensitivity": {
+                "shuffled": {**row, "summarize_seconds": 1.0},
+                "lead_k": row,
+                "pasted": row,
+                "effect": {},
+                "verdict": {},
+            },
+        }
 
     monkeypatch.setattr(training.guidance, "evaluate_with_sensitivity", evaluated)
     records = [{"document": DOCS[0], "controls": {"topic": "business"}}, {"document": DOCS[1], "controls": {}}]
@@ -532,18 +667,30 @@ def test_a_sweep_times_nothing_a_process_loads_once(monkeypatch):
 
 def _swept(rows, lower=()):
     """A hand-made sweep: per γ (ROUGE-1, effect, interval, stands) of the lead metric ``m``."""
-    return {"control_metrics": ["m"], "lower_is_better": list(lower), "sweep": [
-        {"guidance": g, "metrics": {"rouge1": r}, "verdict": {"m": {"stands": ok}},
-         "effect": {"m": {"difference": d, "ci_low": lo, "ci_high": hi}}} for g, r, d, lo, hi, ok in rows]}
+    return {
+        "control_metrics": ["m"],
+        "lower_is_better": list(lower),
+        "sweep": [
+            {
+                "guidance": g,
+                "metrics": {"rouge1": r},
+                "verdict": {"m": {"stands": ok}},
+                "effect": {"m": {"difference": d, "ci_low": lo, "ci_high": hi}},
+            }
+            for g, r, d, lo, hi, ok in rows
+        ],
+    }
 
 
 def test_the_default_gamma_is_the_best_lower_bound_among_those_that_keep_rouge_and_stand():
     from training.guidance import pick_default
 
-    rows = [(1.0, 0.30, 0.20, 0.10, 0.30, True),
-            (1.5, 0.30, 0.30, 0.18, 0.42, True),   # the best lower bound that qualifies
-            (2.0, 0.27, 0.40, 0.30, 0.50, True),   # loses 0.03 ROUGE-1 (> 0.02)
-            (3.0, 0.29, 0.45, 0.35, 0.55, False)]  # pasting wins
+    rows = [
+        (1.0, 0.30, 0.20, 0.10, 0.30, True),
+        (1.5, 0.30, 0.30, 0.18, 0.42, True),  # the best lower bound that qualifies
+        (2.0, 0.27, 0.40, 0.30, 0.50, True),  # loses 0.03 ROUGE-1 (> 0.02)
+        (3.0, 0.29, 0.45, 0.35, 0.55, False),
+    ]  # pasting wins
     assert pick_default(_swept(rows)) == 1.5
     assert pick_default(_swept(rows), rouge_tolerance=0.05) == 2.0
     weaker = [(1.0, 0.30, 0.20, 0.10, 0.30, True), (2.0, 0.30, 0.15, 0.12, 0.18, True)]  # a smaller effect

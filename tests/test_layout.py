@@ -3,13 +3,23 @@ models and metrics. In full: benchmarks (which measure the Space) → space → 
 training's ``--push-to-hub`` exports through) → variants → models, metrics, store (the committed models
 and their formats). Checked on the source, so a
 lazy import inside a function counts too."""
+
 import ast
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYER = {"models": 0, "metrics": 0, "store": 0, "variants": 1, "hub_cards": 2, "training": 3, "space": 4, "benchmarks": 5}
+LAYER = {
+    "models": 0,
+    "metrics": 0,
+    "store": 0,
+    "variants": 1,
+    "hub_cards": 2,
+    "training": 3,
+    "space": 4,
+    "benchmarks": 5,
+}
 
 
 def project_imports(relative: Path, source: str):
@@ -36,8 +46,11 @@ def modules():
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_module_imports_from_a_layer_above_or_beside_it(path):
     relative = path.relative_to(ROOT)
-    wrong = [f"{relative}:{line} imports {top}" for line, top in project_imports(relative, path.read_text(encoding="utf-8"))
-             if top != relative.parts[0] and LAYER[top] >= LAYER[relative.parts[0]]]
+    wrong = [
+        f"{relative}:{line} imports {top}"
+        for line, top in project_imports(relative, path.read_text(encoding="utf-8"))
+        if top != relative.parts[0] and LAYER[top] >= LAYER[relative.parts[0]]
+    ]
     assert not wrong, "; ".join(wrong)
 
 
@@ -52,6 +65,8 @@ def test_models_are_self_contained_for_remote_code():
 
 def test_the_checker_sees_upward_and_relative_imports():
     # The rule must be able to fail: a lazy upward import, and a relative one that climbs out of variants.
-    source = "def f():\n    from training.evaluate import evaluate\nfrom ...space import app\nfrom ..base import Variant\n"
+    source = (
+        "def f():\n    from training.evaluate import evaluate\nfrom ...space import app\nfrom ..base import Variant\n"
+    )
     found = sorted(project_imports(Path("variants/topic/__init__.py"), source))
     assert found == [(2, "training"), (3, "space"), (4, "variants")]

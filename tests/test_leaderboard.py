@@ -1,5 +1,6 @@
 """The leaderboard harness (``python -m benchmarks leaderboard``), the paired bootstrap behind its
 significance marks, and the Space's Leaderboard tab, on a tiny topic checkpoint and the bundled data."""
+
 import json
 import shutil
 
@@ -8,8 +9,8 @@ import pytest
 
 from metrics.io import DataError, read_jsonl
 from metrics.quality import QUALITY_FIELDS
-from variants import REGISTRY
 from training.sensitivity import PastedLeadK
+from variants import REGISTRY
 from variants.base import Control, Paper, Summarizer, Summary, Variant
 from variants.topic import TopicVariant
 
@@ -88,8 +89,10 @@ def test_harness_writes_json_markdown_and_plots(board_dir):
     topic = board["variants"]["topic"]
     assert [s["model"] for s in topic["systems"]] == ["baseline", "local/topic-tiny"]
     assert topic["test_set"]["n"] == MAX_SAMPLES and topic["test_set"]["datasets"] == ["bbc_summary"]
-    assert all(set(s["metrics"]) == {"stas", "rouge1", "rouge2", "rougeLsum", "output_words", *QUALITY_FIELDS}
-               for s in topic["systems"])
+    assert all(
+        set(s["metrics"]) == {"stas", "rouge1", "rouge2", "rougeLsum", "output_words", *QUALITY_FIELDS}
+        for s in topic["systems"]
+    )
     assert board["variants"]["untested"]["skipped"] and "systems" not in board["variants"]["untested"]
     markdown = (board_dir / "leaderboard.md").read_text()
     assert "| system | method | n | words | stas | rouge1 | rouge2 | rougeLsum |" in markdown
@@ -112,8 +115,10 @@ def test_numbers_equal_the_evaluation_cli(board_dir, models_dir, tmp_path):
     data = board_dir / "data" / "topic.jsonl"
     rows = {s["model"]: s for s in load_board(board_dir)["variants"]["topic"]["systems"]}
     markdown = (board_dir / "leaderboard.md").read_text()
-    for model, args in (("baseline", ["--model", "baseline", "--variant", "topic"]),
-                        ("local/topic-tiny", ["--model", str(models_dir / "topic-tiny")])):
+    for model, args in (
+        ("baseline", ["--model", "baseline", "--variant", "topic"]),
+        ("local/topic-tiny", ["--model", str(models_dir / "topic-tiny")]),
+    ):
         training(["evaluate", *args, "--data", str(data), "--out", str(tmp_path / "report.json")])
         report = json.loads((tmp_path / "report.json").read_text())
         assert report["metrics"] == rows[model]["metrics"] and report["n_examples"] == MAX_SAMPLES
@@ -135,36 +140,48 @@ def test_every_system_has_shuffled_controls_lead_k_pasted_and_control_effect_row
         at = lines.index(next(line for line in lines if line.startswith(f"| {system['system']} |")))
         shuffled, lead = system["shuffled"], system["lead_k"]
         # right under the system: the same system given shuffled controls, then Lead-k at its length
-        assert lines[at + 1] == (f"| ↳ same system, shuffled controls |  | {MAX_SAMPLES} | "
-                                 f"{shuffled['metrics']['output_words']:.1f} | {shuffled['metrics']['stas']:.4f} | "
-                                 f"{shuffled['metrics']['rouge1']:.4f} | {shuffled['metrics']['rouge2']:.4f} | "
-                                 f"{shuffled['metrics']['rougeLsum']:.4f} |")
-        assert lines[at + 2].startswith(f"| ↳ Lead-k at the same length ({lead['budget_words']} words), "
-                                        f"control-blind | lead-k | {MAX_SAMPLES} | ")
+        assert lines[at + 1] == (
+            f"| ↳ same system, shuffled controls |  | {MAX_SAMPLES} | "
+            f"{shuffled['metrics']['output_words']:.1f} | {shuffled['metrics']['stas']:.4f} | "
+            f"{shuffled['metrics']['rouge1']:.4f} | {shuffled['metrics']['rouge2']:.4f} | "
+            f"{shuffled['metrics']['rougeLsum']:.4f} |"
+        )
+        assert lines[at + 2].startswith(
+            f"| ↳ Lead-k at the same length ({lead['budget_words']} words), control-blind | lead-k | {MAX_SAMPLES} | "
+        )
         pasted = system["pasted"]  # then Lead-k with the topic's terms pasted after it, at the same length
-        assert lines[at + 3].startswith(f"| ↳ Lead-k + pasted controls ({lead['budget_words']} words) | pasted | "
-                                        f"{MAX_SAMPLES} | ")
+        assert lines[at + 3].startswith(
+            f"| ↳ Lead-k + pasted controls ({lead['budget_words']} words) | pasted | {MAX_SAMPLES} | "
+        )
         assert pasted["budget_words"] == lead["budget_words"]
         records = {r["id"]: r for r in read_jsonl(board_dir / "data" / "topic.jsonl")}
         for example in pasted["examples"]:
             record = records[example["id"]]
-            assert example["summary"] == PastedLeadK(REGISTRY["topic"], lead["budget_words"]).extract(
-                record["document"], record["controls"]).text
+            assert (
+                example["summary"]
+                == PastedLeadK(REGISTRY["topic"], lead["budget_words"])
+                .extract(record["document"], record["controls"])
+                .text
+            )
         assert lead["budget_words"] == round(system["metrics"]["output_words"])
         effect, verdict = system["control_effect"]["stas"], system["verdict"]["stas"]
         assert effect["difference"] == pytest.approx(system["metrics"]["stas"] - shuffled["metrics"]["stas"])
         # the margin over pasted: (right - pasted) - effect / 2, a mean of per-example margins
         assert verdict["margin"]["difference"] == pytest.approx(
-            effect["given"] - pasted["metrics"]["stas"] - effect["difference"] / 2)
+            effect["given"] - pasted["metrics"]["stas"] - effect["difference"] / 2
+        )
         m = verdict["margin"]
         # per control metric: right, shuffled, Lead-k, pasted, effect [interval], verdict with the margin
-        assert (f"| {system['system']} | stas | {effect['given']:.4f} | {effect['shuffled']:.4f} | "
-                f"{lead['metrics']['stas']:.4f} | {pasted['metrics']['stas']:.4f} | {effect['difference']:+.4f} "
-                f"[{effect['ci_low']:+.4f}, {effect['ci_high']:+.4f}] | "
-                f"{'stands' if verdict['stands'] else 'does not stand'} "
-                f"({m['difference']:+.4f} [{m['ci_low']:+.4f}, {m['ci_high']:+.4f}]) |") in lines
-    assert ("| system | metric | right | shuffled | Lead-k | pasted | effect [95% interval] | vs pasted: margin |"
-            in lines)
+        assert (
+            f"| {system['system']} | stas | {effect['given']:.4f} | {effect['shuffled']:.4f} | "
+            f"{lead['metrics']['stas']:.4f} | {pasted['metrics']['stas']:.4f} | {effect['difference']:+.4f} "
+            f"[{effect['ci_low']:+.4f}, {effect['ci_high']:+.4f}] | "
+            f"{'stands' if verdict['stands'] else 'does not stand'} "
+            f"({m['difference']:+.4f} [{m['ci_low']:+.4f}, {m['ci_high']:+.4f}]) |"
+        ) in lines
+    assert (
+        "| system | metric | right | shuffled | Lead-k | pasted | effect [95% interval] | vs pasted: margin |" in lines
+    )
 
 
 def test_paper_rows_are_labelled_and_on_our_scale(board_dir):
@@ -174,9 +191,13 @@ def test_paper_rows_are_labelled_and_on_our_scale(board_dir):
     assert best["metrics"] == {"stas": 0.7236, "rouge1": 0.4166, "rouge2": 0.1957, "rougeLsum": 0.3883}
     assert all(0 <= v <= 1 for r in topic["reported"] for v in r["metrics"].values())
     markdown = (board_dir / "leaderboard.md").read_text()
-    assert ("| _BARTpre+tag — reported in paper (different data/base model), Table 2_ | | | | "
-            "0.7236 | 0.4166 | 0.1957 | 0.3883 |") in markdown
-    assert "| _PG — reported in paper (different data/base model), Table 2_ | | | | – | 0.2680 |" in markdown  # no STAS
+    assert (
+        "| _BARTpre+tag — reported in paper (different data/base model), Table 2_ | | | | "
+        "0.7236 | 0.4166 | 0.1957 | 0.3883 |"
+    ) in markdown
+    assert (
+        "| _PG — reported in paper (different data/base model), Table 2_ | | | | – | 0.2680 |" in markdown
+    )  # no STAS
 
 
 def test_checkpoints_are_tested_against_the_baseline_on_rouge(board_dir):
@@ -186,7 +207,8 @@ def test_checkpoints_are_tested_against_the_baseline_on_rouge(board_dir):
     for name, test in tiny["vs_baseline"].items():
         # same examples on both sides, none missing: the mean difference is the difference of the means
         assert test["n"] == MAX_SAMPLES and test["difference"] == pytest.approx(
-            tiny["metrics"][name] - baseline["metrics"][name])
+            tiny["metrics"][name] - baseline["metrics"][name]
+        )
         assert 0.0 <= test["p_value"] <= 1.0
 
 
@@ -197,12 +219,24 @@ def test_the_baseline_comparison_resamples_documents(tmp_path):
 
     def report(rouge1):
         examples = [{"id": f"e{i}", "rouge1": r, "rouge2": r, "rougeLsum": r} for i, r in enumerate(rouge1)]
-        return {"system": {"title": "t", "model": "m", "source": "checkpoint", "revision": None}, "method": "tag",
-                "n_examples": 4, "truncated_inputs": 0, "metrics": {}, "examples": examples}
+        return {
+            "system": {"title": "t", "model": "m", "source": "checkpoint", "revision": None},
+            "method": "tag",
+            "n_examples": 4,
+            "truncated_inputs": 0,
+            "metrics": {},
+            "examples": examples,
+        }
 
     documents = {"e0": "A", "e1": "B", "e2": "A", "e3": "B"}
-    row = system_row(tmp_path, REGISTRY["topic"], report([0.5, 0.2, 0.7, 0.2]), tmp_path / "c.json",
-                     report([0.1, 0.2, 0.1, 0.2]), documents)
+    row = system_row(
+        tmp_path,
+        REGISTRY["topic"],
+        report([0.5, 0.2, 0.7, 0.2]),
+        tmp_path / "c.json",
+        report([0.1, 0.2, 0.1, 0.2]),
+        documents,
+    )
     test = row["vs_baseline"]["rouge1"]
     assert test["n"] == 4 and test["units"] == 2
     # document A gains 0.5 on average over its two examples, B nothing: a resample of A and A gives 0.5
@@ -223,7 +257,9 @@ def test_resume_after_a_killed_run_reuses_the_finished_systems(board_dir, models
     monkeypatch.setattr(leaderboard, "evaluate", killed_after_first)
     with pytest.raises(KeyboardInterrupt):
         run_board(models_dir, tmp_path)
-    assert len(list((tmp_path / "cache" / "topic").glob("*.json"))) == 1 and not (tmp_path / "leaderboard.json").exists()
+    assert (
+        len(list((tmp_path / "cache" / "topic").glob("*.json"))) == 1 and not (tmp_path / "leaderboard.json").exists()
+    )
 
     def counted(summarizer, *args):
         evaluated.append(summarizer.name)
@@ -258,9 +294,16 @@ def test_hub_ids_from_the_catalog_are_scored_when_reachable_and_listed_when_not(
     import shutil
 
     catalog = tmp_path / "catalog.json"
-    catalog.write_text(json.dumps({"models": [
-        {"repo": "steersum-test/topic-tiny", "revision": "a" * 40, "variant": "topic"},
-        {"repo": "steersum-test/gone", "revision": "b" * 40, "variant": "topic"}]}))
+    catalog.write_text(
+        json.dumps(
+            {
+                "models": [
+                    {"repo": "steersum-test/topic-tiny", "revision": "a" * 40, "variant": "topic"},
+                    {"repo": "steersum-test/gone", "revision": "b" * 40, "variant": "topic"},
+                ]
+            }
+        )
+    )
 
     def download(repo, revision):  # the Hub as the tests see it: one repo is there, one is not
         if repo == "steersum-test/gone":
@@ -271,13 +314,22 @@ def test_hub_ids_from_the_catalog_are_scored_when_reachable_and_listed_when_not(
     shutil.copytree(board_dir, out)  # baseline and local checkpoint come from the cache
     from benchmarks.leaderboard import run
 
-    topic = run(models_dir, out, max_samples=MAX_SAMPLES, catalog_file=catalog, registry=REGISTRY_UNDER_TEST,
-                download=download, state=FakeState(0, 1))["variants"]["topic"]
+    topic = run(
+        models_dir,
+        out,
+        max_samples=MAX_SAMPLES,
+        catalog_file=catalog,
+        registry=REGISTRY_UNDER_TEST,
+        download=download,
+        state=FakeState(0, 1),
+    )["variants"]["topic"]
     hub = topic["systems"][2]
     assert (hub["model"], hub["source"], hub["revision"]) == ("steersum-test/topic-tiny", "hub", "a" * 40)
     assert hub["metrics"] == topic["systems"][1]["metrics"]  # the same weights as local/topic-tiny
     assert [u["model"] for u in topic["unavailable"]] == ["steersum-test/gone"]
-    assert "- unavailable: steersum-test/gone — not reachable (OSError: offline)" in (out / "leaderboard.md").read_text()
+    assert (
+        "- unavailable: steersum-test/gone — not reachable (OSError: offline)" in (out / "leaderboard.md").read_text()
+    )
 
 
 def test_shard_covers_every_job_once():
@@ -381,7 +433,8 @@ def test_bootstrap_over_groups_resamples_a_documents_examples_together():
     documents = [f"doc{i}" for i in range(40) for _ in range(2)]
     grouped = paired_bootstrap(*twice, 2000, seed=4, groups=documents)
     assert (grouped["ci_low"], grouped["ci_high"], grouped["p_value"]) == pytest.approx(
-        (once["ci_low"], once["ci_high"], once["p_value"]))
+        (once["ci_low"], once["ci_high"], once["p_value"])
+    )
     assert grouped["units"] == 40 and grouped["n"] == 80 and grouped["difference"] == pytest.approx(once["difference"])
     naive = paired_bootstrap(*twice, 2000, seed=4)
     assert naive["ci_high"] - naive["ci_low"] < 0.8 * (once["ci_high"] - once["ci_low"])  # about 1/sqrt(2)
@@ -400,14 +453,19 @@ def test_bootstrap_leaves_out_missing_scores_and_rejects_bad_input():
         paired_bootstrap([0.1, 0.2], [0.1])
     with pytest.raises(DataError, match="no example has a score for both systems"):
         paired_bootstrap([None], [0.3])
-    assert set(compare([{"rouge1": 0.2, "rouge_k": None}], [{"rouge1": 0.1, "rouge_k": None}], ["rouge1", "rouge_k"])) == {"rouge1"}
+    assert set(
+        compare([{"rouge1": 0.2, "rouge_k": None}], [{"rouge1": 0.1, "rouge_k": None}], ["rouge1", "rouge_k"])
+    ) == {"rouge1"}
 
 
 def test_bootstrap_records_score_rouge_and_rouge_k_differences():
     from metrics.bootstrap import score_records
 
-    record = {"prediction": "the cat sat on the mat", "baseline": "dogs ran away quickly",
-              "references": ["the cat sat on a mat", "the cat is on the mat"]}
+    record = {
+        "prediction": "the cat sat on the mat",
+        "baseline": "dogs ran away quickly",
+        "references": ["the cat sat on a mat", "the cat is on the mat"],
+    }
     result = score_records([record] * 6, source="pairs.jsonl")
     # prediction vs "the cat sat on a mat": 5 of 6 unigrams shared each way (the/cat/sat/on/mat), F1 = 5/6;
     # the baseline shares none with either reference. Same gain on every example: p = 0.
@@ -423,8 +481,16 @@ def test_bootstrap_is_a_metrics_cli_command(tmp_path, capsys):
     from metrics.__main__ import main
 
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text(json.dumps({"prediction": "the cat sat on the mat", "baseline": "dogs ran away",
-                                 "references": ["the cat sat on a mat"]}) + "\n")
+    pairs.write_text(
+        json.dumps(
+            {
+                "prediction": "the cat sat on the mat",
+                "baseline": "dogs ran away",
+                "references": ["the cat sat on a mat"],
+            }
+        )
+        + "\n"
+    )
     assert main(["bootstrap", str(pairs)]) == 0
     assert json.loads(capsys.readouterr().out)["corpus"]["rouge1_mean_a"] == pytest.approx(5 / 6)
 
@@ -459,26 +525,37 @@ class TopicWithHumanSet(TopicVariant):
 def test_extra_test_sets_get_their_own_table_with_every_control_row(tmp_path):
     from benchmarks.leaderboard import run
 
-    board = run(tmp_path / "no-models", tmp_path, max_samples=2, registry={"topic-extra": TopicWithHumanSet()},
-                state=FakeState(0, 1))["variants"]["topic-extra"]
+    board = run(
+        tmp_path / "no-models",
+        tmp_path,
+        max_samples=2,
+        registry={"topic-extra": TopicWithHumanSet()},
+        state=FakeState(0, 1),
+    )["variants"]["topic-extra"]
     human = board["extra_test_sets"]["human"]
-    assert human["test_set"] == {"file": "data/topic-extra-human.jsonl", "n": 2, "datasets": ["human_refs"],
-                                 "sha256": human["test_set"]["sha256"]}
+    assert human["test_set"] == {
+        "file": "data/topic-extra-human.jsonl",
+        "n": 2,
+        "datasets": ["human_refs"],
+        "sha256": human["test_set"]["sha256"],
+    }
     [system] = human["systems"]
     assert {"shuffled", "lead_k", "pasted", "control_effect", "verdict"} <= set(system)
     assert set(system["verdict"]) == set(system["control_effect"]) == {"stas", "rouge1", "rouge2", "rougeLsum"}
     markdown = (tmp_path / "leaderboard.md").read_text()
     assert "### Test set `human` (human references)" in markdown
     table = markdown.split("### Test set `human`")[1]
-    assert "| ↳ Lead-k + pasted controls (" in table and "| system | metric | right | shuffled | Lead-k | pasted |" in table
+    assert (
+        "| ↳ Lead-k + pasted controls (" in table
+        and "| system | metric | right | shuffled | Lead-k | pasted |" in table
+    )
 
 
 def test_a_model_served_with_guidance_or_rules_is_also_scored_alone(tmp_path):
     """The leaderboard's second row of a model: the same weights at γ = 1 without decoding rules, so the
     table shows what the rules add; a model served plainly gets no second row."""
-    from space.catalog import Catalog, Entry
-
     from benchmarks.leaderboard import systems_of
+    from space.catalog import Catalog, Entry
     from variants.base import write_record
 
     class Loaded:
@@ -497,8 +574,14 @@ def test_a_model_served_with_guidance_or_rules_is_also_scored_alone(tmp_path):
         summarizer.settings = GenerationSettings(guidance=2.0, constraints=True, num_beams=2)
         return summarizer
 
-    served = Entry("topic", "local/served", "served", "local", folder("served", {"control_guidance": 2.0,
-                                                                                 "constraints": True}), load=load)
+    served = Entry(
+        "topic",
+        "local/served",
+        "served",
+        "local",
+        folder("served", {"control_guidance": 2.0, "constraints": True}),
+        load=load,
+    )
     plain = Entry("topic", "local/plain", "plain", "local", folder("plain", {}), load=load)
     baseline = Entry("topic", "baseline", "baseline", "baseline")
     catalog = Catalog([baseline, served, plain], {"topic": REGISTRY["topic"]})

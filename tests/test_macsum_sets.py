@@ -1,6 +1,7 @@
 """MACSum-Doc's human references as extra test sets (topic: ``macsum-topic``; ccs: ``macsum-length``),
 and the shuffled pass that stays within a document (``shuffle_group``), on the fixture rows
 (tests/fixtures/macsum_doc: the first five documents, verbatim)."""
+
 from collections import Counter
 
 import pytest
@@ -69,7 +70,10 @@ def test_macsum_topic_set_keeps_references_verbatim_and_documents_with_two_topic
 def test_macsum_topic_set_drops_topics_the_space_cannot_describe(rows):
     records, counts = macsum_topic_set(rows, known=lambda words: "drought" not in words)
     assert "macdoc-val-13" not in {r["doc_id"] for r in records}  # its other topic is left alone
-    assert counts["no word of the topic in the topic space"] == 2 and counts["only one topic in the document"] == 2 + 2 + 2
+    assert (
+        counts["no word of the topic in the topic space"] == 2
+        and counts["only one topic in the document"] == 2 + 2 + 2
+    )
 
 
 def test_macsum_topic_shuffled_pass_asks_for_another_topic_of_the_same_document():
@@ -92,7 +96,10 @@ def test_macsum_length_mapping_on_fixture_rows(rows):
     first = {r["macsum_length"]: r for r in records if r["doc_id"] == "macdoc-val-926"}
     # hand-counted: the reference's words, and its bin (0: 0-50 words, 1: 51-100, 2: 101-150)
     assert {k: (v["reference_words"], v["controls"]["length"]) for k, v in first.items()} == {
-        "short": (42, 0), "normal": (79, 1), "long": (107, 1)}
+        "short": (42, 0),
+        "normal": (79, 1),
+        "long": (107, 1),
+    }
     assert first["long"]["target"] == next(r["reference"] for r in rows if r["id"] == "macdoc-val-926-r2")
     assert all(r["controls"] == {"length": MACSUM_LENGTH_BINS[r["macsum_length"]]} for r in records)
     assert macsum_length_set(rows) == records and len(CCS.extra_test_set("macsum-length", 7)) == 6

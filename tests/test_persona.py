@@ -1,6 +1,7 @@
 """The persona variant (PENS setting, Vansh et al. 2023): persona_bart, prepare, the baseline, the
 simulated PENS-format benchmark and the real-PENS loader, EGISES on the benchmark, training,
 export and reload. One tiny user-embedding checkpoint is trained per module and reused."""
+
 import json
 import random
 
@@ -10,24 +11,40 @@ import torch
 from hub_cards.card import MISSING
 from hub_cards.export import export_checkpoint
 from metrics.io import DataError, read_jsonl
-from models import PersonaBartConfig, PersonaBartForConditionalGeneration
 from metrics.text import sentences
-from variants.persona.data import (build_simulated, expected_summary, interest_space, load_pens, simulate_readers,
-                                   split_click_pool, write_pens_layout)
-from variants.persona.reader_model import InterestSpace
+from models import PersonaBartConfig, PersonaBartForConditionalGeneration
 from training.evaluate import evaluate
-from variants.presets import tiny_bart_config, tiny_tokenizer
 from variants import ControlError, get_variant, load_summarizer
-from variants.persona import (BUNDLED_READERS, HISTORY, NO_HISTORY, PersonaAssets, default_assets,
-                              history_ids, history_similarity_extract)
+from variants.persona import (
+    BUNDLED_READERS,
+    HISTORY,
+    NO_HISTORY,
+    PersonaAssets,
+    default_assets,
+    history_ids,
+    history_similarity_extract,
+)
+from variants.persona.data import (
+    build_simulated,
+    expected_summary,
+    interest_space,
+    load_pens,
+    simulate_readers,
+    split_click_pool,
+    write_pens_layout,
+)
 from variants.persona.interests import interest_encoder
+from variants.persona.reader_model import InterestSpace
+from variants.presets import tiny_bart_config, tiny_tokenizer
 
 VARIANT = get_variant("persona")
 SPORT = ["Striker scores twice as club wins cup final", "Manager praises young striker after league win"]
 POLITICS = ["Prime minister faces vote on election date", "Minister defends tax plans in parliament"]
-DOCUMENT = ("The club's young striker scored twice in the cup final on Saturday. "
-            "The government said the minister would announce tax plans in parliament. "
-            "Ticket sales rose by a fifth this year.")
+DOCUMENT = (
+    "The club's young striker scored twice in the cup final on Saturday. "
+    "The government said the minister would announce tax plans in parliament. "
+    "Ticket sales rose by a fifth this year."
+)
 
 
 # --- the model --------------------------------------------------------------------------------
@@ -39,8 +56,16 @@ def tokenizer():
 @pytest.fixture(scope="module")
 def model(tokenizer):
     torch.manual_seed(0)
-    config = tiny_bart_config(tokenizer, PersonaBartConfig, d_model=32, encoder_ffn_dim=64, decoder_ffn_dim=64,
-                              max_history=4, max_title_tokens=12, init_std=0.1)
+    config = tiny_bart_config(
+        tokenizer,
+        PersonaBartConfig,
+        d_model=32,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_history=4,
+        max_title_tokens=12,
+        init_std=0.1,
+    )
     return PersonaBartForConditionalGeneration(config).eval()
 
 
@@ -62,7 +87,10 @@ def test_config_rejects_bad_settings():
 
 
 def test_history_changes_the_output_distribution_and_empty_history_is_the_plain_path(model, tokenizer):
-    sport, politics = logits(model, tokenizer, grid(tokenizer, SPORT)), logits(model, tokenizer, grid(tokenizer, POLITICS))
+    sport, politics = (
+        logits(model, tokenizer, grid(tokenizer, SPORT)),
+        logits(model, tokenizer, grid(tokenizer, POLITICS)),
+    )
     plain = logits(model, tokenizer, None)
     # Different readers, different p(y): log-probabilities move by ~4e-2 here (init_std 0.1), far above
     # float noise (~1e-6); init_std 0.02 (BART's) gives ~4e-4, too close to call.
@@ -71,8 +99,9 @@ def test_history_changes_the_output_distribution_and_empty_history_is_the_plain_
     # model without a user block.
     assert torch.equal(logits(model, tokenizer, grid(tokenizer, [])), plain)
     # The memory is the article's states plus user_vectors (4) reader vectors.
-    memory, mask = model.model.encode_with_history(**tokenizer([DOCUMENT], return_tensors="pt"),
-                                                   history_ids=grid(tokenizer, SPORT))
+    memory, mask = model.model.encode_with_history(
+        **tokenizer([DOCUMENT], return_tensors="pt"), history_ids=grid(tokenizer, SPORT)
+    )
     n_tokens = len(tokenizer(DOCUMENT)["input_ids"])
     assert memory.last_hidden_state.shape == (1, n_tokens + 4, 32) and mask[0, -4:].tolist() == [1, 1, 1, 1]
     with pytest.raises(ValueError, match="history_ids must have shape"):
@@ -119,7 +148,10 @@ def test_interest_prefix_puts_the_readers_sentences_before_the_article():
     sport = VARIANT.prepare(DOCUMENT, {"history": SPORT}, "interest-prefix")
     politics = VARIANT.prepare(DOCUMENT, {"history": POLITICS}, "interest-prefix")
     for prepared, titles in ((sport, SPORT), (politics, POLITICS)):
-        assert prepared.text == f"{history_similarity_extract(DOCUMENT, titles, 2, interest_encoder())} {HISTORY} {DOCUMENT}"
+        assert (
+            prepared.text
+            == f"{history_similarity_extract(DOCUMENT, titles, 2, interest_encoder())} {HISTORY} {DOCUMENT}"
+        )
     assert sport.text.startswith("The club's young striker") and sport.text != politics.text
     assert "The government said" in politics.text.split(HISTORY)[0]
     plain = VARIANT.prepare(DOCUMENT, {}, "interest-prefix")
@@ -134,12 +166,22 @@ def test_interest_prefix_processor_picks_the_summarizers_sentences():
     from models.persona.processing_persona import PersonaProcessor
 
     readers = {"simulated": True, "readers": list(default_assets().readers.values())}
-    settings = {"variant": "persona", "method": "interest-prefix", "max_source_length": 512, "controls": [],
-                "prefix_titles": 32, "interest_encoder": str(gt.get_model_path())}
+    settings = {
+        "variant": "persona",
+        "method": "interest-prefix",
+        "max_source_length": 512,
+        "controls": [],
+        "prefix_titles": 32,
+        "interest_encoder": str(gt.get_model_path()),
+    }
     processor = PersonaProcessor(tiny_tokenizer(), settings, {"persona_readers.json": readers})
     paragraphs = DOCUMENT.replace(" The government", "\nThe government") + "\nFans queued all night. Prices fell."
-    for document, controls in [(DOCUMENT, {"history": SPORT}), (DOCUMENT, {"history": POLITICS}),
-                               (paragraphs, {"reader": "sim04-sport"}), (paragraphs, {"reader": "sim01-business"})]:
+    for document, controls in [
+        (DOCUMENT, {"history": SPORT}),
+        (DOCUMENT, {"history": POLITICS}),
+        (paragraphs, {"reader": "sim04-sport"}),
+        (paragraphs, {"reader": "sim01-business"}),
+    ]:
         checked = VARIANT.validate(controls)
         assert processor.prepare(document, checked)[0] == VARIANT.prepare(document, checked, "interest-prefix").text
 
@@ -172,7 +214,8 @@ def test_the_decoder_prefers_the_baselines_sentences_for_the_reader():
     assert VARIANT.constraints({}) is None
     reader = next(iter(default_assets().readers))
     assert VARIANT.constraints({"reader": reader}, default_assets()).prefer(sents) == VARIANT.constraints(
-        {"history": default_assets().history({"reader": reader})}).prefer(sents)
+        {"history": default_assets().history({"reader": reader})}
+    ).prefer(sents)
 
 
 def test_score_gives_rouge_against_the_reader_reference_and_history_overlap():
@@ -189,6 +232,7 @@ def test_score_gives_rouge_against_the_reader_reference_and_history_overlap():
 @pytest.fixture(scope="module")
 def simulated():
     from conftest import whole_mirror
+
     from variants import sources
 
     caps = {"pool": 150, "train": 6, "val": 2, "test": 10}
@@ -210,7 +254,10 @@ def test_bundled_readers_are_the_builders_seed_0_readers(full_data_dir):
 @pytest.mark.full_data
 def test_simulated_benchmark_is_deterministic_and_follows_its_rule(simulated, full_data_dir):
     examples, readers = simulated
-    assert build_simulated(seed=0, n_readers=10, max_articles={"pool": 150, "train": 6, "val": 2, "test": 10}) == simulated
+    assert (
+        build_simulated(seed=0, n_readers=10, max_articles={"pool": 150, "train": 6, "val": 2, "test": 10})
+        == simulated
+    )
     test = examples["test"]
     assert len(test) == 10 * 4 and all(e["dataset"] == "pens_simulated" for e in test)  # 4 readers per article
     histories = {r["id"]: r["history"] for r in readers}
@@ -261,8 +308,10 @@ def test_train_readers_per_article_out_of_range_is_refused_naming_the_bounds(tmp
 def test_real_pens_layout_round_trips(simulated, tmp_path):
     examples, readers = simulated
     pool = examples["pool"]
-    news = pool + [{"id": e["article_id"], "topic": e["topic"], "title": e["title"], "source": e["document"]}
-                   for e in examples["test"]]
+    news = pool + [
+        {"id": e["article_id"], "topic": e["topic"], "title": e["title"], "source": e["document"]}
+        for e in examples["test"]
+    ]
     write_pens_layout(tmp_path, news, examples["test"], readers)
     loaded, counts = load_pens(tmp_path / "news.tsv", tmp_path / "personalized_test.tsv", dataset="pens_simulated")
     triple = lambda e: (e["user"], e["article_id"], e["target"], tuple(e["controls"]["history"]))  # noqa: E731
@@ -275,45 +324,63 @@ def write(path, lines):
     return path
 
 
-NEWS = [["News ID", "Category", "Topic", "Headline", "News body", "Title entity", "Entity content"],
-        ["N1", "sports", "soccer", "Club wins", "The club won the cup.", "{}", "{}"],
-        ["N2", "news", "politics", "Vote set", "The vote is set for May.", "{}", "{}"]]
+NEWS = [
+    ["News ID", "Category", "Topic", "Headline", "News body", "Title entity", "Entity content"],
+    ["N1", "sports", "soccer", "Club wins", "The club won the cup.", "{}", "{}"],
+    ["N2", "news", "politics", "Vote set", "The vote is set for May.", "{}", "{}"],
+]
 TEST = [["userid", "clicknewsID", "posnewID", "rewrite_titles"], ["NT1", "N1,N2", "N1,N2", "Cup win;;May vote"]]
 
 
 def test_pens_loader_reads_the_real_layout(tmp_path):
     examples, counts = load_pens(write(tmp_path / "news.tsv", NEWS), write(tmp_path / "test.tsv", TEST))
-    assert [(e["user"], e["article_id"], e["target"]) for e in examples] == [("NT1", "N1", "Cup win"), ("NT1", "N2", "May vote")]
+    assert [(e["user"], e["article_id"], e["target"]) for e in examples] == [
+        ("NT1", "N1", "Cup win"),
+        ("NT1", "N2", "May vote"),
+    ]
     assert examples[0]["controls"] == {"history": ["Club wins", "Vote set"]} and examples[0]["dataset"] == "pens"
 
 
-@pytest.mark.parametrize("news, test, message", [
-    ([[c for c in row if c != "News body"] for row in NEWS[:1]] + [r[:4] + r[5:] for r in NEWS[1:]], TEST,
-     r"news.tsv:1: missing column 'News body' \(the header has: News ID, Category"),
-    (NEWS, [TEST[0][:3], TEST[1][:3]], r"test.tsv:1: missing column 'rewrite_titles'"),
-    (NEWS, TEST + [["NT2", "N1", "N1,N2"]], r"test.tsv:3: expected 4 tab-separated fields"),
-    (NEWS, [TEST[0], ["NT1", "N1", "N1,N2", "only one"]], r"test.tsv:2: column 'rewrite_titles' has 1 titles for 2"),
-    (NEWS, [TEST[0], ["NT1", "N1", "N9", "t"]], r"test.tsv:2: news id 'N9' \(column 'posnewID'\) is not in"),
-])
+@pytest.mark.parametrize(
+    "news, test, message",
+    [
+        (
+            [[c for c in row if c != "News body"] for row in NEWS[:1]] + [r[:4] + r[5:] for r in NEWS[1:]],
+            TEST,
+            r"news.tsv:1: missing column 'News body' \(the header has: News ID, Category",
+        ),
+        (NEWS, [TEST[0][:3], TEST[1][:3]], r"test.tsv:1: missing column 'rewrite_titles'"),
+        (NEWS, TEST + [["NT2", "N1", "N1,N2"]], r"test.tsv:3: expected 4 tab-separated fields"),
+        (
+            NEWS,
+            [TEST[0], ["NT1", "N1", "N1,N2", "only one"]],
+            r"test.tsv:2: column 'rewrite_titles' has 1 titles for 2",
+        ),
+        (NEWS, [TEST[0], ["NT1", "N1", "N9", "t"]], r"test.tsv:2: news id 'N9' \(column 'posnewID'\) is not in"),
+    ],
+)
 def test_pens_loader_errors_name_file_line_and_column(tmp_path, news, test, message):
     with pytest.raises(DataError, match=message):
         load_pens(write(tmp_path / "news.tsv", news), write(tmp_path / "test.tsv", test))
 
 
 # A corpus with two themes (sport, politics) for a hand-checkable interest space.
-THEMES = ["The striker scored a goal and the club won the cup final at the stadium.",
-          "The club's striker missed a goal; the league match ended in a draw at the stadium.",
-          "Fans watched the cup final as the striker and the goalkeeper met at the stadium.",
-          "The minister defended tax plans in parliament before the election vote.",
-          "Parliament will vote on the minister's tax plans as the election nears.",
-          "The government minister said the election vote would decide the tax plans."]
+THEMES = [
+    "The striker scored a goal and the club won the cup final at the stadium.",
+    "The club's striker missed a goal; the league match ended in a draw at the stadium.",
+    "Fans watched the cup final as the striker and the goalkeeper met at the stadium.",
+    "The minister defended tax plans in parliament before the election vote.",
+    "Parliament will vote on the minister's tax plans as the election nears.",
+    "The government minister said the election vote would decide the tax plans.",
+]
 
 
 def test_reference_rule_follows_preferences_not_the_baselines_history_cosine():
     # The titles share words with the politics sentence only, but the reader prefers sport: the baseline
     # (TF-IDF cosine to the titles) picks politics, the reference rule (interest space) picks sport.
-    space = InterestSpace.fit(THEMES, [(t, "sport") for t in THEMES[:3]] + [(t, "politics") for t in THEMES[3:]],
-                              n_themes=2)
+    space = InterestSpace.fit(
+        THEMES, [(t, "sport") for t in THEMES[:3]] + [(t, "politics") for t in THEMES[3:]], n_themes=2
+    )
     sport_fan, politics_fan = {"sport": 0.75, "politics": 0.25}, {"sport": 0.25, "politics": 0.75}
     sents = sentences(DOCUMENT)
     assert expected_summary(sents, sport_fan, space, 1) == sents[0]
@@ -335,9 +402,14 @@ def test_the_reference_builder_never_uses_the_topic_space(monkeypatch):
     import variants.persona.reader_model as reader_model
 
     for module in (data, reader_model):
-        imported = {node.module for node in ast.walk(ast.parse(inspect.getsource(module)))
-                    if isinstance(node, ast.ImportFrom)} | {alias.name for node in ast.walk(
-                        ast.parse(inspect.getsource(module))) if isinstance(node, ast.Import) for alias in node.names}
+        imported = {
+            node.module for node in ast.walk(ast.parse(inspect.getsource(module))) if isinstance(node, ast.ImportFrom)
+        } | {
+            alias.name
+            for node in ast.walk(ast.parse(inspect.getsource(module)))
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        }
         assert not {"metrics.stas", "sentence_transformers"} & imported, module.__name__
 
     def refuse(*_, **__):
@@ -345,7 +417,9 @@ def test_the_reference_builder_never_uses_the_topic_space(monkeypatch):
 
     monkeypatch.setattr(metrics.stas.TopicSpace, "default", classmethod(refuse))
     monkeypatch.setattr(metrics.stas.TopicSpace, "affinities", refuse)
-    examples, readers = build_simulated(seed=0, n_readers=4, max_articles={"pool": 20, "train": 2, "val": 1, "test": 3})
+    examples, readers = build_simulated(
+        seed=0, n_readers=4, max_articles={"pool": 20, "train": 2, "val": 1, "test": 3}
+    )
     assert len(examples["test"]) == 3 * 4 and all(e["target"] for e in examples["test"])
 
 
@@ -368,12 +442,14 @@ def test_one_summary_for_all_readers_no_longer_beats_the_personalized_baseline(f
     for e in test:
         by_article.setdefault(e["article_id"], []).append(e)
     mean = lambda values: sum(values) / len(values)  # noqa: E731
-    personalized = mean([r1(e["target"], history_similarity_extract(e["document"], e["controls"]["history"]))
-                         for e in test])
+    personalized = mean(
+        [r1(e["target"], history_similarity_extract(e["document"], e["controls"]["history"])) for e in test]
+    )
     lead = mean([r1(e["target"], " ".join(sentences(e["document"])[:2])) for e in test])
     human_start = mean([r1(e["target"], " ".join(human[e["article_id"]][:2])) for e in test])
-    other_reader = mean([r1(b["target"], a["target"]) for group in by_article.values()
-                         for a in group for b in group if a is not b])
+    other_reader = mean(
+        [r1(b["target"], a["target"]) for group in by_article.values() for a in group for b in group if a is not b]
+    )
     assert personalized - max(lead, human_start) > 0.015  # 0.319 vs 0.298
     assert other_reader > max(lead, human_start)  # 0.349: readers of one article share part of their interest
 
@@ -402,10 +478,37 @@ def checkpoint(simulated, tmp_path_factory):
     root = tmp_path_factory.mktemp("persona")
     data = root / "train.jsonl"
     data.write_text("".join(json.dumps(e) + "\n" for e in simulated[0]["train"][:4]))
-    train(["persona", "--method", "user-embedding", "--preset", "tiny", "--train-file", str(data),
-           "--output-dir", str(root / "ck"), "--max-steps", "8", "--learning-rate", "3e-3", "--logging-steps", "1",
-           "--per-device-train-batch-size", "4", "--report-to", "none", "--max-target-length", "16",
-           "--save-strategy", "no", "--max-history", "4", "--max-title-tokens", "12"])
+    train(
+        [
+            "persona",
+            "--method",
+            "user-embedding",
+            "--preset",
+            "tiny",
+            "--train-file",
+            str(data),
+            "--output-dir",
+            str(root / "ck"),
+            "--max-steps",
+            "8",
+            "--learning-rate",
+            "3e-3",
+            "--logging-steps",
+            "1",
+            "--per-device-train-batch-size",
+            "4",
+            "--report-to",
+            "none",
+            "--max-target-length",
+            "16",
+            "--save-strategy",
+            "no",
+            "--max-history",
+            "4",
+            "--max-title-tokens",
+            "12",
+        ]
+    )
     return root / "ck"
 
 
@@ -431,8 +534,10 @@ def test_batched_summaries_with_shared_encoder_states_equal_one_call_per_pair(ch
     assert [s.text for s in summarizer.summarize(documents, controls, settings=shared)] == [s.text for s in batched]
     summarizer.settings = shared.but(max_new_tokens=2)
     assert summarizer.base.settings.max_new_tokens == 2
-    assert all(len(summarizer.tokenizer(s.text, add_special_tokens=False)["input_ids"]) <= 2
-               for s in summarizer.summarize(documents, controls))
+    assert all(
+        len(summarizer.tokenizer(s.text, add_special_tokens=False)["input_ids"]) <= 2
+        for s in summarizer.summarize(documents, controls)
+    )
 
 
 def test_export_card_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, tmp_path, fresh_process_logits):
@@ -441,12 +546,21 @@ def test_export_card_and_reload_in_a_fresh_process_give_identical_logits(checkpo
     assert MISSING not in card and "**Simulated readers.**" in card and "history_ids" in card
     assert (out / "modeling_persona.py").is_file() and (out / "persona_readers.json").is_file()
     summarizer = load_summarizer(out, device="cpu")
-    history = torch.tensor([summarizer.variant.prepare(DOCUMENT, {"history": SPORT}, "user-embedding",
-                                                       summarizer.assets).extra["history_ids"]])
+    history = torch.tensor(
+        [
+            summarizer.variant.prepare(DOCUMENT, {"history": SPORT}, "user-embedding", summarizer.assets).extra[
+                "history_ids"
+            ]
+        ]
+    )
     inputs = summarizer.tokenizer([DOCUMENT], return_tensors="pt")
     with torch.no_grad():
-        expected = summarizer.model(**inputs, decoder_input_ids=torch.tensor([[2, 0, 100]]), history_ids=history).logits
-    logits, module = fresh_process_logits(out, **inputs, decoder_input_ids=torch.tensor([[2, 0, 100]]), history_ids=history)
+        expected = summarizer.model(
+            **inputs, decoder_input_ids=torch.tensor([[2, 0, 100]]), history_ids=history
+        ).logits
+    logits, module = fresh_process_logits(
+        out, **inputs, decoder_input_ids=torch.tensor([[2, 0, 100]]), history_ids=history
+    )
     assert module.startswith("transformers_modules") and torch.equal(logits, expected)  # the repo's own code
 
 
@@ -490,15 +604,23 @@ def test_the_readers_paths_read_no_metric_part(monkeypatch):
     persona = get_variant("persona")
     document = " ".join(sentences(" ".join(r["document"] for r in persona.test_examples(4)[:1])))
     controls = {"reader": next(iter(default_assets().readers))}
-    before = (persona.constraints(controls).prefer(sentences(document)),
-              persona.baseline().summarize([document], [controls])[0].text)
+    before = (
+        persona.constraints(controls).prefer(sentences(document)),
+        persona.baseline().summarize([document], [controls])[0].text,
+    )
 
     def swapped(*args, **kwargs):
         raise AssertionError("a decoding rule or the baseline read a metric's part")
 
-    for module, name in ((persona_module, "history_overlap"), (metrics.egises, "egises"),
-                         (metrics.egises, "score_records"), (metrics.rouge, "rouge")):
+    for module, name in (
+        (persona_module, "history_overlap"),
+        (metrics.egises, "egises"),
+        (metrics.egises, "score_records"),
+        (metrics.rouge, "rouge"),
+    ):
         monkeypatch.setattr(module, name, swapped)
-    after = (persona.constraints(controls).prefer(sentences(document)),
-             persona.baseline().summarize([document], [controls])[0].text)
+    after = (
+        persona.constraints(controls).prefer(sentences(document)),
+        persona.baseline().summarize([document], [controls])[0].text,
+    )
     assert after == before and before[0]

@@ -1,12 +1,15 @@
 """The postprocess step: generated text in the document's case and spacing, complete sentences, and
 text that is already cased (a cased model's, an extractive baseline's) left as it is."""
+
 import pytest
 
 from variants.postprocess import capitalise_sentences, complete_sentences, postprocess, restore_surface
 
-DOCUMENT = ("Renault's profit rose to 1.4bn euros (£960m; $1.85bn) after better-than-expected sales in the U.S. "
-            "and Europe. Chairman Louis Schweitzer said 2004 had been a \"great year\" for the firm. "
-            "The carmaker's shares, which didn't move, closed at 5.25% above their low.")
+DOCUMENT = (
+    "Renault's profit rose to 1.4bn euros (£960m; $1.85bn) after better-than-expected sales in the U.S. "
+    'and Europe. Chairman Louis Schweitzer said 2004 had been a "great year" for the firm. '
+    "The carmaker's shares, which didn't move, closed at 5.25% above their low."
+)
 
 
 def test_numbers_and_currencies_take_the_documents_form():
@@ -20,8 +23,11 @@ def test_initials_and_hyphenated_words_take_the_documents_form():
 
 
 def test_names_take_their_mid_sentence_case_and_sentence_starts_are_capitalised():
-    text = "chairman louis schweitzer praised renault's sales. the firm had a \" great year \"."
-    assert postprocess(text, DOCUMENT) == "Chairman Louis Schweitzer praised Renault's sales. The firm had a \"great year\"."
+    text = 'chairman louis schweitzer praised renault\'s sales. the firm had a " great year ".'
+    assert (
+        postprocess(text, DOCUMENT)
+        == 'Chairman Louis Schweitzer praised Renault\'s sales. The firm had a "great year".'
+    )
     # "The" opens a sentence in the document: that says nothing about its case mid-sentence
     assert postprocess("shares of the carmaker rose.", DOCUMENT) == "Shares of the carmaker rose."
 
@@ -40,11 +46,14 @@ def test_a_trailing_unfinished_sentence_is_dropped_but_a_lone_one_is_kept():
     assert complete_sentences("It rose. Mr. Smith said") == "It rose."
 
 
-@pytest.mark.parametrize("text", [
-    DOCUMENT,
-    "Chairman Louis Schweitzer said 2004 had been a \"great year\" for the firm. Renault's profit rose.",
-    "The iPhone maker, Apple, said NASA's budget was 5.25% of $1.85bn.",  # a cased model's own words
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        DOCUMENT,
+        'Chairman Louis Schweitzer said 2004 had been a "great year" for the firm. Renault\'s profit rose.',
+        "The iPhone maker, Apple, said NASA's budget was 5.25% of $1.85bn.",  # a cased model's own words
+    ],
+)
 def test_cased_text_comes_out_unchanged_and_postprocess_is_idempotent(text):
     assert postprocess(text, DOCUMENT) == text
     once = postprocess("renault ' s profit rose to 1. 4bn euros. it was", DOCUMENT)

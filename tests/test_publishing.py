@@ -4,6 +4,7 @@ generation config that generates as the card says, resuming, weight checksums, c
 
 One tiny topic checkpoint (``tag``, 2 steps, a checkpoint saved at each step, evaluated on 2
 validation examples) and one ``emb`` checkpoint are trained once per test run through the CLI."""
+
 import hashlib
 import json
 import logging
@@ -27,14 +28,45 @@ BEAMS, TARGET = 3, 12
 
 
 def common(data: Path) -> list[str]:
-    return ["--preset", "tiny", "--train-file", str(data), "--per-device-train-batch-size", "4", "--report-to", "none",
-            "--max-target-length", str(TARGET), "--generation-num-beams", str(BEAMS), "--eval-strategy", "no"]
+    return [
+        "--preset",
+        "tiny",
+        "--train-file",
+        str(data),
+        "--per-device-train-batch-size",
+        "4",
+        "--report-to",
+        "none",
+        "--max-target-length",
+        str(TARGET),
+        "--generation-num-beams",
+        str(BEAMS),
+        "--eval-strategy",
+        "no",
+    ]
 
 
 def tag_command(root: Path, out: Path, steps: int = 2) -> list[str]:
-    return ["topic", "--method", "tag", *common(root / "train.jsonl"), "--max-steps", str(steps),
-            "--save-strategy", "steps", "--save-steps", "1", "--output-dir", str(out),
-            "--eval-file", str(root / "val.jsonl"), "--max-eval-samples", "2", "--eval-batch-size", "2"]
+    return [
+        "topic",
+        "--method",
+        "tag",
+        *common(root / "train.jsonl"),
+        "--max-steps",
+        str(steps),
+        "--save-strategy",
+        "steps",
+        "--save-steps",
+        "1",
+        "--output-dir",
+        str(out),
+        "--eval-file",
+        str(root / "val.jsonl"),
+        "--max-eval-samples",
+        "2",
+        "--eval-batch-size",
+        "2",
+    ]
 
 
 @pytest.fixture(scope="session")
@@ -45,13 +77,36 @@ def root(tmp_path_factory, data_dir):
 
     root = tmp_path_factory.mktemp("publishing")
     records = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[:8]
-    lines = "".join(json.dumps({"id": r["id"], "document": r["source"], "controls": {"topic": r["topic"]},
-                                "target": r["target"], "dataset": "bbc_summary"}) + "\n" for r in records)
+    lines = "".join(
+        json.dumps(
+            {
+                "id": r["id"],
+                "document": r["source"],
+                "controls": {"topic": r["topic"]},
+                "target": r["target"],
+                "dataset": "bbc_summary",
+            }
+        )
+        + "\n"
+        for r in records
+    )
     for name in ("train", "val", "test"):
         (root / f"{name}.jsonl").write_text(lines)
     train(tag_command(root, root / "tag"))
-    train(["topic", "--method", "emb", *common(root / "train.jsonl"), "--max-steps", "2", "--save-strategy", "no",
-           "--output-dir", str(root / "emb")])
+    train(
+        [
+            "topic",
+            "--method",
+            "emb",
+            *common(root / "train.jsonl"),
+            "--max-steps",
+            "2",
+            "--save-strategy",
+            "no",
+            "--output-dir",
+            str(root / "emb"),
+        ]
+    )
     return root
 
 
@@ -59,12 +114,14 @@ def root(tmp_path_factory, data_dir):
 def copy_of(tmp_path):
     def copy(folder: Path) -> Path:
         return Path(shutil.copytree(folder, tmp_path / f"copy-{folder.name}"))
+
     return copy
 
 
 def files_holding(folder: Path, text: str) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
-                  if p.is_file() and text.encode() in p.read_bytes())
+    return sorted(
+        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and text.encode() in p.read_bytes()
+    )
 
 
 # --- 2. no local path leaves the machine; an adapter's base must be a Hub id -------------------------
@@ -101,10 +158,18 @@ def local_base_adapter(tmp_path):
     lora = LoraConfig(task_type=TaskType.SEQ_2_SEQ_LM, r=4, lora_alpha=8, target_modules=["q", "v"])
     get_peft_model(base, lora).save_pretrained(tmp_path / "ckpt")
     tokenizer.save_pretrained(tmp_path / "ckpt")
-    write_record(tmp_path / "ckpt", {"variant": "ccs", "method": "lora", "max_target_length": 8,
-                                     "base_model": str(tmp_path / "base"), "data_licenses": {"scitldr": "Apache-2.0"},
-                                     "lora": {"r": 4, "alpha": 8, "dropout": 0.0, "target_modules": ["q", "v"]},
-                                     "parameters": {"trainable": 4096, "total": 1000000, "trainable_share": 0.004}})
+    write_record(
+        tmp_path / "ckpt",
+        {
+            "variant": "ccs",
+            "method": "lora",
+            "max_target_length": 8,
+            "base_model": str(tmp_path / "base"),
+            "data_licenses": {"scitldr": "Apache-2.0"},
+            "lora": {"r": 4, "alpha": 8, "dropout": 0.0, "target_modules": ["q", "v"]},
+            "parameters": {"trainable": 4096, "total": 1000000, "trainable_share": 0.004},
+        },
+    )
     assert str(tmp_path / "base") in (tmp_path / "ckpt" / "adapter_config.json").read_text()
     return tmp_path / "ckpt"
 
@@ -120,7 +185,9 @@ def test_an_adapter_on_a_local_base_is_refused_unless_given_the_base_hub_id(loca
     # the Hub id must resolve (here: in the local cache, as after `hf download org/tiny-t5`) and fit the adapter
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
     with pytest.raises(SystemExit, match="^error: --base-model org/tiny-t5: not in the local Hugging Face cache"):
-        hub_main(["export", str(local_base_adapter), "--out", str(tmp_path / "refused"), "--base-model", "org/tiny-t5"])
+        hub_main(
+            ["export", str(local_base_adapter), "--out", str(tmp_path / "refused"), "--base-model", "org/tiny-t5"]
+        )
     add_to_cache(tmp_path / "hub-cache", "org/tiny-t5", tmp_path / "base")
     out = export_checkpoint(local_base_adapter, tmp_path / "repo", repo_id="org/ccs-lora", base_model="org/tiny-t5")
     assert json.loads((out / "adapter_config.json").read_text())["base_model_name_or_path"] == "org/tiny-t5"
@@ -130,14 +197,26 @@ def test_an_adapter_on_a_local_base_is_refused_unless_given_the_base_hub_id(loca
 
 
 # --- 3. the card carries the test evaluation, under the Hub's split names ----------------------------
-def test_evaluate_writes_the_report_export_reads_and_the_card_names_split_and_size(root, copy_of, tmp_path,
-                                                                                   monkeypatch):
+def test_evaluate_writes_the_report_export_reads_and_the_card_names_split_and_size(
+    root, copy_of, tmp_path, monkeypatch
+):
     from training.__main__ import main as training_main
 
     folder = copy_of(root / "tag")
     monkeypatch.chdir(tmp_path)
-    training_main(["evaluate", "--model", str(folder), "--data", str(root / "test.jsonl"), "--max-samples", "3",
-                   "--batch-size", "3"])
+    training_main(
+        [
+            "evaluate",
+            "--model",
+            str(folder),
+            "--data",
+            str(root / "test.jsonl"),
+            "--max-samples",
+            "3",
+            "--batch-size",
+            "3",
+        ]
+    )
     assert json.loads((folder / "eval_report.json").read_text())["n_examples"] == 3
     out = export_checkpoint(folder, tmp_path / "repo", repo_id="org/topic-tag")
     card = ModelCard.load(out / "README.md")
@@ -149,8 +228,16 @@ def test_export_takes_the_report_to_show(root, tmp_path):
     report = json.loads((root / "tag" / "eval_report.json").read_text())
     report.update(data_file=str(root / "test.jsonl"), n_examples=5)
     (tmp_path / "test-report.json").write_text(json.dumps(report))
-    hub_main(["export", str(root / "tag"), "--out", str(tmp_path / "repo"), "--eval-report",
-              str(tmp_path / "test-report.json")])
+    hub_main(
+        [
+            "export",
+            str(root / "tag"),
+            "--out",
+            str(tmp_path / "repo"),
+            "--eval-report",
+            str(tmp_path / "test-report.json"),
+        ]
+    )
     text = " ".join((tmp_path / "repo" / "README.md").read_text().split())
     assert "5 examples of the test split" in text
     assert json.loads((tmp_path / "repo" / "eval_report.json").read_text())["n_examples"] == 5
@@ -207,9 +294,23 @@ def test_push_to_hub_without_a_token_stops_before_training(root, hub, tmp_path):
     from training.__main__ import main as train
 
     with pytest.raises(SystemExit, match="^error: .*token"):
-        train(["topic", "--method", "prepend", *common(root / "train.jsonl"), "--max-steps", "1",
-               "--save-strategy", "no", "--output-dir", str(tmp_path / "out"), "--push-to-hub",
-               "--hub-model-id", "org/topic-prepend"])
+        train(
+            [
+                "topic",
+                "--method",
+                "prepend",
+                *common(root / "train.jsonl"),
+                "--max-steps",
+                "1",
+                "--save-strategy",
+                "no",
+                "--output-dir",
+                str(tmp_path / "out"),
+                "--push-to-hub",
+                "--hub-model-id",
+                "org/topic-prepend",
+            ]
+        )
     assert not (tmp_path / "out" / "model.safetensors").exists() and FakeApi.instances[-1:] == []
 
 
@@ -217,9 +318,27 @@ def test_hub_token_is_used_and_never_written_or_shown(root, hub, tmp_path, capsy
     from training.__main__ import main as train
 
     caplog.set_level(logging.DEBUG)
-    train(["topic", "--method", "prepend", *common(root / "train.jsonl"), "--max-steps", "1", "--save-strategy",
-           "steps", "--save-steps", "1", "--output-dir", str(tmp_path / "out"), "--push-to-hub",
-           "--hub-model-id", "org/topic-prepend", "--hub-token", TOKEN])
+    train(
+        [
+            "topic",
+            "--method",
+            "prepend",
+            *common(root / "train.jsonl"),
+            "--max-steps",
+            "1",
+            "--save-strategy",
+            "steps",
+            "--save-steps",
+            "1",
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--push-to-hub",
+            "--hub-model-id",
+            "org/topic-prepend",
+            "--hub-token",
+            TOKEN,
+        ]
+    )
     assert (tmp_path / "out" / "checkpoint-1" / "training_args.bin").is_file()
     assert [api.token for api in FakeApi.instances] and {api.token for api in FakeApi.instances} == {TOKEN}
     assert [upload for api in FakeApi.instances for upload in api.uploads] == [[]]  # pushed, with no file holding it
@@ -280,7 +399,7 @@ def test_export_records_weight_checksums_and_loading_names_a_corrupt_file(root, 
     load_summarizer(out)  # intact: loads
     data = bytearray(weights.read_bytes())
     start = 8 + struct.unpack("<Q", bytes(data[:8]))[0]  # after the header: the tensors' bytes
-    data[start + 100:start + 104] = bytes(b ^ 0xFF for b in data[start + 100:start + 104])
+    data[start + 100 : start + 104] = bytes(b ^ 0xFF for b in data[start + 100 : start + 104])
     weights.write_bytes(bytes(data))
     with pytest.raises(ValueError, match=r"model\.safetensors.*sha256"):
         load_summarizer(out)

@@ -1,21 +1,39 @@
 """Scores that catch bad text: sentence ends, loops, names and numbers the document lacks."""
+
 import pytest
 
-from metrics.quality import (QUALITY_FIELDS, ends_sentence, quality, quality_notices, repeated_trigram,
-                             unsupported)
+from metrics.quality import QUALITY_FIELDS, ends_sentence, quality, quality_notices, repeated_trigram, unsupported
 
-DOCUMENT = ("Renault's profit rose to 1.4bn euros (£960m) in 2004, said chairman Louis Schweitzer. "
-            "The carmaker's shares closed 5.25% higher in Paris.")
+DOCUMENT = (
+    "Renault's profit rose to 1.4bn euros (£960m) in 2004, said chairman Louis Schweitzer. "
+    "The carmaker's shares closed 5.25% higher in Paris."
+)
 
 
 def test_ends_sentence_counts_final_punctuation_and_closing_quotes():
-    assert ends_sentence(["It rose.", 'He said "fine."', "It rose (again", "Did it?", "it rose and",
-                          "It rose. and then", "  It rose!  ", ""]) == [1, 1, 0, 1, 0, 0, 1, 0]
+    assert ends_sentence(
+        [
+            "It rose.",
+            'He said "fine."',
+            "It rose (again",
+            "Did it?",
+            "it rose and",
+            "It rose. and then",
+            "  It rose!  ",
+            "",
+        ]
+    ) == [1, 1, 0, 1, 0, 0, 1, 0]
 
 
 def test_repeated_trigram_finds_loops_in_any_case():
-    assert repeated_trigram(["37 out out out out of work", "Davies impressed. davies impressed during a loan.",
-                             "Davies impressed during a loan.", "out out"]) == [1, 0, 0, 0]
+    assert repeated_trigram(
+        [
+            "37 out out out out of work",
+            "Davies impressed. davies impressed during a loan.",
+            "Davies impressed during a loan.",
+            "out out",
+        ]
+    ) == [1, 0, 0, 0]
     assert repeated_trigram(["Davies impressed during. Then davies IMPRESSED DURING a loan."]) == [1]
 
 
@@ -25,8 +43,9 @@ def test_unsupported_facts_are_names_and_numbers_the_document_lacks():
     # supported: names in any case, possessives, numbers as the tokenizer spaces them, sentence-initial words
     assert unsupported("Shares of Renault rose to 1. 4bn euros in 2004, said schweitzer's carmaker.", DOCUMENT) == []
     # a hyphenated word counts as its parts: a name's parts need the document, other parts a dictionary
-    assert unsupported("Betts-Green met Smith-Jones about a well-known renault-led plan.", "Mr Betts-Green spoke.") == [
-        "smith-jones", "renault-led"]
+    assert unsupported(
+        "Betts-Green met Smith-Jones about a well-known renault-led plan.", "Mr Betts-Green spoke."
+    ) == ["smith-jones", "renault-led"]
     # a word no dictionary knows is a (garbled) name even in lower case
     assert unsupported("the profit of qari u harmlessdullah rose.", DOCUMENT) == ["qari", "harmlessdullah"]
 
@@ -35,7 +54,8 @@ def test_quality_gives_every_field_per_summary():
     summaries = ["Renault's profit rose to 1.4bn euros.", "profit rose rose rose rose and 77"]
     assert quality(summaries, [DOCUMENT] * 2) == [
         {"ends_sentence": 1, "repeated_trigram": 0, "unsupported_facts": 0, "has_unsupported": 0},
-        {"ends_sentence": 0, "repeated_trigram": 1, "unsupported_facts": 1, "has_unsupported": 1}]
+        {"ends_sentence": 0, "repeated_trigram": 1, "unsupported_facts": 1, "has_unsupported": 1},
+    ]
     assert set(quality(summaries[:1], [DOCUMENT])[0]) == set(QUALITY_FIELDS)
     with pytest.raises(ValueError, match="2 summaries but 1 documents"):
         quality(summaries, [DOCUMENT])

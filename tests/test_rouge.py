@@ -1,5 +1,6 @@
 """ROUGE-1/2/Lsum (metrics.rouge): hand-counted n-grams, the ROUGE-1 of Takeshita et al.'s Table 1,
 stemming, sentence splitting for ROUGE-Lsum, several references, and bad input."""
+
 import json
 
 import pytest
@@ -30,12 +31,16 @@ def test_rouge_1_of_the_rouge_k_papers_table_1():
     # tokens; hypothesis 1 has 26 tokens, 7 shared (to x2, the, problem, data, deep, learning): P = 7/26,
     # R = 7/25, F = 14/51 = 27.45 %; hypothesis 2 has 21, 6 shared (to, the, hawaiian, problem, a, hybrid):
     # P = 6/21, R = 6/25, F = 12/46 = 26.09 %.
-    reference = ("A novel, hybrid deep learning approach provides the best solution to a limited-data problem "
-                 "(which is important to the conservation of the Hawaiian language)")
-    hypotheses = ["We propose two methods to solve the transliteration problem automatically, given that there "
-                  "were not enough data to train an end-to-end deep learning model.",
-                  "We propose two methods to solve the Hawaiian orthography transliteration problem automatically "
-                  "using finite state transducers and a hybrid neural network."]
+    reference = (
+        "A novel, hybrid deep learning approach provides the best solution to a limited-data problem "
+        "(which is important to the conservation of the Hawaiian language)"
+    )
+    hypotheses = [
+        "We propose two methods to solve the transliteration problem automatically, given that there "
+        "were not enough data to train an end-to-end deep learning model.",
+        "We propose two methods to solve the Hawaiian orthography transliteration problem automatically "
+        "using finite state transducers and a hybrid neural network.",
+    ]
     examples = rouge(hypotheses, [reference, reference])["examples"]
     assert [round(100 * e["rouge1"], 2) for e in examples] == [27.45, 26.09]
     assert examples[0]["rouge1"] == pytest.approx(14 / 51) and examples[1]["rouge1"] == pytest.approx(12 / 46)
@@ -60,8 +65,10 @@ def test_rouge_lsum_is_computed_over_sentences():
 
 def test_best_reference_counts_and_corpus_is_the_mean():
     one = rouge(["The cat sat on the mat today."], [["The cat is on the mat."]])["examples"][0]
-    best = rouge(["The cat sat on the mat today.", "Stocks fell sharply."],
-                 [["Completely unrelated words here.", "The cat is on the mat."], "Stocks fell sharply."])
+    best = rouge(
+        ["The cat sat on the mat today.", "Stocks fell sharply."],
+        [["Completely unrelated words here.", "The cat is on the mat."], "Stocks fell sharply."],
+    )
     assert best["examples"][0] == one  # the unrelated first reference is ignored
     assert best["examples"][1]["rouge1"] == best["examples"][1]["rougeLsum"] == 1.0
     assert best["corpus"]["n"] == 2
@@ -79,11 +86,13 @@ def test_bad_input_is_named():
     with pytest.raises(DataError, match="differ in length"):
         rouge(["a", "b"], [["ref"]])
     good = {"prediction": "A summary.", "references": ["A reference."]}
-    cases = [({"references": ["r"]}, "data.jsonl:2: missing field 'prediction'"),
-             ({"prediction": "", "references": ["r"]}, "data.jsonl:2: field 'prediction' is empty"),
-             ({"prediction": "p", "references": []}, "data.jsonl:2: field 'references' is empty"),
-             ({"prediction": "p", "references": ["r", " "]}, r"data.jsonl:2: field 'references'\[1\] is empty"),
-             ({"prediction": "p", "references": [3]}, r"data.jsonl:2: field 'references'\[0\] must be a string")]
+    cases = [
+        ({"references": ["r"]}, "data.jsonl:2: missing field 'prediction'"),
+        ({"prediction": "", "references": ["r"]}, "data.jsonl:2: field 'prediction' is empty"),
+        ({"prediction": "p", "references": []}, "data.jsonl:2: field 'references' is empty"),
+        ({"prediction": "p", "references": ["r", " "]}, r"data.jsonl:2: field 'references'\[1\] is empty"),
+        ({"prediction": "p", "references": [3]}, r"data.jsonl:2: field 'references'\[0\] must be a string"),
+    ]
     for bad, message in cases:
         with pytest.raises(DataError, match=message):
             score_records([good, bad], source="data.jsonl")

@@ -1,12 +1,15 @@
 """ROUGE-K (metrics.rouge_k, Takeshita et al. Sec. 3): keyword extraction by hand, the title as a
 proxy reference, whole-token matching, the paper's Tables 1, 4 and 11, excluded documents, bad input."""
+
 import pytest
 
 from metrics.io import DataError, read_jsonl
 from metrics.rouge_k import extract_keywords, found_keywords, rouge_k, rouge_k_from_keywords, score_records
 
-INDUCTIVE_BIAS = ["We introduce a new inductive bias that integrates tree structures in recurrent neural networks.",
-                  "A new inductive bias integrates tree structures into recurrent neural networks."]
+INDUCTIVE_BIAS = [
+    "We introduce a new inductive bias that integrates tree structures in recurrent neural networks.",
+    "A new inductive bias integrates tree structures into recurrent neural networks.",
+]
 
 
 def test_keywords_by_hand_longest_first():
@@ -16,8 +19,11 @@ def test_keywords_by_hand_longest_first():
     # ("tree structures in recurrent" vs "tree structures into recurrent"). "tree structures", "neural
     # networks" and all shared unigrams lie inside a selected 3-gram, so they are not keywords (Sec. 3:
     # "starts from 10-grams to unigrams").
-    assert extract_keywords(INDUCTIVE_BIAS) == ["new inductive bias", "integrates tree structures",
-                                                "recurrent neural networks"]
+    assert extract_keywords(INDUCTIVE_BIAS) == [
+        "new inductive bias",
+        "integrates tree structures",
+        "recurrent neural networks",
+    ]
     # A summary with one of the three: 1/3.
     result = rouge_k(["We add tree structures to recurrent neural networks."], [INDUCTIVE_BIAS])
     assert result["examples"][0]["found"] == ["recurrent neural networks"]
@@ -42,15 +48,21 @@ def test_title_is_a_proxy_reference_for_a_single_reference():
     # Longest first, then in reading order.
     assert extract_keywords(two, title) == ["bilingual dictionaries", "data augmentation"]
     assert extract_keywords(two, title, always_use_title=True) == [
-        "neural machine translation", "bilingual dictionaries", "data augmentation"]
+        "neural machine translation",
+        "bilingual dictionaries",
+        "data augmentation",
+    ]
 
 
 def test_keywords_match_whole_tokens_only():
     # The authors' code matches substrings; here "art" is not in "start", nor "network" in "networks".
     assert found_keywords("A fresh start for networks.", ["art", "network", "fresh start"]) == ["fresh start"]
     # Case, punctuation and possessives are normalized on both sides.
-    assert found_keywords("OPEC's oil-price war.", ["Opec", "oil price", "price war"]) == ["Opec", "oil price",
-                                                                                             "price war"]
+    assert found_keywords("OPEC's oil-price war.", ["Opec", "oil price", "price war"]) == [
+        "Opec",
+        "oil price",
+        "price war",
+    ]
     assert found_keywords("neural machines translate", ["neural machine translation"]) == []  # no stemming
 
 
@@ -68,7 +80,8 @@ def test_paper_examples_table_1_and_table_11():
         "We show that CNNs are more robust to class-dependent label noise than class-independent label noise, "
         "which is generated based on the conceptual distance between classes of a large dataset.",
         "We propose a simple data augmentation technique to address both this shortcoming.",
-        "We propose a simple data augmentation technique to enable semi-supervised neural machine translation."]
+        "We propose a simple data augmentation technique to enable semi-supervised neural machine translation.",
+    ]
     keywords = [["hawaiian"]] * 2 + [["robust"]] * 2 + [["neural machine translation"]] * 2
     result = rouge_k_from_keywords(predictions, keywords)
     assert [e["rouge_k"] for e in result["examples"]] == [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
@@ -76,15 +89,15 @@ def test_paper_examples_table_1_and_table_11():
 
 
 def test_documents_without_keywords_are_excluded_and_counted():
-    result = rouge_k(["Recurrent neural networks with a new inductive bias.", "Anything at all.",
-                      "No keyword here."],
-                     [INDUCTIVE_BIAS, ["Cats purr.", "Dogs bark."], INDUCTIVE_BIAS])
+    result = rouge_k(
+        ["Recurrent neural networks with a new inductive bias.", "Anything at all.", "No keyword here."],
+        [INDUCTIVE_BIAS, ["Cats purr.", "Dogs bark."], INDUCTIVE_BIAS],
+    )
     # 2/3 and 0/3 for the scored documents; the second shares nothing: None, excluded.
     assert [e["rouge_k"] for e in result["examples"]] == [pytest.approx(2 / 3), None, 0.0]
     assert result["examples"][1]["keywords"] == []
     assert result["corpus"] == {"n": 2, "excluded": 1, "rouge_k": pytest.approx(1 / 3)}
-    assert rouge_k(["Anything."], [["Cats purr.", "Dogs bark."]])["corpus"] == {"n": 0, "excluded": 1,
-                                                                              "rouge_k": None}
+    assert rouge_k(["Anything."], [["Cats purr.", "Dogs bark."]])["corpus"] == {"n": 0, "excluded": 1, "rouge_k": None}
 
 
 @pytest.mark.full_data
@@ -125,12 +138,14 @@ def test_bad_input_is_named():
     with pytest.raises(DataError, match=r"keywords\[0\]: keyword '\.\.\.' has no word"):
         rouge_k_from_keywords(["a summary"], [["..."]])
     good = {"prediction": "A summary.", "references": INDUCTIVE_BIAS, "title": "A title"}
-    cases = [({"references": ["r"]}, "in.jsonl:2: missing field 'prediction'"),
-             ({"prediction": " ", "references": ["r"]}, "in.jsonl:2: field 'prediction' is empty"),
-             ({"prediction": "p", "references": []}, "in.jsonl:2: field 'references' is empty"),
-             ({"prediction": "p", "references": "r"}, "in.jsonl:2: field 'references' must be a list"),
-             ({"prediction": "p", "references": ["r", ""]}, r"in.jsonl:2: field 'references'\[1\] is empty"),
-             ({"prediction": "p", "references": ["r"], "title": 7}, "in.jsonl:2: field 'title' must be a string")]
+    cases = [
+        ({"references": ["r"]}, "in.jsonl:2: missing field 'prediction'"),
+        ({"prediction": " ", "references": ["r"]}, "in.jsonl:2: field 'prediction' is empty"),
+        ({"prediction": "p", "references": []}, "in.jsonl:2: field 'references' is empty"),
+        ({"prediction": "p", "references": "r"}, "in.jsonl:2: field 'references' must be a list"),
+        ({"prediction": "p", "references": ["r", ""]}, r"in.jsonl:2: field 'references'\[1\] is empty"),
+        ({"prediction": "p", "references": ["r"], "title": 7}, "in.jsonl:2: field 'title' must be a string"),
+    ]
     for bad, message in cases:
         with pytest.raises(DataError, match=message):
             score_records([good, bad], source="in.jsonl")

@@ -1,13 +1,23 @@
 """Control sensitivity (training/sensitivity.py): the shuffled-controls pass, its seeded derangement,
 the control-blind Lead-k row and the control effect, on the model-free baselines and bundled data."""
+
 import json
 from collections import Counter
 
 import pytest
 
 from training.evaluate import derangement, evaluate
-from training.sensitivity import (LeadK, PastedLeadK, control_effect, control_sensitivity, effect_summary,
-                                  evaluate_with_sensitivity, lead_words, margin_test, stands)
+from training.sensitivity import (
+    LeadK,
+    PastedLeadK,
+    control_effect,
+    control_sensitivity,
+    effect_summary,
+    evaluate_with_sensitivity,
+    lead_words,
+    margin_test,
+    stands,
+)
 from variants import REGISTRY
 
 TOPIC = REGISTRY["topic"]
@@ -15,14 +25,17 @@ N_TOPIC = 20  # bundled topic test examples: small, and still five topics among 
 
 
 # --- the derangement ----------------------------------------------------------------------------
-@pytest.mark.parametrize("values", [
-    ["a", "b"],
-    ["a", "a", "b", "b"],
-    ["a", "b", "c", "a", "b", "c", "a"],
-    [{"topic": t} for t in "xxxyyzzzwq"],  # dicts compare by content
-    ["a", "a", "a", "b"],  # 3 of 4 alike: no permutation can move them all, draws with replacement
-    ["a", "a", "a", "a", "a", "b", "c"],
-])
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["a", "b"],
+        ["a", "a", "b", "b"],
+        ["a", "b", "c", "a", "b", "c", "a"],
+        [{"topic": t} for t in "xxxyyzzzwq"],  # dicts compare by content
+        ["a", "a", "a", "b"],  # 3 of 4 alike: no permutation can move them all, draws with replacement
+        ["a", "a", "a", "a", "a", "b", "c"],
+    ],
+)
 def test_shuffle_never_leaves_an_example_its_own_control_when_two_differ(values):
     for seed in range(25):
         donors = derangement(values, seed)
@@ -59,7 +72,10 @@ def test_topic_baseline_has_a_positive_control_effect_on_stas():
     report = evaluate_with_sensitivity(TOPIC.baseline(), TOPIC.test_examples(N_TOPIC), "topic.jsonl")
     sensitivity = report["control_sensitivity"]
     effect = sensitivity["effect"]["stas"]
-    assert sensitivity["control_metrics"] == list(TOPIC.control_metrics) and sensitivity["shuffled"]["controls_changed"] == N_TOPIC
+    assert (
+        sensitivity["control_metrics"] == list(TOPIC.control_metrics)
+        and sensitivity["shuffled"]["controls_changed"] == N_TOPIC
+    )
     # Measured on these 20 super-articles: STAS 1.000 with the right topic, 0.578 with another one,
     # effect +0.42 [+0.31, +0.54]. The baseline picks the sentences closest to the topic it is given,
     # so another topic moves it to other sentences; the interval must stay clear of 0.
@@ -96,14 +112,27 @@ def test_lead_k_takes_the_first_sentences_closest_to_the_budget():
 
 
 def test_corpus_metrics_get_the_difference_without_an_interval():
-    given = {"n_examples": 2, "metrics": {"egises": 0.3, "rouge1": 0.5},
-             "examples": [{"id": "a", "rouge1": 0.6}, {"id": "b", "rouge1": 0.4}]}
-    shuffled = {"n_examples": 2, "metrics": {"egises": 0.5, "rouge1": 0.3},
-                "examples": [{"id": "a", "rouge1": 0.3}, {"id": "b", "rouge1": 0.3}]}
+    given = {
+        "n_examples": 2,
+        "metrics": {"egises": 0.3, "rouge1": 0.5},
+        "examples": [{"id": "a", "rouge1": 0.6}, {"id": "b", "rouge1": 0.4}],
+    }
+    shuffled = {
+        "n_examples": 2,
+        "metrics": {"egises": 0.5, "rouge1": 0.3},
+        "examples": [{"id": "a", "rouge1": 0.3}, {"id": "b", "rouge1": 0.3}],
+    }
     effects = control_effect(given, shuffled, ["rouge1", "egises"])
     assert effects["rouge1"]["difference"] == pytest.approx(0.2) and effects["rouge1"]["ci_low"] == pytest.approx(0.1)
-    assert effects["egises"] == {"given": 0.3, "shuffled": 0.5, "difference": pytest.approx(-0.2), "ci_low": None,
-                                 "ci_high": None, "p_value": None, "n": 2}
+    assert effects["egises"] == {
+        "given": 0.3,
+        "shuffled": 0.5,
+        "difference": pytest.approx(-0.2),
+        "ci_low": None,
+        "ci_high": None,
+        "p_value": None,
+        "n": 2,
+    }
     with pytest.raises(ValueError, match="scored different examples"):
         control_effect(given, {**shuffled, "examples": shuffled["examples"][::-1]}, ["rouge1"])
     # both examples ask about one document: one unit to resample, so every resample is the whole set
@@ -116,9 +145,13 @@ def test_a_contrast_metric_gets_its_interval_from_the_documents():
     (12 + 12)/2 - 12 = 0, effect 3; per example given - shuffled: normal 0 and +2, high -2. Each
     document holds one normal and one high example, so a resample drawing document A only gives
     0 - (-2) = 2, B only 2 - (-2) = 4: the interval lies in [2, 4] and above 0."""
+
     def report(rows, delta):
-        return {"n_examples": len(rows), "metrics": {"delta_fkgl": delta},
-                "examples": [{"id": str(i), **row} for i, row in enumerate(rows)]}
+        return {
+            "n_examples": len(rows),
+            "metrics": {"delta_fkgl": delta},
+            "examples": [{"id": str(i), **row} for i, row in enumerate(rows)],
+        }
 
     given = report([{"fkgl_normal": 12.0}, {"fkgl_high": 10.0}, {"fkgl_normal": 14.0}, {"fkgl_high": 10.0}], 3.0)
     shuffled = report([{"fkgl_normal": 12.0}, {"fkgl_high": 12.0}, {"fkgl_normal": 12.0}, {"fkgl_high": 12.0}], 0.0)
@@ -127,7 +160,9 @@ def test_a_contrast_metric_gets_its_interval_from_the_documents():
     assert effect["delta_fkgl"]["difference"] == pytest.approx(3.0)
     assert 2.0 <= effect["delta_fkgl"]["ci_low"] < 3.0 < effect["delta_fkgl"]["ci_high"] <= 4.0
     assert effect["delta_fkgl"]["documents"] == 2 and effect["delta_fkgl"]["p_value"] == 0.0
-    plain = control_effect(given, shuffled, ["delta_fkgl"], documents=["A", "A", "B", "B"])  # not declared: corpus only
+    plain = control_effect(
+        given, shuffled, ["delta_fkgl"], documents=["A", "A", "B", "B"]
+    )  # not declared: corpus only
     assert plain["delta_fkgl"]["ci_low"] is None
 
 
@@ -198,7 +233,7 @@ def test_the_report_has_the_pasted_row_and_a_verdict_per_control_metric():
     assert pasted["budget_words"] == budget and pasted["n_examples"] == N_TOPIC
     for example, record in zip(pasted["examples"], records):  # Lead-k less the topic's ten terms, then the terms
         terms = len(TOPIC.paste("", record["controls"]).split())
-        kept = " ".join(lead_words(record["document"], budget).split()[:budget - terms])
+        kept = " ".join(lead_words(record["document"], budget).split()[: budget - terms])
         assert example["summary"] == " ".join(TOPIC.paste(kept, record["controls"]).split())
         assert len(example["summary"].split()) <= budget
     assert set(sensitivity["verdict"]) == set(sensitivity["effect"]) == set(TOPIC.control_metrics)
@@ -216,7 +251,7 @@ def test_pasted_lead_k_is_lead_k_plus_the_variants_paste():
     document = "One two three. Four five six seven. Eight nine."
     pasted = PastedLeadK(REGISTRY["tdsum"], 3).summarize([document], [{"boost": ["nine", "eight"]}])[0].text
     assert pasted == "One nine eight"  # as long as Lead-k at 3 words: Lead-k gives up the two pasted words
-    assert PastedLeadK(REGISTRY["tdsum"], 5).summarize([document], [{"boost": ["nine"]}])[0].text == \
-        "One two three. nine"
-    assert PastedLeadK(REGISTRY["entity"], 3).summarize([document], [{"entity": "Ann Lee"}])[0].text == \
-        "Ann Lee. One"
+    assert (
+        PastedLeadK(REGISTRY["tdsum"], 5).summarize([document], [{"boost": ["nine"]}])[0].text == "One two three. nine"
+    )
+    assert PastedLeadK(REGISTRY["entity"], 3).summarize([document], [{"entity": "Ann Lee"}])[0].text == "Ann Lee. One"

@@ -1,9 +1,9 @@
 """Data through ``datasets`` (variants.sources), committed runtime assets, and a checkout that stands
 alone: the exported Space starts and serves every variant from a folder with nothing beside it."""
+
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -28,8 +28,9 @@ def test_every_fixture_loads_through_datasets_exactly_as_written(data_dir):
     for path in files:
         rows = load_source(path.parent.name, path.stem, data_dir)
         # Byte-identical rows: same keys, same order, no None filled in by Arrow, ints stay ints.
-        assert [json.dumps(r, ensure_ascii=False) for r in rows] == \
-               [line for line in path.read_text(encoding="utf-8").splitlines()], path
+        assert [json.dumps(r, ensure_ascii=False) for r in rows] == list(
+            path.read_text(encoding="utf-8").splitlines()
+        ), path
 
 
 @pytest.mark.full_data
@@ -42,7 +43,7 @@ def test_fixtures_are_rows_of_the_bundled_files_verbatim_and_in_order(data_dir, 
             for line in bundled:
                 by_topic.setdefault(json.loads(line)["topic"], []).append(line)
             bundled = [line for line in bundled if line in {x for rows in by_topic.values() for x in rows[:6]}]
-        assert bundled[:len(mine)] == mine, path
+        assert bundled[: len(mine)] == mine, path
 
 
 def test_unknown_dataset_or_split_is_named(data_dir):
@@ -61,7 +62,9 @@ def no_data(monkeypatch, tmp_path):
     sources.set_data_dir(None)
 
 
-@pytest.mark.parametrize("variant, dataset, online_helps", [("topic", "bbc_summary", False), ("tdsum", "scitldr", True)])
+@pytest.mark.parametrize(
+    "variant, dataset, online_helps", [("topic", "bbc_summary", False), ("tdsum", "scitldr", True)]
+)
 def test_build_data_without_network_or_mirror_says_what_to_do(no_data, tmp_path, variant, dataset, online_helps):
     from training.__main__ import main
 
@@ -78,7 +81,9 @@ def test_data_dir_argument_reads_that_mirror(no_data, tmp_path, data_dir):
 
     main(["build-data", "tdsum", "--out", str(tmp_path / "out"), "--data-dir", str(data_dir)])
     built = read_jsonl(tmp_path / "out" / "val.jsonl")
-    assert [r["id"] for r in built] == [f"scitldr-val-{r['id']}" for r in read_jsonl(data_dir / "scitldr" / "dev.jsonl")]
+    assert [r["id"] for r in built] == [
+        f"scitldr-val-{r['id']}" for r in read_jsonl(data_dir / "scitldr" / "dev.jsonl")
+    ]
     sources.set_data_dir(None)
 
 
@@ -98,8 +103,10 @@ def test_committed_runtime_assets_rebuild_identically(full_data_dir, tmp_path):
         assert (tmp_path / name).read_bytes() == (ASSETS / name).read_bytes(), name
     # The Unigram trainer's EM is not bit-reproducible (seen: log-probabilities up to 4e-4 apart, ties
     # reordered): the same pieces, with scores (log-probabilities around -5 to -15) within 1e-2.
-    fresh, committed = (dict(map(tuple, json.loads(p.read_text())["model"]["vocab"]))
-                        for p in (tmp_path / "tiny_unigram.json", ASSETS / "tiny_unigram.json"))
+    fresh, committed = (
+        dict(map(tuple, json.loads(p.read_text())["model"]["vocab"]))
+        for p in (tmp_path / "tiny_unigram.json", ASSETS / "tiny_unigram.json")
+    )
     assert set(fresh) == set(committed) and all(abs(fresh[k] - committed[k]) < 1e-2 for k in fresh)
     assert json.dumps(examples, ensure_ascii=False, indent=1) + "\n" == EXAMPLES_FILE.read_text(encoding="utf-8")
 
@@ -116,4 +123,3 @@ def test_exported_space_serves_every_variant_from_a_bare_folder(tmp_path):
     env |= {"HF_HUB_OFFLINE": "1", "HOME": str(tmp_path), "NLTK_DATA": str(bare / "nltk_data")}
     summaries = smoke_space.run(["app.py"], bare, env=env)
     assert sorted(summaries) == sorted(REGISTRY) and all(s.strip() for s in summaries.values())
-

@@ -1,6 +1,7 @@
 """The Space: catalog, service, views, and every API endpoint through ``gradio_client`` on a server
 launched on 127.0.0.1 (the registered variants' baselines, a tiny trained topic checkpoint, and a
 probe variant with one control of every kind, which shows the Space needs no per-variant code)."""
+
 import json
 import shutil
 import socket
@@ -15,8 +16,10 @@ from variants import REGISTRY, InputError
 from variants.base import Control, Paper, Score, Summarizer, Summary, Variant, check_document, write_record
 
 # gradio's queue calls pandas options that pandas 3 deprecates; not ours to fix
-GRADIO_PANDAS_WARNINGS = [pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),
-                          pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
+GRADIO_PANDAS_WARNINGS = [
+    pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),
+    pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
+]
 pytestmark = GRADIO_PANDAS_WARNINGS
 
 
@@ -31,7 +34,7 @@ class ProbeBaseline(Summarizer):
         out = []
         for document, given in zip(documents, controls):
             checked = self.variant.validate(given)
-            out.append(Summary(" ".join(sentences(check_document(document))[:checked["sentences"]])))
+            out.append(Summary(" ".join(sentences(check_document(document))[: checked["sentences"]])))
         return out
 
 
@@ -62,8 +65,10 @@ class ProbeVariant(Variant):
 
 
 PROBE = {"style": "short", "history": ["Title one", "Title two"]}
-SPORT = ("The striker scored twice as the club won the league match on Saturday. Shares in the bank fell after "
-         "profits dropped. The coach praised the team's defence before the cup final.")
+SPORT = (
+    "The striker scored twice as the club won the league match on Saturday. Shares in the bank fell after "
+    "profits dropped. The coach praised the team's defence before the cup final."
+)
 
 
 # --- fixtures -------------------------------------------------------------------------------
@@ -80,7 +85,9 @@ def models_dir(tmp_path_factory, tiny_topic_checkpoint):
 @pytest.fixture(scope="module")
 def catalog_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("catalog") / "catalog.json"
-    path.write_text(json.dumps({"models": [{"repo": "steersum-test/not-here", "revision": "0" * 40, "variant": "topic"}]}))
+    path.write_text(
+        json.dumps({"models": [{"repo": "steersum-test/not-here", "revision": "0" * 40, "variant": "topic"}]})
+    )
     return path
 
 
@@ -126,7 +133,11 @@ def test_highlight_marks_whole_words_and_phrases_case_insensitively():
     from space.service import highlight
 
     assert highlight("Bank shares fell; banks rallied in New York.", ["bank", "new york"]) == [
-        ("Bank", "evidence"), (" shares fell; banks rallied in ", None), ("New York", "evidence"), (".", None)]
+        ("Bank", "evidence"),
+        (" shares fell; banks rallied in ", None),
+        ("New York", "evidence"),
+        (".", None),
+    ]
     assert highlight("no match", []) == [("no match", None)]
 
 
@@ -179,7 +190,9 @@ def test_batcher_gathers_concurrent_requests_and_isolates_a_bad_one():
         t.start()
     for t in threads:
         t.join()
-    assert sorted(results) == [f"Sentence {i}." for i in range(7)] and errors == ["document is empty: give the text to summarize"]
+    assert sorted(results) == [f"Sentence {i}." for i in range(7)] and errors == [
+        "document is empty: give the text to summarize"
+    ]
     # 8 requests arriving within the 20 ms wait share a call; the failing batch was re-run one by one
     assert Slow.calls[0] > 1 and sum(Slow.calls) == Slow.calls[0] + 8
 
@@ -189,8 +202,10 @@ def test_model_cache_evicts_the_least_recently_used():
     from space.service import ModelCache
 
     loads = []
-    entries = [Entry("probe", name, name, "local", load=lambda n=name: loads.append(n) or ProbeBaseline(ProbeVariant()))
-               for name in "abc"]
+    entries = [
+        Entry("probe", name, name, "local", load=lambda n=name: loads.append(n) or ProbeBaseline(ProbeVariant()))
+        for name in "abc"
+    ]
     cache = ModelCache(max_models=2)
     for entry in (entries[0], entries[1], entries[0], entries[2], entries[0], entries[1]):
         cache.get(entry)
@@ -226,8 +241,10 @@ def test_catalog_sources_and_their_reasons(models_dir, catalog_file, tmp_path):
 def test_views_turn_scores_into_a_table_and_chart_rows():
     from space.views import chart_frame, metrics_markdown, table_frame
 
-    scores = {"stas": {"value": 0.5, "meaning": "topic affinity", "details": {"affinity": {"sport": 0.2, "tech": 0.4}}},
-              "rouge1": {"value": None, "meaning": "overlap", "details": None}}
+    scores = {
+        "stas": {"value": 0.5, "meaning": "topic affinity", "details": {"affinity": {"sport": 0.2, "tech": 0.4}}},
+        "rouge1": {"value": None, "meaning": "overlap", "details": None},
+    }
     frame = chart_frame(scores)
     assert frame.values.tolist() == [["sport", 0.2, "stas affinity"], ["tech", 0.4, "stas affinity"]]
     marked = chart_frame(scores, {"topic": "tech"})  # the requested topic's bar is a series of its own
@@ -242,7 +259,9 @@ def test_views_turn_scores_into_a_table_and_chart_rows():
     assert text.splitlines()[:2] == ["- **stas = 0.500** — topic affinity", "- **rouge1 = —** — overlap"]
     assert text.endswith("> ⚠ cut")
     table = table_frame([{"model": "m", "summary": "s", "scores": scores}], "model")
-    assert table.columns.tolist() == ["model", "stas", "rouge1", "summary"] and table.values.tolist() == [["m", "0.500", "—", "s"]]
+    assert table.columns.tolist() == ["model", "stas", "rouge1", "summary"] and table.values.tolist() == [
+        ["m", "0.500", "—", "s"]
+    ]
 
 
 def test_every_control_kind_has_a_widget_and_values_come_back_typed(service):
@@ -255,8 +274,13 @@ def test_every_control_kind_has_a_widget_and_values_come_back_typed(service):
     with gr.Blocks():
         panel = ControlPanel(service, "probe")
     values = [None] * (len(panel.all) - len(ProbeVariant.controls)) + ["long", "gamma", "", ["x"], 3.0, "A\n\n B "]
-    assert panel.controls("probe", tuple(values)) == {"style": "long", "word": "gamma", "keywords": ["x"],
-                                                      "sentences": 3, "history": ["A", "B"]}
+    assert panel.controls("probe", tuple(values)) == {
+        "style": "long",
+        "word": "gamma",
+        "keywords": ["x"],
+        "sentences": 3,
+        "history": ["A", "B"],
+    }
 
 
 def test_user_text_is_escaped_for_markdown_and_toasts():
@@ -265,7 +289,9 @@ def test_user_text_is_escaped_for_markdown_and_toasts():
 
     payload = "<img src=x onerror=alert(1)>"
     assert escape_html(payload) == "&lt;img src=x onerror=alert(1)&gt;"
-    assert escape_markdown(payload + " *b* [l](u) `c`") == r"&lt;img src=x onerror=alert\(1\)&gt; \*b\* \[l\]\(u\) \`c\`"
+    assert (
+        escape_markdown(payload + " *b* [l](u) `c`") == r"&lt;img src=x onerror=alert\(1\)&gt; \*b\* \[l\]\(u\) \`c\`"
+    )
     assert "<img" not in metrics_markdown({"scores": {}, "notices": [f"unknown {payload}"]})
     assert "<img" not in suggestions_markdown({"entity": [payload]})
 
@@ -280,15 +306,19 @@ def test_optional_controls_can_be_left_unset(service):
 
     with gr.Blocks():
         panel = ControlPanel(service, "ccs")
-    ccs = dict((c.name, w) for c, w in panel.widgets["ccs"])
+    ccs = {c.name: w for c, w in panel.widgets["ccs"]}
     assert ccs["length"].value == NOT_SET and ccs["length"].choices[0] == (NOT_SET, NOT_SET)
     assert [v for _, v in ccs["length"].choices[1:]] == [0, 1, 2, 3, 4]
     assert ccs["readability"].value == NOT_SET and ccs["focus"].value == NOT_SET
-    start = sum(len(pairs) for v, pairs in panel.widgets.items() if list(panel.widgets).index(v) < list(panel.widgets).index("ccs"))
+    start = sum(
+        len(pairs)
+        for v, pairs in panel.widgets.items()
+        if list(panel.widgets).index(v) < list(panel.widgets).index("ccs")
+    )
     values = [None] * len(panel.all)
-    values[start:start + 4] = [NOT_SET, [], NOT_SET, NOT_SET]
+    values[start : start + 4] = [NOT_SET, [], NOT_SET, NOT_SET]
     assert panel.controls("ccs", tuple(values)) == {}
-    values[start:start + 4] = [2, ["bank"], "high", NOT_SET]
+    values[start : start + 4] = [2, ["bank"], "high", NOT_SET]
     assert panel.controls("ccs", tuple(values)) == {"length": 2, "keywords": ["bank"], "readability": "high"}
 
 
@@ -312,11 +342,13 @@ def test_api_help_lists_every_endpoint_at_this_pages_address(client):
 
     from space.texts import api_help, page_url
 
-    endpoints = {name for name in client.view_api(print_info=False, return_format="dict")["named_endpoints"]}
+    endpoints = set(client.view_api(print_info=False, return_format="dict")["named_endpoints"])
     text = api_help(page_url(SimpleNamespace(headers={"host": "example.org:8080"})))
     assert 'Client("http://example.org:8080/")' in text and "7860" not in text
     assert all(f"`{name}`" in text for name in endpoints), endpoints
-    proxied = SimpleNamespace(headers={"host": "10.0.0.1:7860", "x-forwarded-host": "x.hf.space", "x-forwarded-proto": "https"})
+    proxied = SimpleNamespace(
+        headers={"host": "10.0.0.1:7860", "x-forwarded-host": "x.hf.space", "x-forwarded-proto": "https"}
+    )
     assert page_url(proxied) == "https://x.hf.space/"
 
 
@@ -329,7 +361,10 @@ def test_launch_address_flags_then_gradio_variables_then_defaults(monkeypatch):
     monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")
     monkeypatch.setenv("GRADIO_SERVER_PORT", "8123")
     assert (arguments([]).host, arguments([]).port) == ("0.0.0.0", 8123)
-    assert (arguments(["--host", "127.0.0.2", "--port", "9000"]).host, arguments(["--port", "9000"]).port) == ("127.0.0.2", 9000)
+    assert (arguments(["--host", "127.0.0.2", "--port", "9000"]).host, arguments(["--port", "9000"]).port) == (
+        "127.0.0.2",
+        9000,
+    )
 
 
 def test_space_dtype_flag_sets_every_loaded_models_generation_dtype(models_dir, monkeypatch, capsys):
@@ -363,8 +398,10 @@ def test_exported_app_reads_gradio_variables_then_port(monkeypatch, tmp_path):
     monkeypatch.setattr(sys, "path", list(sys.path))
     app = tmp_path / "app.py"
     app.write_text(APP.format(nltk_dir="nltk_data"))
-    for env, expected in (({"PORT": "7000"}, ["0.0.0.0", "7000"]),
-                          ({"PORT": "7000", "GRADIO_SERVER_PORT": "7001", "GRADIO_SERVER_NAME": "127.0.0.1"}, ["127.0.0.1", "7001"])):
+    for env, expected in (
+        ({"PORT": "7000"}, ["0.0.0.0", "7000"]),
+        ({"PORT": "7000", "GRADIO_SERVER_PORT": "7001", "GRADIO_SERVER_NAME": "127.0.0.1"}, ["127.0.0.1", "7001"]),
+    ):
         for name in ("PORT", "GRADIO_SERVER_PORT", "GRADIO_SERVER_NAME"):
             monkeypatch.delenv(name, raising=False)
         for name, value in env.items():
@@ -387,7 +424,14 @@ def test_variants_endpoint_lists_the_catalog_and_schemas(client):
     assert topic_models["local/topic-tiny"]["available"]
     assert not topic_models["steersum-test/not-here"]["available"]
     assert topic_models["steersum-test/not-here"]["reason"].startswith("not reachable")
-    assert [c["kind"] for c in listing["probe"]["controls"]] == ["choice", "choice", "text", "keywords", "integer", "history"]
+    assert [c["kind"] for c in listing["probe"]["controls"]] == [
+        "choice",
+        "choice",
+        "text",
+        "keywords",
+        "integer",
+        "history",
+    ]
 
 
 def example_controls(variant: Variant) -> dict | None:
@@ -414,15 +458,17 @@ def test_every_registered_variant_serves_its_baseline(client, article, variant_i
     if controls is None:
         pytest.skip(f"{variant_id}: a required control needs free text and its card gives no example_controls")
     document = variant.card_facts().get("example_document") or article["source"]
-    summary, result = client.predict(document, variant_id, "baseline", json.dumps(controls), article["target"],
-                                     api_name="/summarize")
+    summary, result = client.predict(
+        document, variant_id, "baseline", json.dumps(controls), article["target"], api_name="/summarize"
+    )
     assert summary.strip() and result["variant"] == variant_id and result["model"] == "baseline"
     assert all(score["meaning"] for score in result["scores"].values())  # every score says what it means
 
 
 def test_summarize_baseline_scores_and_evidence(client, article):
-    summary, result = client.predict(article["source"], "topic", "baseline", '{"topic": "business"}',
-                                     article["target"], api_name="/summarize")
+    summary, result = client.predict(
+        article["source"], "topic", "baseline", '{"topic": "business"}', article["target"], api_name="/summarize"
+    )
     assert summary == result["summary"] and summary
     assert all(s in article["source"] for s in sentences(summary))  # extractive
     stas = result["scores"]["stas"]
@@ -433,11 +479,13 @@ def test_summarize_baseline_scores_and_evidence(client, article):
 
 
 def test_summarize_with_the_tiny_checkpoint_and_compare(client, article):
-    summary, result = client.predict(article["source"], "topic", "local/topic-tiny", '{"topic": "sport"}',
-                                     api_name="/summarize")
+    summary, result = client.predict(
+        article["source"], "topic", "local/topic-tiny", '{"topic": "sport"}', api_name="/summarize"
+    )
     assert isinstance(summary, str) and result["model"] == "local/topic-tiny" and "stas" in result["scores"]
-    rows = client.predict(article["source"], "topic", "baseline, local/topic-tiny", '{"topic": "sport"}', "",
-                          api_name="/compare")
+    rows = client.predict(
+        article["source"], "topic", "baseline, local/topic-tiny", '{"topic": "sport"}', "", api_name="/compare"
+    )
     assert [r["model"] for r in rows] == ["baseline", "local/topic-tiny"]
     assert rows[0]["summary"] != rows[1]["summary"]  # extraction vs a random tiny model
 
@@ -455,8 +503,9 @@ def test_sweep_moves_the_summary_with_the_topic(client, data_dir):
 
 def test_score_endpoint_computes_the_metric_for_a_given_summary(client):
     controls = json.dumps({**PROBE, "keywords": ["alpha", "gamma"]})
-    scores = client.predict("alpha and beta", "Alpha beta gamma delta.", "probe", controls, "", "baseline",
-                            api_name="/score")["scores"]
+    scores = client.predict(
+        "alpha and beta", "Alpha beta gamma delta.", "probe", controls, "", "baseline", api_name="/score"
+    )["scores"]
     assert scores["keyword_recall"]["value"] == 0.5  # "alpha" found, "gamma" not: 1 / 2
 
 
@@ -467,13 +516,16 @@ def test_keywords_absent_from_the_document_are_allowed_and_scored(client):
 
 
 def test_a_100k_character_document_is_truncated_with_a_notice(client):
-    _, result = client.predict(SPORT + " " + "word " * 20_000, "probe", "baseline", json.dumps(PROBE),
-                               api_name="/summarize")
+    _, result = client.predict(
+        SPORT + " " + "word " * 20_000, "probe", "baseline", json.dumps(PROBE), api_name="/summarize"
+    )
     assert any("only the first" in n for n in result["notices"])
 
 
 def test_a_2mb_reference_is_clipped_with_a_notice(client):
-    _, result = client.predict(SPORT, "probe", "baseline", json.dumps(PROBE), "striker " * 250_000, api_name="/summarize")
+    _, result = client.predict(
+        SPORT, "probe", "baseline", json.dumps(PROBE), "striker " * 250_000, api_name="/summarize"
+    )
     # 2,000,000 characters, 1,999,999 once stripped; cut at the last whole word within 5,000: 625 x "striker "
     assert "the reference has 1,999,999 characters; only the first 4,999 were scored against" in result["notices"]
 
@@ -482,8 +534,15 @@ def test_score_bounds_the_summary_and_the_keywords(client):
     from space.service import MAX_LIST_ITEMS, MAX_SUMMARY_CHARS
 
     keywords = ["alpha"] + [f"word{i}" for i in range(99)]
-    result = client.predict("alpha " * 2_000, "Alpha beta.", "probe", json.dumps({**PROBE, "keywords": keywords}), "",
-                            "baseline", api_name="/score")
+    result = client.predict(
+        "alpha " * 2_000,
+        "Alpha beta.",
+        "probe",
+        json.dumps({**PROBE, "keywords": keywords}),
+        "",
+        "baseline",
+        api_name="/score",
+    )
     assert MAX_SUMMARY_CHARS == 5_000 and MAX_LIST_ITEMS == 50
     # 2,000 x "alpha " stripped = 11,999 characters; 5,000 ends inside word 834, so 833 words are kept:
     # 833 x 6 - the trailing space = 4,997
@@ -495,7 +554,9 @@ def test_score_bounds_the_summary_and_the_keywords(client):
 
 def test_history_titles_are_bounded_in_number_and_length(client):
     history = ["t" * 1_000] + [f"Title {i}" for i in range(79)]
-    _, result = client.predict(SPORT, "probe", "baseline", json.dumps({**PROBE, "history": history}), api_name="/summarize")
+    _, result = client.predict(
+        SPORT, "probe", "baseline", json.dumps({**PROBE, "history": history}), api_name="/summarize"
+    )
     assert "control 'history' has 80 entries; only the first 50 were used" in result["notices"]
     assert "control 'history': entries past 300 characters were cut" in result["notices"]
     assert len(result["controls"]["history"]) == 50 and len(result["controls"]["history"][0]) == 300
@@ -512,12 +573,24 @@ BAD_INPUT = [
     ("\x00\x01\x02 \x1f", "topic", "baseline", '{"topic": "sport"}', "document has no letters or digits"),
     ("   ", "topic", "baseline", '{"topic": "sport"}', "document is empty"),
     (SPORT, "nope", "baseline", "{}", "unknown variant 'nope'; allowed: .*topic"),
-    (SPORT, "topic", "nope", '{"topic": "sport"}', "unknown model 'nope' for variant 'topic'; allowed: baseline, local/topic-tiny"),
+    (
+        SPORT,
+        "topic",
+        "nope",
+        '{"topic": "sport"}',
+        "unknown model 'nope' for variant 'topic'; allowed: baseline, local/topic-tiny",
+    ),
     (SPORT, "topic", "steersum-test/not-here", '{"topic": "sport"}', "is unavailable: not reachable"),
     (SPORT, "topic", "baseline", '{"topic": "qwzxvb"}', "unseen topic 'qwzxvb'.*pick one of: business"),
     (SPORT, "topic", "baseline", "{topic: sport", "controls is not valid JSON"),
     (SPORT, "topic", "baseline", '{"topic": "sport", "colour": "red"}', r"unknown control\(s\) colour"),
-    (SPORT, "probe", "baseline", json.dumps({**PROBE, "style": "medium"}), "unknown style 'medium'; allowed: short, long"),
+    (
+        SPORT,
+        "probe",
+        "baseline",
+        json.dumps({**PROBE, "style": "medium"}),
+        "unknown style 'medium'; allowed: short, long",
+    ),
     (SPORT, "probe", "baseline", json.dumps({**PROBE, "sentences": 9}), r"'sentences' must be an integer in \[1, 5\]"),
     (SPORT, "probe", "baseline", json.dumps({**PROBE, "history": []}), "control 'history' is required"),
 ]
@@ -542,8 +615,13 @@ def test_load_16_concurrent_clients_10_requests_each(url, service):
     def run(client, number):
         for i in range(10):
             try:
-                summary, _ = client.predict(f"Client {number} request {i}. {SPORT}", "probe", "baseline",
-                                            json.dumps({**PROBE, "sentences": 1}), api_name="/summarize")
+                summary, _ = client.predict(
+                    f"Client {number} request {i}. {SPORT}",
+                    "probe",
+                    "baseline",
+                    json.dumps({**PROBE, "sentences": 1}),
+                    api_name="/summarize",
+                )
                 answers.append(summary == f"Client {number} request {i}.")
             except Exception as err:  # any failure counts
                 failures.append(repr(err))

@@ -1,6 +1,7 @@
 """The Space in a real browser: Debian's headless Chromium loads the page that ``python -m space`` serves
 (launched the way a container launches it: the address from ``GRADIO_SERVER_NAME``/``GRADIO_SERVER_PORT``),
 and each test drives it as a user would and reads back what is shown (screenshots in artifacts/)."""
+
 import os
 import shutil
 import socket
@@ -13,25 +14,38 @@ from pathlib import Path
 import pytest
 
 CHROMIUM, CHROMEDRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1400,1800",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--window-size=1400,1800",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
-DOCUMENT = ("Shares in the bank fell sharply after it reported a drop in annual profits. "
-            "The striker scored twice as the club won the league match on Saturday. "
-            "Analysts said the firm's sales and market share were hit by higher interest rates. "
-            "The coach praised the players and the fans after the cup final. "
-            "The company will cut costs and its chief executive expects growth in the economy next year. "
-            "The team's goalkeeper saved a penalty in the second half of the game.")
+DOCUMENT = (
+    "Shares in the bank fell sharply after it reported a drop in annual profits. "
+    "The striker scored twice as the club won the league match on Saturday. "
+    "Analysts said the firm's sales and market share were hit by higher interest rates. "
+    "The coach praised the players and the fans after the cup final. "
+    "The company will cut costs and its chief executive expects growth in the economy next year. "
+    "The team's goalkeeper saved a penalty in the second half of the game."
+)
 WRAPPED_CELLS = """return [...document.querySelectorAll(arguments[0])].filter(cell => {
     const range = document.createRange(); range.selectNodeContents(cell);
     return new Set([...range.getClientRects()].map(rect => Math.round(rect.top))).size > 1;
 }).map(cell => cell.textContent)"""  # the cells whose text takes more than one line
 PAYLOAD = "<img src=x onerror=window.hacked=1>"
 
-pytestmark = [pytest.mark.browser,  # and gradio's queue calls pandas options that pandas 3 deprecates:
-              pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),
-              pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
+pytestmark = [
+    pytest.mark.browser,  # and gradio's queue calls pandas options that pandas 3 deprecates:
+    pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),
+    pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +57,21 @@ def url(tmp_path_factory):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "GRADIO_SERVER_NAME": "127.0.0.1", "GRADIO_SERVER_PORT": str(port),
-           "STEERSUM_LEADERBOARD": str(ROOT / "leaderboard")}
+    env = {
+        **os.environ,
+        "GRADIO_SERVER_NAME": "127.0.0.1",
+        "GRADIO_SERVER_PORT": str(port),
+        "STEERSUM_LEADERBOARD": str(ROOT / "leaderboard"),
+    }
     log = tmp_path_factory.mktemp("space") / "space.log"
     with open(log, "w") as out:
-        server = subprocess.Popen([sys.executable, "-m", "space", "--models-dir", str(log.parent / "none"), "--store", "none"],
-                                  cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "space", "--models-dir", str(log.parent / "none"), "--store", "none"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     address = f"http://127.0.0.1:{port}/"
     try:
         for _ in range(600):  # start-up imports torch and the metrics: give it time on a busy machine
@@ -126,15 +149,23 @@ def pick(browser, dropdown, option):
     from selenium.webdriver.common.by import By
 
     css(browser, f"#{dropdown} input").click()
-    choice = wait_for(browser, lambda d: next((o for o in d.find_elements(By.CSS_SELECTOR, "[role=option]")
-                                               if option in o.text), None), 10)
+    choice = wait_for(
+        browser,
+        lambda d: next((o for o in d.find_elements(By.CSS_SELECTOR, "[role=option]") if option in o.text), None),
+        10,
+    )
     choice.click()
 
 
 def generate(browser, expect_in_metrics=""):
     css(browser, "#generate").click()
-    wait_for(browser, lambda d: d.find_element("css selector", "#metrics").text.strip()
-             and expect_in_metrics in d.find_element("css selector", "#metrics").text)
+    wait_for(
+        browser,
+        lambda d: (
+            d.find_element("css selector", "#metrics").text.strip()
+            and expect_in_metrics in d.find_element("css selector", "#metrics").text
+        ),
+    )
 
 
 def shot(browser, name):
@@ -156,7 +187,9 @@ def test_generate_shows_the_summary_and_the_metrics(url, browser):
     assert "topic affinity" in metrics  # the score's one-line meaning is shown beside its value
     # highlights keep the text's own spacing and words stay whole (gradio's break-all split "busine|sses")
     highlighted = css(browser, "#summary .token.highlighted")
-    assert highlighted.value_of_css_property("margin-left") == highlighted.value_of_css_property("margin-right") == "0px"
+    assert (
+        highlighted.value_of_css_property("margin-left") == highlighted.value_of_css_property("margin-right") == "0px"
+    )
     assert css(browser, "#summary .textfield").value_of_css_property("word-break") == "normal"
     # the chart shows this result's series, the requested topic as a series of its own
     assert "stas affinity (requested)" in text(browser, "#chart")
@@ -176,7 +209,9 @@ def test_switching_variant_clears_results_and_ccs_length_starts_unset(url, brows
     assert "length_hit" not in metrics and "length_error" not in metrics  # no length asked for: none scored
     assert not shown(browser, "#chart")  # nothing to plot for these scores: no empty chart
     pick(browser, "variant", "EntSUM")
-    wait_for(browser, lambda d: d.find_elements("css selector", "#control-entity-entity textarea"))[0].send_keys("the coach")
+    wait_for(browser, lambda d: d.find_elements("css selector", "#control-entity-entity textarea"))[0].send_keys(
+        "the coach"
+    )
     generate(browser, "entity")
     assert shown(browser, "#chart") and "stas" not in text(browser, "#chart")
 
@@ -259,8 +294,12 @@ def test_every_text_on_the_page_reaches_wcag_aa_contrast(url, browser):
     classes = {name for _, cls, _, _ in texts for name in cls.split()}
     assert {"info-text", "selected"} <= classes  # a control's help text and the selected tab are measured
     generate_button = css(browser, "#generate")
-    assert contrast(generate_button.value_of_css_property("color"),
-                    generate_button.value_of_css_property("background-color")) >= AA_TEXT
+    assert (
+        contrast(
+            generate_button.value_of_css_property("color"), generate_button.value_of_css_property("background-color")
+        )
+        >= AA_TEXT
+    )
     low = [(text, fg, bg, round(contrast(fg, bg), 2)) for text, _, fg, bg in texts if contrast(fg, bg) < AA_TEXT]
     assert low == []
 
@@ -268,7 +307,8 @@ def test_every_text_on_the_page_reaches_wcag_aa_contrast(url, browser):
 def test_readers_tab_shows_for_persona_only_and_compare_needs_two_models(url, browser):
     open_page(url, browser)
     tabs = lambda: browser.execute_script(  # noqa: E731  (one call: tabs re-render as the variant changes)
-        "return [...document.querySelectorAll('button[role=tab]')].filter(t => t.offsetParent).map(t => t.innerText)")
+        "return [...document.querySelectorAll('button[role=tab]')].filter(t => t.offsetParent).map(t => t.innerText)"
+    )
     assert "Readers" not in tabs()  # the topic variant: the tab would silently run persona
     tab(browser, "Compare")
     assert not css(browser, "#compare").is_enabled()  # only the baseline is served: nothing to compare
@@ -279,8 +319,13 @@ def test_readers_tab_shows_for_persona_only_and_compare_needs_two_models(url, br
     tab(browser, "Sweep")  # the length bins, the control users most want to sweep
     assert css(browser, "#sweep").is_enabled()
     css(browser, "#sweep").click()
-    wait_for(browser, lambda d: d.find_elements("css selector", "#sweep-table")
-             and "length_error" in d.find_element("css selector", "#sweep-table").text)
+    wait_for(
+        browser,
+        lambda d: (
+            d.find_elements("css selector", "#sweep-table")
+            and "length_error" in d.find_element("css selector", "#sweep-table").text
+        ),
+    )
     shot(browser, "sweep_length")
     lines = css(browser, "#sweep-table").text.splitlines()  # header cells, then each row's cells, one per line
     assert [line for line in lines if line in {"0", "1", "2", "3", "4"}] == ["0", "1", "2", "3", "4"]

@@ -1,6 +1,7 @@
 """The Space's control strength: the ``guidance`` keyword of ``/summarize``, ``/compare`` and ``/sweep``
 (appended with a default, so earlier calls keep working), the model's default γ when it is not
 given, and a clear error outside 1-10; through the service and through ``gradio_client``."""
+
 import json
 import shutil
 
@@ -11,8 +12,10 @@ from metrics.io import read_jsonl
 from variants import REGISTRY, InputError
 from variants.seq2seq import save_default_guidance
 
-pytestmark = [pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),
-              pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),
+    pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
+]
 MODEL = "local/topic-tiny"
 
 
@@ -90,15 +93,19 @@ def _future():
 
 
 def test_the_api_takes_guidance_as_a_keyword_on_summarize_compare_and_sweep(client, article):
-    _, result = client.predict(article["source"], "topic", MODEL, '{"topic": "sport"}', guidance=2.5,
-                               api_name="/summarize")
+    _, result = client.predict(
+        article["source"], "topic", MODEL, '{"topic": "sport"}', guidance=2.5, api_name="/summarize"
+    )
     assert result["guidance"] == 2.5
     _, default = client.predict(article["source"], "topic", MODEL, '{"topic": "sport"}', api_name="/summarize")
     assert default["guidance"] == 1.5  # an earlier call, without the keyword, gets the model's default
-    rows = client.predict(article["source"], "topic", f"baseline, {MODEL}", '{"topic": "sport"}', "", guidance=2,
-                          api_name="/compare")
+    rows = client.predict(
+        article["source"], "topic", f"baseline, {MODEL}", '{"topic": "sport"}', "", guidance=2, api_name="/compare"
+    )
     assert [r["guidance"] for r in rows] == [1.0, 2.0]
     rows = client.predict(article["source"], "topic", MODEL, "topic", "{}", "", guidance=3, api_name="/sweep")
-    assert {r["guidance"] for r in rows} == {3.0} and len(rows) == len(REGISTRY["topic"].baseline().controls()[0].choices)
+    assert {r["guidance"] for r in rows} == {3.0} and len(rows) == len(
+        REGISTRY["topic"].baseline().controls()[0].choices
+    )
     with pytest.raises(AppError, match="got 12"):
         client.predict(article["source"], "topic", MODEL, '{"topic": "sport"}', guidance=12, api_name="/summarize")

@@ -3,6 +3,7 @@ summaries cut mid-sentence say so, the persona baseline reads interests (MiniLM)
 words, Sweep runs integer controls (CCS length bins), Compare needs two served models, the Readers tab
 belongs to persona, a model that fails to load is named with its reason, and a user error is one line
 in the server log (no traceback, no absl line per ROUGE call)."""
+
 import logging
 import shutil
 import socket
@@ -12,21 +13,29 @@ import pytest
 from metrics.text import sentences
 from variants import REGISTRY
 
-pytestmark = [pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),
-              pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),
+    pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
+]
 
 # Two sport and two bank sentences; the bank ones carry the surface words of the sport reader's history
 # ("Police praise 'courageous' Ozzy", "Council tax rise 'reasonable'").
-MIXED = ("Shares in the bank fell sharply after it reported a drop in annual profits. "
-         "The striker scored twice as the club won the league match on Saturday. "
-         "Analysts praised the bank's plan as interest rates continue to rise. "
-         "The company will cut costs and its chief executive expects growth in the economy next year. "
-         "The team's goalkeeper saved a penalty in the second half of the game.")
-SPORT_SENTENCES = ("The striker scored twice as the club won the league match on Saturday. "
-                   "The team's goalkeeper saved a penalty in the second half of the game.")
-GERMAN = ("Die Bundesregierung hat am Mittwoch neue Maßnahmen zur Stärkung der Wirtschaft beschlossen. Der "
-          "Finanzminister sagte, die Steuern für kleine Unternehmen würden im nächsten Jahr gesenkt. Kritiker "
-          "bemängeln, dass die Pläne nicht weit genug gehen.")
+MIXED = (
+    "Shares in the bank fell sharply after it reported a drop in annual profits. "
+    "The striker scored twice as the club won the league match on Saturday. "
+    "Analysts praised the bank's plan as interest rates continue to rise. "
+    "The company will cut costs and its chief executive expects growth in the economy next year. "
+    "The team's goalkeeper saved a penalty in the second half of the game."
+)
+SPORT_SENTENCES = (
+    "The striker scored twice as the club won the league match on Saturday. "
+    "The team's goalkeeper saved a penalty in the second half of the game."
+)
+GERMAN = (
+    "Die Bundesregierung hat am Mittwoch neue Maßnahmen zur Stärkung der Wirtschaft beschlossen. Der "
+    "Finanzminister sagte, die Steuern für kleine Unternehmen würden im nächsten Jahr gesenkt. Kritiker "
+    "bemängeln, dass die Pläne nicht weit genug gehen."
+)
 
 
 @pytest.fixture(scope="module")
@@ -102,14 +111,24 @@ def test_minilm_never_builds_the_persona_references():
     import variants.persona.data as data
 
     source = Path(data.__file__).read_text(encoding="utf-8").lower()
-    assert not any(word in source for word in ("minilm", "sentence_transformers", "persona.interests",
-                                                "from .interests import", "history_similarity"))
+    assert not any(
+        word in source
+        for word in (
+            "minilm",
+            "sentence_transformers",
+            "persona.interests",
+            "from .interests import",
+            "history_similarity",
+        )
+    )
 
 
 # --- notices for inputs that change nothing, and for cut summaries --------------------------------
 def test_tdsum_baseline_says_when_its_summary_is_a_cut_sentence():
-    long = ("The proposed method trains a transformer encoder with contrastive objectives over augmented graph "
-            "views and improves node classification accuracy on citation benchmarks by a wide margin. ")
+    long = (
+        "The proposed method trains a transformer encoder with contrastive objectives over augmented graph "
+        "views and improves node classification accuracy on citation benchmarks by a wide margin. "
+    )
     document = long + long.replace("proposed method", "baseline model").replace("improves", "lowers")
     baseline = REGISTRY["tdsum"].baseline()
     cut = baseline.summarize([document], [{}])[0]
@@ -120,16 +139,20 @@ def test_tdsum_baseline_says_when_its_summary_is_a_cut_sentence():
 
 
 def test_ccs_baseline_says_when_it_cut_a_sentence_to_reach_the_length_bin():
-    long = ("Notwithstanding considerable methodological heterogeneity across the many independent laboratories "
-            "that participated in this large multi-year study, and despite substantial differences in equipment, "
-            "protocols, funding, governance, recruitment practices and staff training between the sites, the "
-            "multidimensional characterization demonstrated statistically significant improvements in every one "
-            "of the prespecified primary and secondary outcome measures that we examined here.")  # 55 words
+    long = (
+        "Notwithstanding considerable methodological heterogeneity across the many independent laboratories "
+        "that participated in this large multi-year study, and despite substantial differences in equipment, "
+        "protocols, funding, governance, recruitment practices and staff training between the sites, the "
+        "multidimensional characterization demonstrated statistically significant improvements in every one "
+        "of the prespecified primary and secondary outcome measures that we examined here."
+    )  # 55 words
     summary = REGISTRY["ccs"].baseline().summarize([long + " " + long], [{"length": 0}])[0]
     # bin 0 is 1-50 words: no 55-word sentence fits, so the first is cut at the bin's middle, 25 words
     assert len(summary.text.split()) == 25
-    assert "a sentence was cut to its first 25 words to reach the length bin, so the summary has part of a " \
-           "sentence at its end" in summary.notices
+    assert (
+        "a sentence was cut to its first 25 words to reach the length bin, so the summary has part of a "
+        "sentence at its end" in summary.notices
+    )
 
 
 def test_tiny_model_summary_stopped_at_its_token_limit_gets_a_notice(service):
@@ -139,7 +162,10 @@ def test_tiny_model_summary_stopped_at_its_token_limit_gets_a_notice(service):
     summarizer = service.summarizer("topic", "local/topic-tiny")
     assert summarizer.settings.max_new_tokens == 16  # the fixture trains with --max-target-length 16
     # a random tiny model never ends a sentence: it runs to the limit
-    assert "the summary ends mid-sentence: generation stopped at the model's limit of 16 new tokens" in result["notices"][-1]
+    assert (
+        "the summary ends mid-sentence: generation stopped at the model's limit of 16 new tokens"
+        in result["notices"][-1]
+    )
     assert unfinished_notices(summarizer, "A finished sentence.") == []
     assert unfinished_notices(summarizer, "two words") == []  # far under the limit: the model chose to stop
 
@@ -149,7 +175,10 @@ def test_unseen_topic_that_no_sentence_uses_says_why_it_fell_back_to_lead_3():
     baseline = topic.baseline()
     summary = baseline.summarize([MIXED], [{"topic": "football"}])[0]
     assert summary.text == " ".join(sentences(MIXED)[:3])  # Lead-3
-    assert topic.score(summary.text, MIXED, topic.validate({"topic": "football"}), None, baseline.assets)["stas"].value == 0.0
+    assert (
+        topic.score(summary.text, MIXED, topic.validate({"topic": "football"}), None, baseline.assets)["stas"].value
+        == 0.0
+    )
     assert any("Lead-3" in n and "STAS is 0" in n and "topic_words" in n for n in summary.notices)
     described = baseline.summarize([MIXED], [{"topic": "football", "topic_words": "striker, league, goalkeeper"}])[0]
     assert not any("Lead-3" in n for n in described.notices) and "goalkeeper" in described.text
@@ -161,11 +190,18 @@ def test_readability_on_a_short_abstract_says_it_changed_nothing():
     summary = baseline.summarize([short], [{"length": 0, "readability": "high"}])[0]
     assert summary.text == short  # 17 words, under bin 0's middle (25): every sentence is taken
     assert any("readability 'high' changed nothing" in n and "every sentence" in n for n in summary.notices)
-    long = " ".join(["Notwithstanding considerable methodological heterogeneity, the multidimensional "
-                     "characterization demonstrated statistically significant improvements.",
-                     "The model is small.", "It runs fast.", "We test it on ten tasks.",
-                     "Comprehensive experimentation substantiates generalizability across heterogeneous "
-                     "distributional configurations."] * 3)
+    long = " ".join(
+        [
+            "Notwithstanding considerable methodological heterogeneity, the multidimensional "
+            "characterization demonstrated statistically significant improvements.",
+            "The model is small.",
+            "It runs fast.",
+            "We test it on ten tasks.",
+            "Comprehensive experimentation substantiates generalizability across heterogeneous "
+            "distributional configurations.",
+        ]
+        * 3
+    )
     chosen = baseline.summarize([long], [{"length": 0, "readability": "high"}])[0]
     assert chosen.text != baseline.summarize([long], [{"length": 0}])[0].text
     assert not any("changed nothing" in n for n in chosen.notices)
@@ -175,7 +211,9 @@ def test_a_non_english_document_gets_a_notice_and_english_text_none(service):
     from space.service import language_notices
 
     german = service.summarize(GERMAN, "topic", "baseline", {"topic": "business"})
-    assert any("does not look English" in n and "3% of its words are English stop words" in n for n in german["notices"])
+    assert any(
+        "does not look English" in n and "3% of its words are English stop words" in n for n in german["notices"]
+    )
     assert language_notices(MIXED * 2) == []  # 26 of 80 words are stop words (33 %)
     assert "0% of its letters are ASCII" in language_notices("Правительство объявило о новых мерах " * 5)[0]
     assert language_notices("Kurz und gut.") == []  # under 20 words: not judged
@@ -185,7 +223,9 @@ def test_a_non_english_document_gets_a_notice_and_english_text_none(service):
 def test_sweep_runs_every_ccs_length_bin(client):
     from metrics.ccs import length_bin
 
-    document = " ".join(f"Sentence number {i} of this abstract reports one more result in ten words." for i in range(40))
+    document = " ".join(
+        f"Sentence number {i} of this abstract reports one more result in ten words." for i in range(40)
+    )
     rows = client.predict(document, "ccs", "baseline", "length", "{}", "", api_name="/sweep")
     assert [r["value"] for r in rows] == [0, 1, 2, 3, 4] and [r["controls"]["length"] for r in rows] == [0, 1, 2, 3, 4]
     assert [length_bin(r["summary"]) for r in rows] == [0, 1, 2, 3, 4]  # the baseline lands in every bin
@@ -194,9 +234,14 @@ def test_sweep_runs_every_ccs_length_bin(client):
 def test_compare_needs_two_served_models(client, demo):
     from gradio_client.exceptions import AppError
 
-    with pytest.raises(AppError, match="variant 'ccs' serves only one model \\(baseline\\): there is nothing to compare"):
+    with pytest.raises(
+        AppError, match="variant 'ccs' serves only one model \\(baseline\\): there is nothing to compare"
+    ):
         client.predict(MIXED, "ccs", "baseline", "{}", "", api_name="/compare")
-    with pytest.raises(AppError, match="choose at least two models to compare \\(got 1\\); allowed: baseline, local/broken, local/topic-tiny"):
+    with pytest.raises(
+        AppError,
+        match="choose at least two models to compare \\(got 1\\); allowed: baseline, local/broken, local/topic-tiny",
+    ):
         client.predict(MIXED, "topic", "baseline", '{"topic": "sport"}', "", api_name="/compare")
     from space.app import build_app
     from space.catalog import build_catalog
@@ -219,8 +264,11 @@ def test_readers_tab_is_hidden_unless_persona_is_the_variant(demo):
 def test_a_model_that_fails_to_load_is_named_with_its_reason(client):
     from gradio_client.exceptions import AppError
 
-    with pytest.raises(AppError, match=r"model 'local/broken' of variant 'topic' could not be loaded \(\w+: .+\); "
-                                       "pick another model"):
+    with pytest.raises(
+        AppError,
+        match=r"model 'local/broken' of variant 'topic' could not be loaded \(\w+: .+\); "
+        "pick another model",
+    ):
         client.predict(MIXED, "topic", "local/broken", '{"topic": "sport"}', api_name="/summarize")
 
 

@@ -1,5 +1,6 @@
 """STAS and the topic space (Passali et al., Sec. 3): a hand-computed tiny space, the invariants of
 eq. 2 on real BBC summaries, unseen topics, save/load, the committed default, and bad input."""
+
 import json
 import math
 import re
@@ -8,8 +9,17 @@ import numpy as np
 import pytest
 
 from metrics.io import DataError, read_jsonl
-from metrics.stas import (DEFAULT_DIR, JSON_NAME, NPZ_NAME, TopicSpace, analyze, build_default, score_records,
-                          stas_scores, term)
+from metrics.stas import (
+    DEFAULT_DIR,
+    JSON_NAME,
+    NPZ_NAME,
+    TopicSpace,
+    analyze,
+    build_default,
+    score_records,
+    stas_scores,
+    term,
+)
 
 # Three documents, two topics. Terms (columns, alphabetical): goal, match, phone, team.
 TINY_TEXTS = ["Goal match", "goals, team!", "The phone match"]
@@ -53,7 +63,9 @@ def test_stop_words_are_nltks_list_without_content_words():
 
 @pytest.mark.full_data
 def test_default_space_is_fitted_on_training_articles_only(full_data_dir, bbc):
-    held_out = {r["id"] for split in ("val", "test") for r in read_jsonl(full_data_dir / "bbc_summary" / f"{split}.jsonl")}
+    held_out = {
+        r["id"] for split in ("val", "test") for r in read_jsonl(full_data_dir / "bbc_summary" / f"{split}.jsonl")
+    }
     articles = read_jsonl(full_data_dir / "bbc" / "articles.jsonl")
     assert bbc.fitted_on["documents"] == len(articles) - len(held_out) == 1645
     assert bbc.fitted_on["excluded_documents"] == len(held_out) == 309
@@ -188,9 +200,11 @@ def test_committed_judge_equals_a_fresh_fit_on_articles_the_systems_space_never_
 
 
 def test_score_records_from_a_file(tmp_path):
-    records = [{"prediction": "The striker scored twice in the cup final.", "topic": "sport"},
-               {"prediction": "The striker scored twice in the cup final.", "topic": "business"},
-               {"prediction": "the of and", "topic": "tech"}]
+    records = [
+        {"prediction": "The striker scored twice in the cup final.", "topic": "sport"},
+        {"prediction": "The striker scored twice in the cup final.", "topic": "business"},
+        {"prediction": "the of and", "topic": "tech"},
+    ]
     result = score_records(records, "x.jsonl")
     scores = [e["stas"] for e in result["examples"]]
     assert scores[0] == 1.0 and 0 < scores[1] < 1 and scores[2] == 0.0
@@ -198,19 +212,25 @@ def test_score_records_from_a_file(tmp_path):
     assert list(result["examples"][0]["affinity"]) == result["topics"]
     # As `python -m metrics stas FILE` reads it: record i is line i + 1.
     path = tmp_path / "preds.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in records + [{"prediction": "", "topic": "tech"}]) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        "\n".join(json.dumps(r) for r in records + [{"prediction": "", "topic": "tech"}]) + "\n", encoding="utf-8"
+    )
     with pytest.raises(DataError, match="^" + re.escape(f"{path}:4: field 'prediction' is empty")):
         score_records(read_jsonl(path), str(path))
 
 
-@pytest.mark.parametrize("record, message", [
-    ({"topic": "sport"}, "x.jsonl:2: missing field 'prediction'"),
-    ({"prediction": "  ", "topic": "sport"}, "x.jsonl:2: field 'prediction' is empty"),
-    ({"prediction": "a goal", "topic": ["sport"]}, "x.jsonl:2: field 'topic' must be a string"),
-    ({"prediction": "a goal", "topic": "cooking"},
-     "x.jsonl:2: field 'topic': unknown topic 'cooking'; valid topics: business"),
-])
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        ({"topic": "sport"}, "x.jsonl:2: missing field 'prediction'"),
+        ({"prediction": "  ", "topic": "sport"}, "x.jsonl:2: field 'prediction' is empty"),
+        ({"prediction": "a goal", "topic": ["sport"]}, "x.jsonl:2: field 'topic' must be a string"),
+        (
+            {"prediction": "a goal", "topic": "cooking"},
+            "x.jsonl:2: field 'topic': unknown topic 'cooking'; valid topics: business",
+        ),
+    ],
+)
 def test_bad_records_name_line_and_field(record, message):
     with pytest.raises(DataError) as err:
         score_records([{"prediction": "a goal", "topic": "sport"}, record], "x.jsonl")

@@ -1,6 +1,7 @@
 """The model store: int8 compaction of the base, one peft adapter per variant on it, the budget.
 
 Everything here runs on tiny random models (the store itself holds only trained ones)."""
+
 import json
 
 import pytest
@@ -91,7 +92,9 @@ def _zoo_models():
 
 
 @pytest.mark.parametrize("zoo_model", _zoo_models(), ids=lambda m: m.name)
-def test_two_step_adapter_saves_small_and_reloads_generating_identically(zoo_model, tiny_general, tmp_path, monkeypatch):
+def test_two_step_adapter_saves_small_and_reloads_generating_identically(
+    zoo_model, tiny_general, tmp_path, monkeypatch
+):
     """Each zoo variant model, trained two steps as ``--adapter lora`` on a tiny general summarizer: the
     folder holds an adapter (no full weights), small beside the base; loaded by ``load_summarizer`` (the
     adapter merged into the derived architecture) it writes the same summaries as peft's unmerged model."""
@@ -107,11 +110,40 @@ def test_two_step_adapter_saves_small_and_reloads_generating_identically(zoo_mod
     extra = ["--readers", str(data / "persona_readers.json")] if zoo_model.variant == "persona" else []
     if zoo_model.variant == "ccs":  # its own LoRA (the adapter is its method), on BART's projections
         extra += ["--lora-target-modules", "q_proj,v_proj"]
-    training_main([zoo_model.variant, "--method", zoo_model.method, "--base-model", str(tiny_general), "--adapter", "lora",
-                   "--train-file", str(data / "train.jsonl"), "--output-dir", str(out), "--max-steps", "2",
-                   "--learning-rate", "5e-2", "--per-device-train-batch-size", "2", "--max-source-length", "64",
-                   "--max-target-length", "12", "--max-train-samples", "4", "--report-to", "none",
-                   "--save-strategy", "no", "--dataloader-pin-memory", "false", *extra])
+    training_main(
+        [
+            zoo_model.variant,
+            "--method",
+            zoo_model.method,
+            "--base-model",
+            str(tiny_general),
+            "--adapter",
+            "lora",
+            "--train-file",
+            str(data / "train.jsonl"),
+            "--output-dir",
+            str(out),
+            "--max-steps",
+            "2",
+            "--learning-rate",
+            "5e-2",
+            "--per-device-train-batch-size",
+            "2",
+            "--max-source-length",
+            "64",
+            "--max-target-length",
+            "12",
+            "--max-train-samples",
+            "4",
+            "--report-to",
+            "none",
+            "--save-strategy",
+            "no",
+            "--dataloader-pin-memory",
+            "false",
+            *extra,
+        ]
+    )
     names = {p.name for p in out.iterdir()}
     assert "adapter_model.safetensors" in names and "model.safetensors" not in names
     base_bytes = (tiny_general / "model.safetensors").stat().st_size
@@ -165,8 +197,9 @@ def test_two_step_adapter_saves_small_and_reloads_generating_identically(zoo_mod
     with safe_open(str(compact_copy / "adapter_model.safetensors"), "pt") as f:
         stored = {k: f.get_tensor(k) for k in f.keys()}
     matrices = [k for k, t in stored.items() if t.dim() == 2]
-    assert matrices and all(stored[k].dtype == torch.int8 and stored[k + compact.SCALE].shape == (stored[k].shape[0],)
-                            for k in matrices)
+    assert matrices and all(
+        stored[k].dtype == torch.int8 and stored[k + compact.SCALE].shape == (stored[k].shape[0],) for k in matrices
+    )
     assert (compact_copy / "adapter_model.safetensors").stat().st_size < adapter_bytes
     int8_summarizer = load_summarizer(compact_copy)
     compact_model = getattr(int8_summarizer, "base", int8_summarizer).model
@@ -194,18 +227,48 @@ def tiny_store(tiny_general, tmp_path_factory):
     (general / "general_report.json").write_text(json.dumps({"sets": {"bbc_summary test": scores}}))
     index = root / "store" / "index.json"
     index.parent.mkdir()
-    stored, sentence = put(general, {"sets": {"bbc_summary test": scores}}, general / "general_report.json", index=index)
+    stored, sentence = put(
+        general, {"sets": {"bbc_summary test": scores}}, general / "general_report.json", index=index
+    )
     assert stored and "stored (new)" in sentence
     topic = next(m for m in MODELS if m.variant == "topic")
     data = build_data(topic, root, Budget.for_quick())
     out = root / topic.name
-    training_main(["topic", "--method", topic.method, "--base-model", str(general), "--adapter", "lora",
-                   "--train-file", str(data / "train.jsonl"), "--output-dir", str(out), "--max-steps", "2",
-                   "--per-device-train-batch-size", "2", "--max-source-length", "64", "--max-target-length", "12",
-                   "--max-train-samples", "4", "--report-to", "none", "--save-strategy", "no",
-                   "--dataloader-pin-memory", "false"])
-    report = {"metrics": {"rouge1": 0.2, "stas": 0.5},
-              "control_sensitivity": {"effect": {"stas": {"difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}}}}
+    training_main(
+        [
+            "topic",
+            "--method",
+            topic.method,
+            "--base-model",
+            str(general),
+            "--adapter",
+            "lora",
+            "--train-file",
+            str(data / "train.jsonl"),
+            "--output-dir",
+            str(out),
+            "--max-steps",
+            "2",
+            "--per-device-train-batch-size",
+            "2",
+            "--max-source-length",
+            "64",
+            "--max-target-length",
+            "12",
+            "--max-train-samples",
+            "4",
+            "--report-to",
+            "none",
+            "--save-strategy",
+            "no",
+            "--dataloader-pin-memory",
+            "false",
+        ]
+    )
+    report = {
+        "metrics": {"rouge1": 0.2, "stas": 0.5},
+        "control_sensitivity": {"effect": {"stas": {"difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}}},
+    }
     (out / "eval_report.json").write_text(json.dumps(report))
     stored, sentence = put(out, report, out / "eval_report.json", index=index)
     assert stored, sentence
@@ -217,8 +280,10 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
     from training.storing import put
 
     models = store.read_index(tiny_store)
-    assert [(m.name, m.format, m.base) for m in models] == [("general", "int8", None),
-                                                            ("topic-prepend-tag", "lora", "general")]
+    assert [(m.name, m.format, m.base) for m in models] == [
+        ("general", "int8", None),
+        ("topic-prepend-tag", "lora", "general"),
+    ]
     topic = models[1]
     assert topic.control_effect == {"metric": "stas", "difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}
     assert topic.effect_text() == "stas +0.040 [+0.010, +0.070] (n=4)" and topic.steps == 2
@@ -227,7 +292,9 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
     assert adapter["base_model_name_or_path"] == "../general"  # the stored base, wherever the clone is
     # its record names the stored base too, not the folder it was trained against on some machine
     assert json.loads((folder / "steersum.json").read_text())["base_model"] == "store/models/general"
-    assert {"README.md", "eval_report.json", "adapter_model.safetensors", ARCHITECTURE} <= {p.name for p in folder.iterdir()}
+    assert {"README.md", "eval_report.json", "adapter_model.safetensors", ARCHITECTURE} <= {
+        p.name for p in folder.iterdir()
+    }
     assert "stas +0.040 [+0.010, +0.070]" in (folder / "README.md").read_text()
     assert not list((tiny_store.parent / "models" / "general").glob("model*.safetensors"))  # int8 shards only
     # the same measure again is not better: the stored one stays, and the output says so
@@ -243,21 +310,26 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
     finally:
         write_record(zoo_topic, trained)
     assert stored and "replaced the stored model, which measured 0.01" in sentence
-    assert "it generates with its hard constraints on and at control strength γ = 3" in (folder / "README.md").read_text()
+    assert (
+        "it generates with its hard constraints on and at control strength γ = 3" in (folder / "README.md").read_text()
+    )
     # an interval that does not lie above 0 is never stored, whatever is stored already
     other = tiny_store.parent / "elsewhere" / "index.json"
     other.parent.mkdir()
     other.write_text((tiny_store).read_text())
     report["control_sensitivity"]["effect"]["stas"].update(difference=-0.2, ci_low=-0.3, ci_high=-0.1)
     stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", name="topic-2", index=other)
-    assert not stored and sentence == ("topic-2: not stored: its stas effect -0.200, interval low end -0.300; "
-                                       "the store serves only models whose controls steer them")
+    assert not stored and sentence == (
+        "topic-2: not stored: its stas effect -0.200, interval low end -0.300; "
+        "the store serves only models whose controls steer them"
+    )
     assert store.budget_problems(tiny_store.parent) == []
     assert store.budget_problems(tiny_store.parent, max_total=10_000, max_file=1_000)  # the check can fail
 
 
 def test_a_base_compacted_where_it_was_trained_is_stored_as_is_and_owns_adapters_trained_on_its_expansion(
-        tiny_general, tmp_path, capsys):
+    tiny_general, tmp_path, capsys
+):
     """A GPU machine returns the general summarizer compacted (its fp32 folder is too big to bring back) and
     adapters trained on the fp32 expansion of that compact copy: the weights the store serves, exactly."""
     import shutil
@@ -280,7 +352,10 @@ def test_a_base_compacted_where_it_was_trained_is_stored_as_is_and_owns_adapters
     assert f"fingerprint {fingerprint[:12]}" in capsys.readouterr().out
     served = tmp_path / "served"
     assert compact.weights_fingerprint(served) == fingerprint  # recorded: its own bytes are not the fp32 original's
-    dequantized, expanded = compact.load_compact(packed).state_dict(), AutoModelForSeq2SeqLM.from_pretrained(served).state_dict()
+    dequantized, expanded = (
+        compact.load_compact(packed).state_dict(),
+        AutoModelForSeq2SeqLM.from_pretrained(served).state_dict(),
+    )
     assert dequantized.keys() == expanded.keys() and all(torch.equal(dequantized[k], expanded[k]) for k in dequantized)
     with pytest.raises(SystemExit):
         compact.main(["--expand", str(general), str(tmp_path / "not-compact")])
@@ -300,8 +375,10 @@ def test_a_base_compacted_where_it_was_trained_is_stored_as_is_and_owns_adapters
 
     topic = next(m for m in MODELS if m.variant == "topic")
     data = build_data(topic, tmp_path, Budget.for_quick())
-    report = {"metrics": {"rouge1": 0.2, "stas": 0.5},
-              "control_sensitivity": {"effect": {"stas": {"difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}}}}
+    report = {
+        "metrics": {"rouge1": 0.2, "stas": 0.5},
+        "control_sensitivity": {"effect": {"stas": {"difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}}},
+    }
     from transformers import AutoConfig, AutoTokenizer, BartForConditionalGeneration
 
     torch.manual_seed(1)
@@ -309,11 +386,37 @@ def test_a_base_compacted_where_it_was_trained_is_stored_as_is_and_owns_adapters
     BartForConditionalGeneration(AutoConfig.from_pretrained(tiny_general)).save_pretrained(other)
     AutoTokenizer.from_pretrained(tiny_general).save_pretrained(other)
     for base, name in ((served, "on-served"), (other, "on-another")):
-        training_main(["topic", "--method", topic.method, "--base-model", str(base), "--adapter", "lora",
-                       "--train-file", str(data / "train.jsonl"), "--output-dir", str(tmp_path / name), "--max-steps", "1",
-                       "--per-device-train-batch-size", "2", "--max-source-length", "32", "--max-target-length", "8",
-                       "--max-train-samples", "2", "--report-to", "none", "--save-strategy", "no",
-                       "--dataloader-pin-memory", "false"])
+        training_main(
+            [
+                "topic",
+                "--method",
+                topic.method,
+                "--base-model",
+                str(base),
+                "--adapter",
+                "lora",
+                "--train-file",
+                str(data / "train.jsonl"),
+                "--output-dir",
+                str(tmp_path / name),
+                "--max-steps",
+                "1",
+                "--per-device-train-batch-size",
+                "2",
+                "--max-source-length",
+                "32",
+                "--max-target-length",
+                "8",
+                "--max-train-samples",
+                "2",
+                "--report-to",
+                "none",
+                "--save-strategy",
+                "no",
+                "--dataloader-pin-memory",
+                "false",
+            ]
+        )
         (tmp_path / name / "eval_report.json").write_text(json.dumps(report))
     stored, sentence = put(tmp_path / "on-served", report, tmp_path / "on-served" / "eval_report.json", index=index)
     assert stored, sentence
@@ -390,11 +493,30 @@ def test_an_adapter_needs_a_base_checkpoint_and_a_known_kind(tmp_path):
     from training.adapter import AdapterArguments
 
     train_file = tmp_path / "train.jsonl"
-    train_file.write_text(json.dumps({"document": "The bank said profits rose.", "controls": {"topic": "business"},
-                                      "target": "Profits rose."}) + "\n")
+    train_file.write_text(
+        json.dumps(
+            {"document": "The bank said profits rose.", "controls": {"topic": "business"}, "target": "Profits rose."}
+        )
+        + "\n"
+    )
     with pytest.raises(SystemExit, match="--adapter lora needs a base checkpoint folder.*--preset tiny"):
-        training_main(["topic", "--preset", "tiny", "--adapter", "lora", "--train-file", str(train_file),
-                       "--output-dir", str(tmp_path / "out"), "--max-steps", "1", "--report-to", "none"])
+        training_main(
+            [
+                "topic",
+                "--preset",
+                "tiny",
+                "--adapter",
+                "lora",
+                "--train-file",
+                str(train_file),
+                "--output-dir",
+                str(tmp_path / "out"),
+                "--max-steps",
+                "1",
+                "--report-to",
+                "none",
+            ]
+        )
     with pytest.raises(ValueError, match="--adapter 'qlora'; allowed: none, lora"):
         AdapterArguments(adapter="qlora")
 
@@ -424,19 +546,39 @@ def test_a_card_quotes_the_leaderboard_as_served_and_alone():
     from training.storing import measured_lines
 
     def row(model, given, shuffled, stands, low):
-        return {"model": model, "n_examples": 40, "metrics": {"stas": given},
-                "control_effect": {"stas": {"given": given, "shuffled": shuffled, "difference": given - shuffled,
-                                            "ci_low": low, "ci_high": low + 0.1}},
-                "verdict": {"stas": {"stands": stands}}}
+        return {
+            "model": model,
+            "n_examples": 40,
+            "metrics": {"stas": given},
+            "control_effect": {
+                "stas": {
+                    "given": given,
+                    "shuffled": shuffled,
+                    "difference": given - shuffled,
+                    "ci_low": low,
+                    "ci_high": low + 0.1,
+                }
+            },
+            "verdict": {"stas": {"stands": stands}},
+        }
 
-    board = {"variants": {"topic": {"systems": [row("baseline", 0.9, 0.4, True, 0.4),
-                                                row("topic-x", 0.8, 0.5, True, 0.2),
-                                                row("topic-x (model alone)", 0.6, 0.55, False, -0.02)],
-                                    "extra_test_sets": {"concatenated": {"systems": [row("topic-x", 0.7, 0.6, False, 0.0)]}}}}}
+    board = {
+        "variants": {
+            "topic": {
+                "systems": [
+                    row("baseline", 0.9, 0.4, True, 0.4),
+                    row("topic-x", 0.8, 0.5, True, 0.2),
+                    row("topic-x (model alone)", 0.6, 0.55, False, -0.02),
+                ],
+                "extra_test_sets": {"concatenated": {"systems": [row("topic-x", 0.7, 0.6, False, 0.0)]}},
+            }
+        }
+    }
     lines = measured_lines("topic-x", board)
     assert lines == [
         "- derived test set, 40 examples, as served: stas 0.800 (effect +0.300 [+0.200, +0.300], stands, baseline 0.900)",
         "- derived test set, 40 examples, the model alone (γ = 1, no rules): stas 0.600 (effect +0.050 [-0.020, +0.080], "
         "does not stand, baseline 0.900)",
-        "- `concatenated`, 40 examples, as served: stas 0.700 (effect +0.100 [+0.000, +0.100], does not stand)"]
+        "- `concatenated`, 40 examples, as served: stas 0.700 (effect +0.100 [+0.000, +0.100], does not stand)",
+    ]
     assert measured_lines("other", board) == []

@@ -1,6 +1,7 @@
 """Control words count only where the document supports the summary (metrics/support.py), and each
 control metric built on it scores Lead-k with the control's words pasted in below a summary that
 obeys: hand-computed cases."""
+
 import pytest
 
 from metrics.ccs import fkgl
@@ -9,8 +10,10 @@ from variants import REGISTRY
 from variants.ccs import EXAMPLE_DOCUMENT, PASTED_CUES, periods_every
 from variants.persona import history_overlap
 
-SPORT = ("The striker scored twice in the cup final on Saturday. The cup final was played in London in front "
-         "of a full stadium. Shares in the club rose on Monday.")
+SPORT = (
+    "The striker scored twice in the cup final on Saturday. The cup final was played in London in front "
+    "of a full stadium. Shares in the club rose on Monday."
+)
 
 
 def test_a_word_is_supported_inside_a_run_of_four_words_the_document_has():
@@ -56,8 +59,11 @@ def test_stas_of_the_topic_terms_alone_is_0_and_of_a_supported_sentence_the_pape
 def test_an_entity_named_only_in_a_pasted_sentence_is_not_mentioned():
     entity = REGISTRY["entity"]
     document = "Barack Obama met the leaders in Berlin on Monday. The weather was cold in Berlin on Monday."
-    pasted = entity.score(entity.paste("The weather was cold in Berlin on Monday.", {"entity": "Barack Obama"}),
-                          document, {"entity": "Barack Obama"})
+    pasted = entity.score(
+        entity.paste("The weather was cold in Berlin on Monday.", {"entity": "Barack Obama"}),
+        document,
+        {"entity": "Barack Obama"},
+    )
     assert pasted["entity_mentioned"].value == 0.0 and pasted["entity_coverage"].value == 0.0  # 0 of 2 sentences
     obeying = entity.score("Barack Obama met the leaders in Berlin on Monday.", document, {"entity": "Barack Obama"})
     assert obeying["entity_mentioned"].value == 1.0 and obeying["entity_coverage"].value == 1.0
@@ -72,8 +78,10 @@ def test_ccs_keywords_and_focus_count_only_what_the_document_supports():
     # the keyword list and the cue sentence are no four-word run of the abstract: 0 of 2 keywords, and
     # the judge reads the conceptual lead alone
     assert pasted["keyword_sr"].value == 0.0 and pasted["focus_match"].value == 0.0
-    obeying = ("The experiment shows that the new CRF system achieves a recall of 78.22%, a precision of 73.15% "
-               "and an F-measure of 75.60%.")
+    obeying = (
+        "The experiment shows that the new CRF system achieves a recall of 78.22%, a precision of 73.15% "
+        "and an F-measure of 75.60%."
+    )
     scores = ccs.score(obeying, EXAMPLE_DOCUMENT, controls)
     assert scores["keyword_sr"].value == 1.0 and scores["focus_match"].value == 1.0
 

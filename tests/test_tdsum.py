@@ -1,5 +1,6 @@
 """TDSum and the TF-IDF family (Takeshita et al., ROUGE-K, Sec. 4): TF-IDF features aligned to subwords,
 the boost/suppress control, the four mechanisms' invariants, training, export and the baseline."""
+
 import json
 import math
 from dataclasses import replace
@@ -11,21 +12,41 @@ from transformers import BartConfig, BartForConditionalGeneration
 import models  # noqa: F401  (registers TDSum with the Auto classes)
 from metrics.io import DataError
 from models import TDSumConfig, TDSumForConditionalGeneration
-from variants.presets import tiny_tokenizer
 from variants import get_variant, load_summarizer
 from variants.base import ControlError, InputError
+from variants.presets import tiny_tokenizer
 from variants.sources import load_source
-from variants.tdsum import (BOOST_SCORE, TDSumAssets, fit_vectorizer, keyword_covering_extract, load_vectorizer,
-                            save_vectorizer)
+from variants.tdsum import (
+    BOOST_SCORE,
+    TDSumAssets,
+    fit_vectorizer,
+    keyword_covering_extract,
+    load_vectorizer,
+    save_vectorizer,
+)
 
-TINY = dict(vocab_size=99, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
-            decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
-            dropout=0.0, attention_dropout=0.0, init_std=0.2)  # larger than BART's 0.02: visible effects at d=16
+TINY = dict(
+    vocab_size=99,
+    d_model=16,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=2,
+    decoder_attention_heads=2,
+    encoder_ffn_dim=32,
+    decoder_ffn_dim=32,
+    max_position_embeddings=64,
+    dropout=0.0,
+    attention_dropout=0.0,
+    init_std=0.2,
+)  # larger than BART's 0.02: visible effects at d=16
 DOCS = ["cats chase mice", "dogs chase cats", "mice eat cheese"]
 VARIANT = get_variant("tdsum")
-METHOD_SETTINGS = {"tdsum": dict(tdmtl_lambda=0.1), "rwenc": dict(tfidf_attention=False, rwenc_layers=[0]),
-                   "rwgen": dict(tfidf_attention=False, rwgen_lambda=0.3),
-                   "tdmtl": dict(tfidf_attention=False, tdmtl_lambda=0.1)}
+METHOD_SETTINGS = {
+    "tdsum": dict(tdmtl_lambda=0.1),
+    "rwenc": dict(tfidf_attention=False, rwenc_layers=[0]),
+    "rwgen": dict(tfidf_attention=False, rwgen_lambda=0.3),
+    "tdmtl": dict(tfidf_attention=False, tdmtl_lambda=0.1),
+}
 
 
 def tiny_model(seed=0, **settings):
@@ -40,8 +61,12 @@ def inputs(seed=1):
     torch.manual_seed(seed)
     ids = torch.randint(4, 99, (2, 9))
     ids[1, -2:] = 1  # pad
-    return dict(input_ids=ids, attention_mask=(ids != 1).long(), tfidf=torch.rand(2, 9),
-                decoder_input_ids=torch.randint(4, 99, (2, 5)))
+    return dict(
+        input_ids=ids,
+        attention_mask=(ids != 1).long(),
+        tfidf=torch.rand(2, 9),
+        decoder_input_ids=torch.randint(4, 99, (2, 5)),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -70,16 +95,23 @@ def test_every_subword_gets_its_words_score_and_the_list_has_a_fixed_width(asset
     document = "Photosynthesis converts zebra light"
     assets = replace(assets, max_source_length=32)  # the 20 tokens fit
     [scores], [notices] = assets.token_scores([document], [{}])
-    words = dict(zip(["photosynthesis", "converts", "zebra", "light"],
-                     assets.vectorizer.transform([document]).toarray()[0][
-                         [assets.vectorizer.vocabulary_[w] for w in ["photosynthesis", "converts", "zebra", "light"]]]))
+    words = dict(
+        zip(
+            ["photosynthesis", "converts", "zebra", "light"],
+            assets.vectorizer.transform([document]).toarray()[0][
+                [assets.vectorizer.vocabulary_[w] for w in ["photosynthesis", "converts", "zebra", "light"]]
+            ],
+        )
+    )
     encoded = assets.tokenizer(document, return_offsets_mapping=True)
     expected = []
     for start, end in encoded["offset_mapping"]:
-        word = next((w for w, (a, b) in zip(words, [(0, 14), (15, 23), (24, 29), (30, 35)]) if a < end and start < b), None)
+        word = next(
+            (w for w, (a, b) in zip(words, [(0, 14), (15, 23), (24, 29), (30, 35)]) if a < end and start < b), None
+        )
         expected.append(float(words[word]) if word else 0.0)  # <s>, </s> and the lone space token: 0
     assert len(scores) == 32 and notices == []
-    assert scores[:len(expected)] == pytest.approx(expected) and set(scores[len(expected):]) == {0.0}
+    assert scores[: len(expected)] == pytest.approx(expected) and set(scores[len(expected) :]) == {0.0}
     assert len(encoded["input_ids"]) > 5 and expected.count(float(words["photosynthesis"])) > 1  # split into subwords
 
 
@@ -98,7 +130,9 @@ def test_boost_and_suppress_set_the_input_and_unknown_words_are_notices(assets):
     document = "the zebra eats grass near cats"
     assets = replace(assets, max_source_length=32)
     [plain], _ = assets.token_scores([document], [{}])
-    [steered], [notices] = assets.token_scores([document], [{"boost": ["zebra", "the", "lion"], "suppress": ["grass"]}])
+    [steered], [notices] = assets.token_scores(
+        [document], [{"boost": ["zebra", "the", "lion"], "suppress": ["grass"]}]
+    )
     spans = {"the": (0, 3), "zebra": (4, 9), "grass": (15, 20)}
     offsets = assets.tokenizer(document, return_offsets_mapping=True)["offset_mapping"]
     for i, (start, end) in enumerate(offsets):
@@ -133,8 +167,12 @@ def test_bad_input_is_refused_with_a_clear_message(assets, tmp_path):
     from training.data import load_examples
 
     data = tmp_path / "bad.jsonl"
-    data.write_text(json.dumps({"document": "a", "target": "b", "controls": {}}) + "\n"
-                    + json.dumps({"document": "a", "target": "b", "controls": {"boost": 7}}) + "\n")
+    data.write_text(
+        json.dumps({"document": "a", "target": "b", "controls": {}})
+        + "\n"
+        + json.dumps({"document": "a", "target": "b", "controls": {"boost": 7}})
+        + "\n"
+    )
     with pytest.raises(DataError, match="bad.jsonl:2: control 'boost'"):
         load_examples(data, VARIANT)
 
@@ -184,8 +222,13 @@ def test_training_from_plain_bart_starts_the_added_attention_as_the_source_atten
     tiny_tokenizer().save_pretrained(tmp_path / "bart")
     train = tmp_path / "train.jsonl"
     train.write_text("".join(json.dumps({"document": d, "controls": {}, "target": d}) + "\n" for d in DOCS))
-    data = SimpleNamespace(train_file=str(train), max_train_samples=None, preset=None,
-                           base_model=str(tmp_path / "bart"), max_source_length=16)
+    data = SimpleNamespace(
+        train_file=str(train),
+        max_train_samples=None,
+        preset=None,
+        base_model=str(tmp_path / "bart"),
+        max_source_length=16,
+    )
     model = build(Arguments(tfidf_min_df=1), data)[0].eval()
     layer = model.model.decoder.layers[1]
     assert torch.equal(layer.tfidf_attn.out_proj.weight, torch.zeros(16, 16))  # still starts as its BART
@@ -195,8 +238,11 @@ def test_training_from_plain_bart_starts_the_added_attention_as_the_source_atten
         # minus what the source attention's biases add to every output: the added attention has none on
         # its value and output projections (zero scores contribute nothing)
         source_attn = layer.encoder_attn
-        expected = (source_attn(states, key_value_states=source)[0] - source_attn.out_proj.bias
-                    - source_attn.out_proj.weight @ source_attn.v_proj.bias)
+        expected = (
+            source_attn(states, key_value_states=source)[0]
+            - source_attn.out_proj.bias
+            - source_attn.out_proj.weight @ source_attn.v_proj.bias
+        )
         added = layer.tfidf_attn(states, layer.tfidf_attn.key_values(source))
     torch.testing.assert_close(added, expected)
 
@@ -207,12 +253,16 @@ def test_a_bart_checkpoint_loads_with_only_the_tfidf_parts_new_and_starts_as_bar
     bart.save_pretrained(tmp_path)
     model, info = TDSumForConditionalGeneration.from_pretrained(tmp_path, tdmtl_lambda=0.1, output_loading_info=True)
     assert info["missing_keys"] and all("tfidf" in key for key in info["missing_keys"])
-    assert {"model.encoder.tfidf_encoder.fc1.weight", "model.encoder.tfidf_head.weight",
-            "model.decoder.layers.1.tfidf_attn.out_proj.weight"} <= set(info["missing_keys"])
+    assert {
+        "model.encoder.tfidf_encoder.fc1.weight",
+        "model.encoder.tfidf_head.weight",
+        "model.decoder.layers.1.tfidf_attn.out_proj.weight",
+    } <= set(info["missing_keys"])
     batch = inputs()
     with torch.no_grad():  # tfidf_attention_init_std = 0: the added attention's output starts at zero
-        torch.testing.assert_close(model.eval()(**batch).logits,
-                                   bart(**{k: v for k, v in batch.items() if k != "tfidf"}).logits)
+        torch.testing.assert_close(
+            model.eval()(**batch).logits, bart(**{k: v for k, v in batch.items() if k != "tfidf"}).logits
+        )
 
 
 def test_trainer_flag_opens_the_tfidf_path_from_the_first_step(tmp_path):
@@ -224,7 +274,8 @@ def test_trainer_flag_opens_the_tfidf_path_from_the_first_step(tmp_path):
     BartForConditionalGeneration(BartConfig(**TINY)).save_pretrained(tmp_path)
     for std in (0.0, 0.02):
         model = TDSumForConditionalGeneration.from_pretrained(
-            tmp_path, **method_settings(Arguments(tfidf_attention_init_std=std), TINY["encoder_layers"])).eval()
+            tmp_path, **method_settings(Arguments(tfidf_attention_init_std=std), TINY["encoder_layers"])
+        ).eval()
         batch = inputs()
         boosted = {**batch, "tfidf": batch["tfidf"] * 0 + 1.0}
         with torch.no_grad():
@@ -252,10 +303,18 @@ def test_rwenc_adds_each_keys_score_to_the_attention_logits():
     model = tiny_model(tfidf_attention=False, rwenc_layers=[0])
     encoder = model.get_encoder()
     with torch.no_grad():
-        plain = encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                        tfidf=torch.zeros(2, 9), output_attentions=True).attentions[0]
-        weighted = encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                           tfidf=batch["tfidf"], output_attentions=True).attentions[0]
+        plain = encoder(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            tfidf=torch.zeros(2, 9),
+            output_attentions=True,
+        ).attentions[0]
+        weighted = encoder(
+            input_ids=batch["input_ids"],
+            attention_mask=batch["attention_mask"],
+            tfidf=batch["tfidf"],
+            output_attentions=True,
+        ).attentions[0]
     # softmax(s + t) = softmax(s) * exp(t) / sum(softmax(s) * exp(t)): the same layer-0 input either way.
     scores = batch["tfidf"] * batch["attention_mask"]
     expected = plain * scores.exp()[:, None, None, :]
@@ -268,10 +327,12 @@ def test_tdmtl_loss_interpolates_the_summary_loss_and_the_tfidf_mse():
     model = tiny_model(tfidf_attention=False, tdmtl_lambda=0.2)
     with torch.no_grad():
         loss = model(**{k: v for k, v in batch.items() if k != "decoder_input_ids"}, labels=labels).loss
-        summary_loss = bart_twin(model)(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                                        labels=labels).loss
-        predicted = model.get_encoder()(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                                        tfidf=batch["tfidf"]).tfidf_predicted
+        summary_loss = bart_twin(model)(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=labels
+        ).loss
+        predicted = model.get_encoder()(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], tfidf=batch["tfidf"]
+        ).tfidf_predicted
     mask = batch["attention_mask"].float()
     mse = (((predicted - batch["tfidf"]) ** 2) * mask).sum() / mask.sum()  # 16 real tokens (9 + 7)
     torch.testing.assert_close(loss, 0.8 * summary_loss + 0.2 * mse)
@@ -296,8 +357,9 @@ def test_training_steps_lower_the_loss(method):
 def test_generation_reuses_the_tfidf_keys_and_matches_a_full_forward():
     model, batch = tiny_model(rwenc_layers=[1], rwgen_lambda=0.3), inputs()
     source = {k: v for k, v in batch.items() if k != "decoder_input_ids"}
-    out = model.generate(**source, max_new_tokens=5, num_beams=1, do_sample=False, output_logits=True,
-                         return_dict_in_generate=True)
+    out = model.generate(
+        **source, max_new_tokens=5, num_beams=1, do_sample=False, output_logits=True, return_dict_in_generate=True
+    )
     with torch.no_grad():
         full = model(**source, decoder_input_ids=out.sequences[:, :-1]).logits
     torch.testing.assert_close(torch.stack(out.logits, 1), full, atol=1e-5, rtol=1e-5)
@@ -318,8 +380,11 @@ def test_boosting_a_word_raises_its_generation_probability(assets):
         for controls in ({}, {"boost": ["zebra"]}):
             prepared = VARIANT.prepare(document, VARIANT.validate(controls), method, assets)
             with torch.no_grad():
-                logits = model(input_ids=torch.tensor([ids]), tfidf=torch.tensor([prepared.extra["tfidf"]]),
-                               decoder_input_ids=torch.tensor([[2]])).logits
+                logits = model(
+                    input_ids=torch.tensor([ids]),
+                    tfidf=torch.tensor([prepared.extra["tfidf"]]),
+                    decoder_input_ids=torch.tensor([[2]]),
+                ).logits
             probs.append(logits[0, -1].softmax(-1))
         if method == "rwgen":
             assert probs[1][first] > probs[0][first] + 1e-3
@@ -329,16 +394,22 @@ def test_boosting_a_word_raises_its_generation_probability(assets):
 
 # --- the baseline and the live metrics -------------------------------------------------------------
 def test_baseline_covers_the_boosted_word_and_scores_say_so():
-    document = ("Markets fell sharply on Monday. The central bank kept rates unchanged. "
-                "A zebra escaped from the city zoo.")
+    document = (
+        "Markets fell sharply on Monday. The central bank kept rates unchanged. A zebra escaped from the city zoo."
+    )
     # The greedy cover with "zebra" boosted: only the third sentence holds it (weight 1.0), then no
     # sentence adds weight of an uncovered keyword, so the summary is that sentence alone.
     assert keyword_covering_extract(document, ["zebra"], {"zebra": 1.0}) == "A zebra escaped from the city zoo."
     baseline = VARIANT.baseline()
     [summary] = baseline.summarize([document], [{"boost": ["zebra"], "suppress": ["bank"]}])
     assert "zebra" in summary.text
-    scores = VARIANT.score(summary.text, document, {"boost": ["zebra"], "suppress": ["bank", "markets"]},
-                           reference="A zebra escaped.", assets=baseline.assets)
+    scores = VARIANT.score(
+        summary.text,
+        document,
+        {"boost": ["zebra"], "suppress": ["bank", "markets"]},
+        reference="A zebra escaped.",
+        assets=baseline.assets,
+    )
     assert scores["boosted_found"].value == 1.0 and scores["boosted_found"].details["found"] == ["zebra"]  # 1 of 1
     assert scores["suppressed_absent"].value == (1.0 if "bank" not in summary.text.lower() else 0.5)
     assert 0 < scores["rouge1"].value <= 1 and "boosted words" in scores["boosted_found"].meaning
@@ -377,19 +448,29 @@ def test_baseline_budget_is_the_median_training_tldr_and_keeps_outputs_that_shor
     from variants.tdsum import BASELINE_WORDS
     from variants.tdsum.data import scitldr_examples
 
-    assert BASELINE_WORDS == median(len(e["target"].split()) for e in scitldr_examples("train"))
-    document = ("Markets fell sharply on Monday after a long week of heavy trading in every large exchange of the "
-                "world. A zebra escaped. The zoo keepers said that the small zebra was found near the old station.")
+    assert median(len(e["target"].split()) for e in scitldr_examples("train")) == BASELINE_WORDS
+    document = (
+        "Markets fell sharply on Monday after a long week of heavy trading in every large exchange of the "
+        "world. A zebra escaped. The zoo keepers said that the small zebra was found near the old station."
+    )
     weights = {"zebra": 1.0, "station": 0.5}
     # budget 18: the 19-word first sentence never fits; the 14-word third covers both keywords (1.5),
     # after which "A zebra escaped." adds no uncovered keyword, so it stays out
     assert keyword_covering_extract(document, ["zebra", "station"], weights) == (
-        "The zoo keepers said that the small zebra was found near the old station.")
+        "The zoo keepers said that the small zebra was found near the old station."
+    )
     # budget 5: no sentence with a keyword fits but "A zebra escaped." (3 words); then nothing fits
     assert keyword_covering_extract(document, ["zebra", "station"], weights, budget_words=5) == "A zebra escaped."
     # budget 4, one long sentence: cut to 4 words from its first keyword ("station" is the last word: start earlier)
-    assert keyword_covering_extract(document.split(". A")[0] + ". The zebra was near the station.", ["station"],
-                                    {"station": 1.0}, budget_words=4) == "was near the station."
+    assert (
+        keyword_covering_extract(
+            document.split(". A")[0] + ". The zebra was near the station.",
+            ["station"],
+            {"station": 1.0},
+            budget_words=4,
+        )
+        == "was near the station."
+    )
     tests = scitldr_examples("test")[:40]
     outputs = VARIANT.baseline().summarize([e["document"] for e in tests], [{}] * len(tests))
     assert max(len(o.text.split()) for o in outputs) <= BASELINE_WORDS
@@ -402,11 +483,39 @@ def checkpoint(tmp_path_factory):
 
     root = tmp_path_factory.mktemp("tdsum")
     training_main(["build-data", "tdsum", "--out", str(root / "data"), "--source", "xsum"])
-    training_main(["tdsum", "--preset", "tiny", "--method", "tdsum", "--train-file", str(root / "data" / "train.jsonl"),
-                   "--eval-file", str(root / "data" / "val.jsonl"), "--max-train-samples", "8", "--max-eval-samples", "2",
-                   "--eval-batch-size", "2", "--max-steps", "2", "--per-device-train-batch-size", "4",
-                   "--max-source-length", "128", "--max-target-length", "8", "--save-strategy", "no",
-                   "--report-to", "none", "--output-dir", str(root / "ck")])
+    training_main(
+        [
+            "tdsum",
+            "--preset",
+            "tiny",
+            "--method",
+            "tdsum",
+            "--train-file",
+            str(root / "data" / "train.jsonl"),
+            "--eval-file",
+            str(root / "data" / "val.jsonl"),
+            "--max-train-samples",
+            "8",
+            "--max-eval-samples",
+            "2",
+            "--eval-batch-size",
+            "2",
+            "--max-steps",
+            "2",
+            "--per-device-train-batch-size",
+            "4",
+            "--max-source-length",
+            "128",
+            "--max-target-length",
+            "8",
+            "--save-strategy",
+            "no",
+            "--report-to",
+            "none",
+            "--output-dir",
+            str(root / "ck"),
+        ]
+    )
     return root
 
 
@@ -426,8 +535,10 @@ def test_build_data_writes_the_common_example_format(checkpoint):
     # their reference outside the document's top terms carry them, the rest train without controls.
     boosted = [e for e in splits["train"] if e["controls"]]
     assert 0.25 * len(splits["train"]) < len(boosted) <= 0.5 * len(splits["train"])
-    assert all(1 <= len(e["controls"]["boost"]) <= 2 and all(w in e["target"].lower() for w in e["controls"]["boost"])
-               for e in boosted)
+    assert all(
+        1 <= len(e["controls"]["boost"]) <= 2 and all(w in e["target"].lower() for w in e["controls"]["boost"])
+        for e in boosted
+    )
     assert not any(e["controls"] for e in splits["val"])
 
 
@@ -437,7 +548,10 @@ def test_export_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, 
 
     record = json.loads((checkpoint / "ck" / "steersum.json").read_text())
     assert record["method"] == "tdsum" and record["tfidf_vocabulary_size"] > 0 and "xsum" in record["data_licenses"]
-    assert set(json.loads((checkpoint / "ck" / "eval_report.json").read_text())["metrics"]) >= {"doc_keyword_recall", "rouge1"}
+    assert set(json.loads((checkpoint / "ck" / "eval_report.json").read_text())["metrics"]) >= {
+        "doc_keyword_recall",
+        "rouge1",
+    }
     folder = export_checkpoint(checkpoint / "ck", tmp_path / "export", repo_id="steersum-test/tdsum-tiny")
     card = (folder / "README.md").read_text()
     assert MISSING not in card and "tfidf_vectorizer.json" in card and "per-token TF-IDF scores" in card
@@ -461,14 +575,20 @@ def test_reports_carry_the_papers_rouge_k_over_the_references_keywords():
 
     # The docstring example of metrics.rouge_k.extract_keywords: keywords "neural machine translation"
     # and "bilingual dictionaries"; the summary has one of them.
-    record = {"references": ["We use bilingual dictionaries for neural machine translation."],
-              "title": "Bilingual dictionaries for low-resource neural machine translation"}
+    record = {
+        "references": ["We use bilingual dictionaries for neural machine translation."],
+        "title": "Bilingual dictionaries for low-resource neural machine translation",
+    }
     assert VARIANT.corpus_scores([record], [{"summary": "Bilingual dictionaries help."}]) == {"rouge_k_refs": 0.5}
     assert VARIANT.corpus_scores([{"references": []}], [{"summary": "x"}]) == {}  # no references: not reported
     records = VARIANT.test_examples(6)
     report = evaluate(VARIANT.baseline(), records, "test.jsonl", batch_size=3)
-    expected = rouge_k([row["summary"] for row in report["examples"]], [r["references"] for r in records],
-                       [r["title"] for r in records], always_use_title=True)["corpus"]["rouge_k"]
+    expected = rouge_k(
+        [row["summary"] for row in report["examples"]],
+        [r["references"] for r in records],
+        [r["title"] for r in records],
+        always_use_title=True,
+    )["corpus"]["rouge_k"]
     assert report["metrics"]["rouge_k_refs"] == pytest.approx(expected)
 
 

@@ -1,17 +1,22 @@
 """Topic variant (Passali et al.): the four control schemes, unseen topics, the super-article builder,
 the extractive baseline, and bad input."""
+
 import random
 
 import pytest
 
-from variants.topic.data import interleave, pair_articles, super_articles
 from variants import ControlError, InputError, get_variant, load_summarizer
 from variants.topic import TAG, TOPIC, TopicAssets, default_assets, tag_document
+from variants.topic.data import interleave, pair_articles, super_articles
 
-PAPER_SENTENCE = ("By one estimate, American individuals and businesses together spend 6.1 billion hours "
-                  "complying with the tax code every year.")
-SPORT_DOC = ("The striker scored twice as the club won the league match on Saturday. "
-             "Shares in the bank fell after profits dropped. The coach praised the team's defence.")
+PAPER_SENTENCE = (
+    "By one estimate, American individuals and businesses together spend 6.1 billion hours "
+    "complying with the tax code every year."
+)
+SPORT_DOC = (
+    "The striker scored twice as the club won the league match on Saturday. "
+    "Shares in the bank fell after profits dropped. The coach praised the team's defence."
+)
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +30,8 @@ def test_tagging_reproduces_the_papers_example():
     terms = frozenset({"business", "billion", "tax", "market"})
     assert tag_document(PAPER_SENTENCE, terms) == (
         "By one estimate, American individuals and [TAG] businesses [TAG] together spend 6.1 [TAG] billion [TAG] "
-        "hours complying with the [TAG] tax [TAG] code every year.")
+        "hours complying with the [TAG] tax [TAG] code every year."
+    )
 
 
 def test_tagging_matches_lemmas_not_substrings():
@@ -50,11 +56,17 @@ def test_each_method_gives_different_inputs_for_different_topics(topic):
 
 def test_unseen_topic_gets_terms_from_its_words(topic):
     assets = default_assets()
-    prepared = topic.prepare("The election campaign and the vote on the new health law.",
-                             {"topic": "health policy", "topic_words": "health, hospital, doctor, patient"}, "tag", assets)
+    prepared = topic.prepare(
+        "The election campaign and the vote on the new health law.",
+        {"topic": "health policy", "topic_words": "health, hospital, doctor, patient"},
+        "tag",
+        assets,
+    )
     assert f"{TAG} health {TAG}" in prepared.text and prepared.notices
     with pytest.raises(ControlError, match="only knows the topics it was trained on"):
-        topic.prepare(SPORT_DOC, {"topic": "health policy"}, "emb", TopicAssets(assets.space, 100, list(assets.space.topics)))
+        topic.prepare(
+            SPORT_DOC, {"topic": "health policy"}, "emb", TopicAssets(assets.space, 100, list(assets.space.topics))
+        )
 
 
 def test_unknown_topic_error_lists_the_valid_ones(topic):
@@ -109,12 +121,14 @@ def test_super_articles_keep_the_target_topic_and_both_sources(data_dir):
 def test_which_article_leads_is_a_coin_flip_not_the_topic(full_data_dir):
     from metrics.io import read_jsonl
 
-    examples = super_articles(read_jsonl(full_data_dir / "bbc_summary" / "val.jsonl"), seed=0, split="val",
-                              dataset="bbc_summary")
+    examples = super_articles(
+        read_jsonl(full_data_dir / "bbc_summary" / "val.jsonl"), seed=0, split="val", dataset="bbc_summary"
+    )
     requested_first = sum(e["leading"] == e["sources"][0] for e in examples)
     assert 0.35 * len(examples) < requested_first < 0.65 * len(examples)  # was every example
-    other_seed = super_articles(read_jsonl(full_data_dir / "bbc_summary" / "val.jsonl"), seed=1, split="val",
-                                dataset="bbc_summary")
+    other_seed = super_articles(
+        read_jsonl(full_data_dir / "bbc_summary" / "val.jsonl"), seed=1, split="val", dataset="bbc_summary"
+    )
     assert [e["document"] for e in examples] != [e["document"] for e in other_seed]
 
 
@@ -144,17 +158,51 @@ def test_gradient_accumulation_does_not_scale_the_loss(data_dir, tmp_path):
     from training.__main__ import main as train
 
     record = read_jsonl(data_dir / "bbc_summary" / "val.jsonl")[0]
-    example = {"id": "x", "document": record["source"], "controls": {"topic": record["topic"]},
-               "target": record["target"], "dataset": "bbc_summary"}
+    example = {
+        "id": "x",
+        "document": record["source"],
+        "controls": {"topic": record["topic"]},
+        "target": record["target"],
+        "dataset": "bbc_summary",
+    }
     train_file = tmp_path / "train.jsonl"
     train_file.write_text((json.dumps(example) + "\n") * 4)
     losses = {}
     for batch, steps in ((4, 1), (1, 4)):
         out = tmp_path / f"b{batch}"
-        train(["topic", "--preset", "tiny", "--method", "prepend", "--train-file", str(train_file), "--max-steps", "1",
-               "--per-device-train-batch-size", str(batch), "--gradient-accumulation-steps", str(steps),
-               "--logging-steps", "1", "--output-dir", str(out), "--report-to", "none", "--max-target-length", "16",
-               "--save-strategy", "no", "--dataloader-pin-memory", "false", "--seed", "0", "--generation-num-beams", "2"])
+        train(
+            [
+                "topic",
+                "--preset",
+                "tiny",
+                "--method",
+                "prepend",
+                "--train-file",
+                str(train_file),
+                "--max-steps",
+                "1",
+                "--per-device-train-batch-size",
+                str(batch),
+                "--gradient-accumulation-steps",
+                str(steps),
+                "--logging-steps",
+                "1",
+                "--output-dir",
+                str(out),
+                "--report-to",
+                "none",
+                "--max-target-length",
+                "16",
+                "--save-strategy",
+                "no",
+                "--dataloader-pin-memory",
+                "false",
+                "--seed",
+                "0",
+                "--generation-num-beams",
+                "2",
+            ]
+        )
         record_file = json.loads((out / "steersum.json").read_text())
         assert record_file["num_beams"] == 2 and load_summarizer(out).generation["num_beams"] == 2  # as trained
         losses[steps] = next(h["loss"] for h in record_file["loss_history"] if "loss" in h)
@@ -181,20 +229,25 @@ def test_stas_is_scored_with_its_own_judge_never_the_space_the_inputs_and_rules_
     summarizer carries."""
     from metrics.stas import TopicSpace
 
-    document = ("The striker scored twice as the club won the league match. Shares in the bank fell after profits "
-                "dropped. The coach praised the team's defence before the cup final.")
+    document = (
+        "The striker scored twice as the club won the league match. Shares in the bank fell after profits "
+        "dropped. The coach praised the team's defence before the cup final."
+    )
     controls = {"topic": "sport"}
 
     def outputs():
-        return ([topic.prepare(document, controls, method).text for method in ("tag", "prepend", "prepend-tag")],
-                topic.constraints(controls).prefer(document.split(". ")),
-                topic.baseline().summarize([document], [controls])[0].text)
+        return (
+            [topic.prepare(document, controls, method).text for method in ("tag", "prepend", "prepend-tag")],
+            topic.constraints(controls).prefer(document.split(". ")),
+            topic.baseline().summarize([document], [controls])[0].text,
+        )
 
     before = outputs()
     judge = TopicSpace.judge()
     stas = topic.score(before[2], document, controls)["stas"].value
-    other = TopicSpace.fit(["the bank and its shares and profits", "a match, a goal, a club and a cup final"],
-                           ["sport", "business"])  # a different judge: labels swapped on purpose
+    other = TopicSpace.fit(
+        ["the bank and its shares and profits", "a match, a goal, a club and a cup final"], ["sport", "business"]
+    )  # a different judge: labels swapped on purpose
     monkeypatch.setattr(TopicSpace, "judge", classmethod(lambda cls: other))
     assert outputs() == before
     assert topic.score(before[2], document, controls)["stas"].value != stas

@@ -4,16 +4,26 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, BartConfig, BartForConditionalGeneration
 
 import models  # noqa: F401
-from models import TopicBartConfig, TopicBartForConditionalGeneration
-from models import register_custom_code
+from models import TopicBartConfig, TopicBartForConditionalGeneration, register_custom_code
 
-TINY = dict(vocab_size=99, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
-            decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64)
+TINY = dict(
+    vocab_size=99,
+    d_model=16,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=2,
+    decoder_attention_heads=2,
+    encoder_ffn_dim=32,
+    decoder_ffn_dim=32,
+    max_position_embeddings=64,
+)
 
 
 def tiny_topic_bart(std=0.5):
     torch.manual_seed(0)
-    return TopicBartForConditionalGeneration(TopicBartConfig(topics=["business", "sport", "tech"], topic_init_std=std, **TINY)).eval()
+    return TopicBartForConditionalGeneration(
+        TopicBartConfig(topics=["business", "sport", "tech"], topic_init_std=std, **TINY)
+    ).eval()
 
 
 def test_topic_embedding_is_added_to_the_encoder_input():
@@ -49,12 +59,16 @@ def test_zero_init_topic_table_starts_as_the_base_model(tmp_path):
     torch.manual_seed(0)
     bart = BartForConditionalGeneration(BartConfig(**TINY)).eval()
     bart.save_pretrained(tmp_path)
-    model, info = TopicBartForConditionalGeneration.from_pretrained(tmp_path, topics=["a", "b"], output_loading_info=True)
+    model, info = TopicBartForConditionalGeneration.from_pretrained(
+        tmp_path, topics=["a", "b"], output_loading_info=True
+    )
     assert set(info["missing_keys"]) == {"model.encoder.topic_embeddings.weight"}
     ids, dec = torch.randint(4, 99, (1, 9)), torch.randint(4, 99, (1, 4))
     with torch.no_grad():
-        torch.testing.assert_close(model.eval()(input_ids=ids, decoder_input_ids=dec, topic_ids=torch.tensor([1])).logits,
-                                   bart(input_ids=ids, decoder_input_ids=dec).logits)
+        torch.testing.assert_close(
+            model.eval()(input_ids=ids, decoder_input_ids=dec, topic_ids=torch.tensor([1])).logits,
+            bart(input_ids=ids, decoder_input_ids=dec).logits,
+        )
 
 
 def test_round_trip_with_trust_remote_code_in_a_fresh_process(tmp_path, fresh_process_logits):
@@ -66,7 +80,9 @@ def test_round_trip_with_trust_remote_code_in_a_fresh_process(tmp_path, fresh_pr
     ids, dec = torch.randint(4, 99, (2, 9)), torch.randint(4, 99, (2, 4))
     with torch.no_grad():
         expected = model(input_ids=ids, decoder_input_ids=dec, topic_ids=torch.tensor([2, 0])).logits
-    logits, module = fresh_process_logits(tmp_path, input_ids=ids, decoder_input_ids=dec, topic_ids=torch.tensor([2, 0]))
+    logits, module = fresh_process_logits(
+        tmp_path, input_ids=ids, decoder_input_ids=dec, topic_ids=torch.tensor([2, 0])
+    )
     assert module.startswith("transformers_modules") and torch.equal(logits, expected)  # the folder's own code
 
 
@@ -74,4 +90,8 @@ def test_auto_class_loads_a_local_checkpoint_without_remote_code(tmp_path):
     model = tiny_topic_bart()
     model.save_pretrained(tmp_path)
     loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
-    assert isinstance(loaded, TopicBartForConditionalGeneration) and loaded.config.topics == ["business", "sport", "tech"]
+    assert isinstance(loaded, TopicBartForConditionalGeneration) and loaded.config.topics == [
+        "business",
+        "sport",
+        "tech",
+    ]

@@ -1,5 +1,6 @@
 """scripts/train_on_gpu.py on the CPU with --quick: a compact general summarizer continued (its steps counted
 on), compacted and packed in parts, an adapter trained on the expansion of that compact copy and packed."""
+
 import json
 import shutil
 import sys
@@ -56,8 +57,16 @@ def test_quick_run_continues_the_general_summarizer_and_trains_an_adapter_on_wha
     start = tmp_path / "stored-general"
     BartForConditionalGeneration(tiny_bart_config(tokenizer)).save_pretrained(start)
     tokenizer.save_pretrained(start)
-    write_record(start, {"variant": "general", "method": "plain", "steps": 5, "train_examples": {"bbc_summary": 4},
-                         "data_licenses": {"bbc_summary": "x"}})
+    write_record(
+        start,
+        {
+            "variant": "general",
+            "method": "plain",
+            "steps": 5,
+            "train_examples": {"bbc_summary": 4},
+            "data_licenses": {"bbc_summary": "x"},
+        },
+    )
     stored = write_compact(start, tmp_path / "store-general")
     work, out = tmp_path / "work", tmp_path / "out"
     build_data(next(m for m in MODELS if m.variant == "topic"), work, Budget.for_quick())

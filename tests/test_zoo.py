@@ -1,4 +1,5 @@
 """``python -m training zoo --quick``: the whole zoo's plumbing on a tiny budget (one step per model)."""
+
 import json
 
 from metrics.io import read_jsonl
@@ -25,7 +26,9 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
 
     saved = json.loads((root / "general" / "generation_config.json").read_text())
     assert saved["no_repeat_ngram_size"] == RECIPE["no_repeat_ngram_size"] == 5  # the base converter's is 3
-    val = evaluate_general(root / "general", max_examples=1, max_new_tokens=2, split="val")  # where settings are chosen
+    val = evaluate_general(
+        root / "general", max_examples=1, max_new_tokens=2, split="val"
+    )  # where settings are chosen
     assert set(val["sets"]) == {"bbc_summary val", "xsum val part"} and val["no_repeat_ngram_size"] == 5
     general_record = json.loads((root / "general" / "steersum.json").read_text())
     general_data = general_record["data_licenses"]
@@ -70,16 +73,24 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
 
     record_file = topic / "steersum.json"
     record = json.loads(record_file.read_text())
-    assert record["hardware"] == json.loads((root / "general" / "steersum.json").read_text())["hardware"] == training_hardware()
+    assert (
+        record["hardware"]
+        == json.loads((root / "general" / "steersum.json").read_text())["hardware"]
+        == training_hardware()
+    )
     assert f"It was trained on {training_hardware()}" in card
-    record_file.write_text(json.dumps({**record, "hardware": "a GPU (NVIDIA H100 80GB HBM3)"}))  # the card reads the record
+    record_file.write_text(
+        json.dumps({**record, "hardware": "a GPU (NVIDIA H100 80GB HBM3)"})
+    )  # the card reads the record
     assert "It was trained on a GPU (NVIDIA H100 80GB HBM3)" in build_card(topic, load_summarizer(topic)).content
     tdsum = root / "tdsum-tdsum"  # trained on scitldr only, from a general/ that saw bbc_summary
     tdsum_data = json.loads((tdsum / "steersum.json").read_text())["data_licenses"]
     assert set(general_data) - set(tdsum_data), (general_data, tdsum_data)
     tdsum_card = build_card(tdsum, load_summarizer(tdsum)).content
-    assert all(f"| {name} (the base model's training data) | {general_data[name]} |" in tdsum_card
-               for name in set(general_data) - set(tdsum_data))
+    assert all(
+        f"| {name} (the base model's training data) | {general_data[name]} |" in tdsum_card
+        for name in set(general_data) - set(tdsum_data)
+    )
     assert "trained by SteerSum from pretrained weights under apache-2.0" in card
     capsys.readouterr()
     training_main(["zoo", "--quick", "--out", str(root)])  # rerun: everything is finished, nothing retrains

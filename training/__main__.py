@@ -24,6 +24,7 @@ the store's format, the zoo's default). On a CPU with AMX (bf16 matmuls faster t
 (``--bf16-weights``, :mod:`training.bf16`) unless ``--bf16-weights False``, ``--bf16`` or ``--fp16`` is given;
 on one with AVX512-BF16 and no AMX, under bf16 autocast (``--bf16``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,10 +49,15 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
     from .seq2seq import SAMPLING, DataArguments, checkpoint_to_resume, default_training_flags, train
 
     module = importlib.import_module(f"variants.{variant_id}.train")
-    parser = HfArgumentParser((module.Arguments, DataArguments, adapters.AdapterArguments, Seq2SeqTrainingArguments),
-                              prog=f"python -m training {variant_id}", description=module.__doc__)
+    parser = HfArgumentParser(
+        (module.Arguments, DataArguments, adapters.AdapterArguments, Seq2SeqTrainingArguments),
+        prog=f"python -m training {variant_id}",
+        description=module.__doc__,
+    )
     parser.set_defaults(train_sampling_strategy=SAMPLING, **module.PAPER_DEFAULTS)
-    own, data, adapter, args = parser.parse_args_into_dataclasses(bare_resume_means_auto(argv) + default_training_flags(argv))
+    own, data, adapter, args = parser.parse_args_into_dataclasses(
+        bare_resume_means_auto(argv) + default_training_flags(argv)
+    )
     push, token = args.push_to_hub, args.hub_token
     # SteerSum exports its own layout and card, then pushes (hub_cards); the token stays out of the
     # pickled training_args.bin the Trainer writes into every checkpoint.
@@ -61,8 +67,9 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
             from hub_cards.push import hub_api
 
             token = hub_api(token).token  # fails now, not after hours of training
-        args.resume_from_checkpoint = checkpoint_to_resume(args.output_dir, args.resume_from_checkpoint,
-                                                           data.overwrite_output_dir)
+        args.resume_from_checkpoint = checkpoint_to_resume(
+            args.output_dir, args.resume_from_checkpoint, data.overwrite_output_dir
+        )
         check_processes(args.world_size)  # sets up the processes' group: a launch that got fewer stops here
     except ValueError as err:  # PushError, nothing to resume, or LaunchError
         sys.exit(f"error: {err}")
@@ -72,9 +79,17 @@ def train_variant(variant_id: str, argv: list[str]) -> None:
         model, adapter_facts = adapters.wrap(model, adapter, data.base_model, data.preset)
     except ValueError as err:
         sys.exit(f"error: {err}")
-    out = train(get_variant(variant_id), own.method, model, tokenizer, assets, data, args,
-                {"adapter": adapter_facts} if adapter_facts else None)
-    if not args.process_index == 0:  # process 0 alone writes the record, the adapter, the report and pushes
+    out = train(
+        get_variant(variant_id),
+        own.method,
+        model,
+        tokenizer,
+        assets,
+        data,
+        args,
+        {"adapter": adapter_facts} if adapter_facts else None,
+    )
+    if args.process_index != 0:  # process 0 alone writes the record, the adapter, the report and pushes
         return
     from variants.base import read_record, write_record
 
@@ -111,51 +126,89 @@ def bare_resume_means_auto(argv: list[str]) -> list[str]:
 
 def evaluate_main(argv: list[str]) -> None:
     from variants import RECORD_FILE, get_variant, load_summarizer
-    from variants.seq2seq import DTYPES
+    from variants.seq2seq import DTYPES, save_default_guidance
 
     from .data import load_examples
     from .evaluate import REPORT_FILE, evaluate, write_report
-    from variants.seq2seq import save_default_guidance
-
     from .guidance import SWEEP, SWEEP_FILE, evaluate_guided, sweep, with_settings
     from .sensitivity import effect_summary, sweep_summary
 
-    parser = argparse.ArgumentParser(prog="python -m training evaluate", description="Evaluate a summarizer on JSONL examples.")
+    parser = argparse.ArgumentParser(
+        prog="python -m training evaluate", description="Evaluate a summarizer on JSONL examples."
+    )
     parser.add_argument("--model", required=True, help="checkpoint folder, Hub id, or 'baseline'")
     parser.add_argument("--variant", help="variant id (required for 'baseline')")
     parser.add_argument("--revision", help="Hub revision (branch, tag or commit) of --model")
     parser.add_argument("--data", required=True, help="JSONL examples (document, controls, target)")
-    parser.add_argument("--out", help="where to write the report (default: eval_report.json in the checkpoint "
-                                      "folder, where the model card reads it; ./eval_report.json for a Hub id "
-                                      "or a baseline, or with --ignore-controls)")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="sources per generate call (default: the model's generation settings, 8)")
+    parser.add_argument(
+        "--out",
+        help="where to write the report (default: eval_report.json in the checkpoint "
+        "folder, where the model card reads it; ./eval_report.json for a Hub id "
+        "or a baseline, or with --ignore-controls)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="sources per generate call (default: the model's generation settings, 8)",
+    )
     parser.add_argument("--max-samples", type=int, default=None)
-    parser.add_argument("--dtype", choices=DTYPES, default=None,
-                        help="CPU generation: bf16 autocast (auto: where the CPU has bf16 instructions), an int8 "
-                             "copy of the Linear layers, or fp32 (default: the model's generation settings)")
-    parser.add_argument("--guidance", type=float, default=None,
-                        help="control strength γ of classifier-free guidance, 1 (plain generation) to 10 (default: "
-                             "the model's, from its generation config); at γ != 1 the report also holds γ = 1")
-    parser.add_argument("--constraints", action="store_true", default=None,
-                        help="enforce controls that are a number or a list (length bin, keywords) in the decoder")
-    parser.add_argument("--guidance-sweep", type=float, nargs="*", default=None, metavar="G",
-                        help="evaluate at each control strength G (none given: " + " ".join(f"{g:g}" for g in SWEEP)
-                             + ") and write the effect against γ to guidance_sweep.json (beside the checkpoint's "
-                             "report; --out overrides), which the leaderboard plots")
-    parser.add_argument("--save-default-guidance", action="store_true",
-                        help="after evaluating, keep --guidance as the checkpoint folder's default (generation config)")
-    parser.add_argument("--ignore-controls", action="store_true",
-                        help="summarize every example with no controls (ablation: what the controls add)")
-    parser.add_argument("--no-control-sensitivity", dest="control_sensitivity", action="store_false",
-                        help="skip the report's control_sensitivity: the same system given shuffled controls "
-                             "(doubles generation time), a Lead-k row at its output length and the control effect")
+    parser.add_argument(
+        "--dtype",
+        choices=DTYPES,
+        default=None,
+        help="CPU generation: bf16 autocast (auto: where the CPU has bf16 instructions), an int8 "
+        "copy of the Linear layers, or fp32 (default: the model's generation settings)",
+    )
+    parser.add_argument(
+        "--guidance",
+        type=float,
+        default=None,
+        help="control strength γ of classifier-free guidance, 1 (plain generation) to 10 (default: "
+        "the model's, from its generation config); at γ != 1 the report also holds γ = 1",
+    )
+    parser.add_argument(
+        "--constraints",
+        action="store_true",
+        default=None,
+        help="enforce controls that are a number or a list (length bin, keywords) in the decoder",
+    )
+    parser.add_argument(
+        "--guidance-sweep",
+        type=float,
+        nargs="*",
+        default=None,
+        metavar="G",
+        help="evaluate at each control strength G (none given: "
+        + " ".join(f"{g:g}" for g in SWEEP)
+        + ") and write the effect against γ to guidance_sweep.json (beside the checkpoint's "
+        "report; --out overrides), which the leaderboard plots",
+    )
+    parser.add_argument(
+        "--save-default-guidance",
+        action="store_true",
+        help="after evaluating, keep --guidance as the checkpoint folder's default (generation config)",
+    )
+    parser.add_argument(
+        "--ignore-controls",
+        action="store_true",
+        help="summarize every example with no controls (ablation: what the controls add)",
+    )
+    parser.add_argument(
+        "--no-control-sensitivity",
+        dest="control_sensitivity",
+        action="store_false",
+        help="skip the report's control_sensitivity: the same system given shuffled controls "
+        "(doubles generation time), a Lead-k row at its output length and the control effect",
+    )
     a = parser.parse_args(argv)
     from .distributed import launched_processes
 
     if (launched_processes() or 1) > 1:  # N copies would each evaluate every example and write one report
-        parser.error("evaluating one model runs in one process; python -m benchmarks leaderboard shares systems "
-                     "out across processes")
+        parser.error(
+            "evaluating one model runs in one process; python -m benchmarks leaderboard shares systems "
+            "out across processes"
+        )
     if a.model == "baseline":
         if not a.variant:
             parser.error("--variant is required with --model baseline")
@@ -174,7 +227,9 @@ def evaluate_main(argv: list[str]) -> None:
     records = load_examples(a.data, summarizer.variant, summarizer.assets, a.max_samples)
     if a.guidance_sweep is not None:
         if a.guidance is not None or a.ignore_controls or a.save_default_guidance:
-            parser.error("--guidance-sweep sets γ itself: leave out --guidance, --save-default-guidance and --ignore-controls")
+            parser.error(
+                "--guidance-sweep sets γ itself: leave out --guidance, --save-default-guidance and --ignore-controls"
+            )
         try:
             report, _ = sweep(summarizer, records, a.data, a.guidance_sweep or SWEEP, a.batch_size)
         except ValueError as err:

@@ -8,6 +8,7 @@ weight stays frozen. The checkpoint is the adapter folder (:func:`store.adapters
 ``load_summarizer`` loads on its base. A model ``build`` already made an adapter (``ccs --method lora``)
 is kept as it is.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,21 +19,33 @@ ADAPTERS = ("none", "lora")
 
 @dataclass
 class AdapterArguments:
-    adapter: str = field(default="none", metadata={
-        "help": "none: fine-tune every weight; lora: a peft adapter on --base-model (LoRA, added tokens' rows, "
-                "added modules), the store's format"})
+    adapter: str = field(
+        default="none",
+        metadata={
+            "help": "none: fine-tune every weight; lora: a peft adapter on --base-model (LoRA, added tokens' rows, "
+            "added modules), the store's format"
+        },
+    )
     adapter_rank: int = field(default=8, metadata={"help": "LoRA rank of --adapter lora"})
-    adapter_alpha: int = field(default=16, metadata={"help": "LoRA scaling numerator (the update is scaled by alpha/rank)"})
+    adapter_alpha: int = field(
+        default=16, metadata={"help": "LoRA scaling numerator (the update is scaled by alpha/rank)"}
+    )
     adapter_dropout: float = field(default=0.05, metadata={"help": "dropout on the LoRA branch's input"})
-    adapter_targets: str = field(default="q_proj,v_proj", metadata={
-        "help": "Linear layers (name suffixes) that get LoRA, comma-separated (BART: q_proj,k_proj,v_proj,out_proj,fc1,fc2)"})
+    adapter_targets: str = field(
+        default="q_proj,v_proj",
+        metadata={
+            "help": "Linear layers (name suffixes) that get LoRA, comma-separated (BART: q_proj,k_proj,v_proj,out_proj,fc1,fc2)"
+        },
+    )
 
     def __post_init__(self):
         if self.adapter not in ADAPTERS:
             raise ValueError(f"--adapter {self.adapter!r}; allowed: {', '.join(ADAPTERS)}")
         if self.adapter_rank < 1 or self.adapter_alpha < 1:
-            raise ValueError(f"--adapter-rank and --adapter-alpha must be positive, got {self.adapter_rank} and "
-                             f"{self.adapter_alpha}")
+            raise ValueError(
+                f"--adapter-rank and --adapter-alpha must be positive, got {self.adapter_rank} and "
+                f"{self.adapter_alpha}"
+            )
         if not 0.0 <= self.adapter_dropout < 1.0:
             raise ValueError(f"--adapter-dropout must be in [0, 1), got {self.adapter_dropout}")
         if not self.targets:
@@ -54,12 +67,20 @@ def wrap(model, adapter: AdapterArguments, base_model: str, preset: str | None):
     if adapter.adapter == "none" or is_peft(model):
         return model, None
     if preset or not Path(base_model).is_dir():
-        raise ValueError(f"--adapter lora needs a base checkpoint folder as --base-model (the general summarizer, "
-                         f"which the adapter is saved against), got {'--preset ' + preset if preset else base_model!r}")
+        raise ValueError(
+            f"--adapter lora needs a base checkpoint folder as --base-model (the general summarizer, "
+            f"which the adapter is saved against), got {'--preset ' + preset if preset else base_model!r}"
+        )
     from store.adapters import load_base, wrap_for_training
 
-    return wrap_for_training(model, load_base(Path(base_model)), adapter.adapter_rank, adapter.adapter_alpha,
-                             adapter.adapter_dropout, adapter.targets)
+    return wrap_for_training(
+        model,
+        load_base(Path(base_model)),
+        adapter.adapter_rank,
+        adapter.adapter_alpha,
+        adapter.adapter_dropout,
+        adapter.targets,
+    )
 
 
 def save(model, out: str | Path, base_model: str) -> None:

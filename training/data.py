@@ -4,6 +4,7 @@ the same shape for every variant, checked with ``file:line`` errors.
 ``dataset`` names the source so that checkpoints and model cards can state the licence of the data
 a model was trained on (:mod:`variants.sources`).
 """
+
 from __future__ import annotations
 
 from pathlib import Path

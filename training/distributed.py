@@ -21,6 +21,7 @@ the cases that do so are easy to type:
 
 :func:`check_processes` turns both into an error that names the command that works.
 """
+
 from __future__ import annotations
 
 import os
@@ -50,8 +51,11 @@ def accelerate_single_launch(environ: Mapping[str, str]) -> bool:
     """Whether accelerate's single-process launcher ran this process after being asked for several:
     it sets ``ACCELERATE_MIXED_PRECISION`` for every process it starts, and ``MASTER_ADDR`` only when
     ``--num_processes`` or ``--num_machines`` is above 1, yet sets no world size."""
-    return ("ACCELERATE_MIXED_PRECISION" in environ and bool(environ.get("MASTER_ADDR"))
-            and launched_processes(environ) is None)
+    return (
+        "ACCELERATE_MIXED_PRECISION" in environ
+        and bool(environ.get("MASTER_ADDR"))
+        and launched_processes(environ) is None
+    )
 
 
 def check_processes(num_processes: int, environ: Mapping[str, str] | None = None) -> None:
@@ -62,14 +66,19 @@ def check_processes(num_processes: int, environ: Mapping[str, str] | None = None
     if launched is not None and launched != num_processes:
         raise LaunchError(
             f"the launcher started {launched} processes but this one runs in a group of {num_processes}: "
-            + ("without a GPU each process trains alone unless told it is on a CPU; add --use_cpu True "
-               f"({CPU_COMMAND}), and the processes join one group over gloo"
-               if num_processes == 1 else "check that every process sees the same launcher settings"))
+            + (
+                "without a GPU each process trains alone unless told it is on a CPU; add --use_cpu True "
+                f"({CPU_COMMAND}), and the processes join one group over gloo"
+                if num_processes == 1
+                else "check that every process sees the same launcher settings"
+            )
+        )
     if num_processes == 1 and accelerate_single_launch(environ):
         raise LaunchError(
             "accelerate launch was asked for several processes but started one: with --cpu (or without "
             "--multi_gpu) it starts CPU processes only through MPI (--mpirun_hostfile). On CPUs run "
-            f"{CPU_COMMAND}; on GPUs {GPU_COMMAND}")
+            f"{CPU_COMMAND}; on GPUs {GPU_COMMAND}"
+        )
 
 
 # How long a process waits at a barrier while process 0 works alone (evaluating a model, on a CPU with a
@@ -87,7 +96,8 @@ def checked_state(cpu: bool | None = None, timeout_hours: float = BARRIER_HOURS)
     import torch
     from accelerate import PartialState
 
-    state = PartialState(cpu=not torch.cuda.is_available() if cpu is None else cpu,
-                         timeout=timedelta(hours=timeout_hours))
+    state = PartialState(
+        cpu=not torch.cuda.is_available() if cpu is None else cpu, timeout=timedelta(hours=timeout_hours)
+    )
     check_processes(state.num_processes)
     return state

@@ -16,6 +16,7 @@ Examples are generated longest source first in batches (``variants.base.by_lengt
 under the summarizer's own :class:`variants.seq2seq.GenerationSettings`, the ones the leaderboard and
 the Space use too; rows come back in the data file's order.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,15 @@ SHUFFLE_GROUP = "shuffle_group"
 SHUFFLED_CONTROLS = "shuffled_controls"
 
 
-def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_size: int | None = None,
-             ignore_controls: bool = False, controls: str = "given", seed: int = SHUFFLE_SEED) -> dict:
+def evaluate(
+    summarizer: Summarizer,
+    records: list[dict],
+    data_file: str,
+    batch_size: int | None = None,
+    ignore_controls: bool = False,
+    controls: str = "given",
+    seed: int = SHUFFLE_SEED,
+) -> dict:
     """Summarize every record given ``controls`` (one of :data:`CONTROL_MODES`; ``shuffled`` with
     :func:`derangement` under ``seed``) and score it against its own controls and target.
     ``ignore_controls`` is ``controls="none"``: the same system made blind to its controls.
@@ -55,42 +63,72 @@ def evaluate(summarizer: Summarizer, records: list[dict], data_file: str, batch_
         raise ValueError(f"controls must be one of {', '.join(CONTROL_MODES)}, got {controls!r}")
     given = [r["controls"] for r in records]
     if controls == "shuffled":
-        given = [r.get(SHUFFLED_CONTROLS) or given[j]
-                 for r, j in zip(records, derangement(given, seed, shuffle_groups(records)))]
+        given = [
+            r.get(SHUFFLED_CONTROLS) or given[j]
+            for r, j in zip(records, derangement(given, seed, shuffle_groups(records)))
+        ]
     elif controls == "none":
         given = [{} for _ in records]
     summaries = [None] * len(records)
     started = time.perf_counter()
-    for chunk in tqdm(by_length([len(r["document"]) for r in records], batch_size),
-                      desc=f"evaluating {summarizer.name}", unit="batch"):
-        done = summarizer.summarize([records[i]["document"] for i in chunk], [given[i] for i in chunk],
-                                    batch_size=batch_size)
+    for chunk in tqdm(
+        by_length([len(r["document"]) for r in records], batch_size),
+        desc=f"evaluating {summarizer.name}",
+        unit="batch",
+    ):
+        done = summarizer.summarize(
+            [records[i]["document"] for i in chunk], [given[i] for i in chunk], batch_size=batch_size
+        )
         for i, summary in zip(chunk, done):
             summaries[i] = summary
     seconds = time.perf_counter() - started
     rows, truncated = [], 0
     text_quality = quality([s.text for s in summaries], [r["document"] for r in records])
     for i, (record, summary) in enumerate(zip(records, summaries)):
-        scores = variant.score(summary.text, record["document"], record["controls"], record["target"], summarizer.assets)
+        scores = variant.score(
+            summary.text, record["document"], record["controls"], record["target"], summarizer.assets
+        )
         truncated += any("truncated" in n for n in summary.notices)
         keys = {k: v for k, v in record.items() if isinstance(v, str) and k not in ("document", "target")}
-        rows.append({"id": record.get("id"), **keys, "controls": record["controls"],
-                     **({} if controls == "given" else {"given_controls": given[i]}), "summary": summary.text,
-                     "output_words": len(summary.text.split()), **text_quality[i],
-                     **{name: score.value for name, score in scores.items()}})
-    names = [n for n in (*variant.metric_names, "output_words", *QUALITY_FIELDS)
-             if any(row.get(n) is not None for row in rows)]
+        rows.append(
+            {
+                "id": record.get("id"),
+                **keys,
+                "controls": record["controls"],
+                **({} if controls == "given" else {"given_controls": given[i]}),
+                "summary": summary.text,
+                "output_words": len(summary.text.split()),
+                **text_quality[i],
+                **{name: score.value for name, score in scores.items()},
+            }
+        )
+    names = [
+        n
+        for n in (*variant.metric_names, "output_words", *QUALITY_FIELDS)
+        if any(row.get(n) is not None for row in rows)
+    ]
     metrics = {}
     for name in names:
         values = [row[name] for row in rows if row.get(name) is not None and not math.isnan(row[name])]
         metrics[name] = sum(values) / len(values) if values else None
     metrics.update(variant.corpus_scores(records, rows, str(data_file)))
-    return {"variant": variant.id, "model": summarizer.name, "method": summarizer.method, "data_file": str(data_file),
-            "datasets": sorted({str(r["dataset"]) for r in records if r.get("dataset")}),
-            "n_examples": len(rows), "truncated_inputs": truncated, "ignore_controls": controls == "none",
-            "controls": controls, **({"shuffle_seed": seed} if controls == "shuffled" else {}),
-            "metrics": metrics, "breakdown": variant.breakdown(rows), **variant.report_extras(records, rows),
-            "summarize_seconds": seconds, "examples": rows}
+    return {
+        "variant": variant.id,
+        "model": summarizer.name,
+        "method": summarizer.method,
+        "data_file": str(data_file),
+        "datasets": sorted({str(r["dataset"]) for r in records if r.get("dataset")}),
+        "n_examples": len(rows),
+        "truncated_inputs": truncated,
+        "ignore_controls": controls == "none",
+        "controls": controls,
+        **({"shuffle_seed": seed} if controls == "shuffled" else {}),
+        "metrics": metrics,
+        "breakdown": variant.breakdown(rows),
+        **variant.report_extras(records, rows),
+        "summarize_seconds": seconds,
+        "examples": rows,
+    }
 
 
 def shuffle_groups(records: list[dict]) -> list | None:

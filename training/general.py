@@ -21,6 +21,7 @@ rerun continues from the newest ``checkpoint-*``.
 summaries' names and numbers that appear verbatim in their source (a faithfulness proxy;
 compared case-insensitively because the MiniLM vocabulary is uncased: :func:`summary_facts`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,22 +44,40 @@ BBC_REPEAT = 3  # 1,645 bbc_summary articles x 3 of 6,275 examples; the first 80
 # No repeated 5-grams (the base's 3 made it swap words to avoid repeating a 3-gram: "the move right the
 # group"): chosen on bbc_summary val, where 3 gave ROUGE-1 1.15x Lead-3 with 93.0% of names and numbers
 # verbatim, 5 gave 1.12x and 96.4%, and 0 repeats whole sentences (on test: 0.96x).
-RECIPE = dict(learning_rate=3e-4, per_device_train_batch_size=8, max_source_length=256, max_target_length=128,
-              warmup_steps=30, weight_decay=0.01, save_steps=100, num_beams=4, max_steps=2700,
-              no_repeat_ngram_size=5)
+RECIPE = dict(
+    learning_rate=3e-4,
+    per_device_train_batch_size=8,
+    max_source_length=256,
+    max_target_length=128,
+    warmup_steps=30,
+    weight_decay=0.01,
+    save_steps=100,
+    num_beams=4,
+    max_steps=2700,
+    no_repeat_ngram_size=5,
+)
 
 
 def training_examples(scitldr_cap: int = SCITLDR_CAP, bbc_repeat: int = BBC_REPEAT) -> list[dict]:
     """(document, target, dataset) from the bundled training splits, never a test split."""
     from variants.tdsum.data import xsum_examples
 
-    examples = [{"document": r["source"], "target": r["target"], "dataset": "bbc_summary"}
-                for r in load_source("bbc_summary", "train")] * bbc_repeat
-    examples += [{"document": r["document"], "target": r["target"], "dataset": "xsum"} for r in xsum_examples(0)["train"]]
-    examples += [{"document": r["source"], "target": r["target"], "dataset": "cnndm_sample"}
-                 for r in load_source("cnndm_sample", "train")]
-    examples += [{"document": r["source"], "target": r["targets"][0], "dataset": "scitldr"}
-                 for r in load_source("scitldr", "train")[:scitldr_cap] if r["targets"]]
+    examples = [
+        {"document": r["source"], "target": r["target"], "dataset": "bbc_summary"}
+        for r in load_source("bbc_summary", "train")
+    ] * bbc_repeat
+    examples += [
+        {"document": r["document"], "target": r["target"], "dataset": "xsum"} for r in xsum_examples(0)["train"]
+    ]
+    examples += [
+        {"document": r["source"], "target": r["target"], "dataset": "cnndm_sample"}
+        for r in load_source("cnndm_sample", "train")
+    ]
+    examples += [
+        {"document": r["source"], "target": r["targets"][0], "dataset": "scitldr"}
+        for r in load_source("scitldr", "train")[:scitldr_cap]
+        if r["targets"]
+    ]
     return [e for e in examples if e["document"].strip() and e["target"].strip()]
 
 
@@ -83,11 +102,21 @@ def tokenize(tokenizer, examples: list[dict], max_source_length: int, max_target
     return out
 
 
-def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_examples: int | None = None,
-                  learning_rate: float = RECIPE["learning_rate"], batch_size: int = RECIPE["per_device_train_batch_size"],
-                  max_source_length: int = RECIPE["max_source_length"], max_target_length: int = RECIPE["max_target_length"],
-                  save_steps: int = RECIPE["save_steps"], precision: str | None = None, seed: int = 0,
-                  bbc_repeat: int = BBC_REPEAT, max_seconds: float | None = None) -> Path:
+def train_general(
+    base_model: str,
+    output_dir: str | Path,
+    max_steps: int,
+    max_examples: int | None = None,
+    learning_rate: float = RECIPE["learning_rate"],
+    batch_size: int = RECIPE["per_device_train_batch_size"],
+    max_source_length: int = RECIPE["max_source_length"],
+    max_target_length: int = RECIPE["max_target_length"],
+    save_steps: int = RECIPE["save_steps"],
+    precision: str | None = None,
+    seed: int = 0,
+    bbc_repeat: int = BBC_REPEAT,
+    max_seconds: float | None = None,
+) -> Path:
     """Fine-tune ``base_model`` on :func:`training_examples`; resumes from the newest checkpoint-* in
     ``output_dir``. Writes the final model, tokenizer and ``steersum.json`` (what it was trained on);
     ``max_seconds``: stop earlier once training has run that long (:class:`training.seq2seq.TimeLimit`).
@@ -100,7 +129,6 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
 
     from store.adapters import load_base
     from variants.base import write_record
-
     from variants.sources import data_licenses
 
     from .base import base_weights, upstream_data_licenses
@@ -112,20 +140,40 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
     precision = precision or default_precision()
     tokenizer = AutoTokenizer.from_pretrained(base_model)
     model = load_base(Path(base_model))  # a compact base (the stored general summarizer) is dequantized
-    model.generation_config.no_repeat_ngram_size = RECIPE["no_repeat_ngram_size"]  # saved with it: every use decodes alike
+    model.generation_config.no_repeat_ngram_size = RECIPE[
+        "no_repeat_ngram_size"
+    ]  # saved with it: every use decodes alike
     examples = training_examples(bbc_repeat=bbc_repeat)[:max_examples]
     args = Seq2SeqTrainingArguments(
-        output_dir=str(output_dir), max_steps=max_steps, learning_rate=learning_rate, lr_scheduler_type="linear",
-        warmup_steps=min(RECIPE["warmup_steps"], max_steps // 10), weight_decay=RECIPE["weight_decay"],
-        per_device_train_batch_size=batch_size, save_steps=save_steps, save_total_limit=2, logging_steps=10,
-        use_cpu=not torch.cuda.is_available(), optim="adamw_torch_fused", seed=seed, report_to=[], dataloader_num_workers=0,
-        remove_unused_columns=False, disable_tqdm=True, bf16=precision == "bf16",
-        ddp_find_unused_parameters=False)  # BART uses every weight in every step (training.seq2seq.train)
+        output_dir=str(output_dir),
+        max_steps=max_steps,
+        learning_rate=learning_rate,
+        lr_scheduler_type="linear",
+        warmup_steps=min(RECIPE["warmup_steps"], max_steps // 10),
+        weight_decay=RECIPE["weight_decay"],
+        per_device_train_batch_size=batch_size,
+        save_steps=save_steps,
+        save_total_limit=2,
+        logging_steps=10,
+        use_cpu=not torch.cuda.is_available(),
+        optim="adamw_torch_fused",
+        seed=seed,
+        report_to=[],
+        dataloader_num_workers=0,
+        remove_unused_columns=False,
+        disable_tqdm=True,
+        bf16=precision == "bf16",
+        ddp_find_unused_parameters=False,
+    )  # BART uses every weight in every step (training.seq2seq.train)
     check_processes(args.world_size)  # a launch that asked for N processes and got fewer stops here
     trainer = (Bf16WeightsTrainer if precision == "bf16-weights" else Seq2SeqTrainer)(
-        model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
+        model=model,
+        args=args,
+        processing_class=tokenizer,
+        data_collator=collate(tokenizer.pad_token_id),
         train_dataset=tokenize(tokenizer, examples, max_source_length, max_target_length),
-        callbacks=time_limit(max_seconds))
+        callbacks=time_limit(max_seconds),
+    )
     trainer.model_accepts_loss_kwargs = False  # see training.seq2seq.train
     resume = latest_checkpoint(output_dir)
     if resume:
@@ -141,22 +189,49 @@ def train_general(base_model: str, output_dir: str | Path, max_steps: int, max_e
         counts[e["dataset"]] = counts.get(e["dataset"], 0) + 1
     first_step = phases[-1]["to_step"] if phases else 0
     last_step = (base_phases[-1]["to_step"] if base_phases else 0) + trainer.state.global_step
-    phases.append({"from_step": first_step, "to_step": last_step, "train_examples": counts, "batch_size": batch_size,
-                   "hardware": training_hardware(), "world_size": args.world_size})
+    phases.append(
+        {
+            "from_step": first_step,
+            "to_step": last_step,
+            "train_examples": counts,
+            "batch_size": batch_size,
+            "hardware": training_hardware(),
+            "world_size": args.world_size,
+        }
+    )
     if not trainer.is_world_process_zero():  # process 0 alone writes the record
         return out
-    write_record(out, {
-        "variant": "general", "method": "plain", "base_model": base_model, "base_weights": base_weights(base_model),
-        "max_source_length": max_source_length, "max_target_length": max_target_length, "num_beams": RECIPE["num_beams"],
-        "no_repeat_ngram_size": RECIPE["no_repeat_ngram_size"], "train_examples": counts, "steps": last_step, "phases": phases,
-        "data_licenses": data_licenses(examples), "upstream_data_licenses": upstream_data_licenses(base_model),
-        "hyperparameters": {"learning_rate": learning_rate, "per_device_train_batch_size": batch_size,
-                            "world_size": args.world_size, "total_train_batch_size": args.world_size * batch_size,
-                            "max_steps": max_steps, "seed": seed, "bf16": precision == "bf16",
-                            "bf16_weights": precision == "bf16-weights"},
-        "train_loss": result.training_loss, "hardware": training_hardware(),
-        "loss_history": [h for h in trainer.state.log_history if "loss" in h],
-    })
+    write_record(
+        out,
+        {
+            "variant": "general",
+            "method": "plain",
+            "base_model": base_model,
+            "base_weights": base_weights(base_model),
+            "max_source_length": max_source_length,
+            "max_target_length": max_target_length,
+            "num_beams": RECIPE["num_beams"],
+            "no_repeat_ngram_size": RECIPE["no_repeat_ngram_size"],
+            "train_examples": counts,
+            "steps": last_step,
+            "phases": phases,
+            "data_licenses": data_licenses(examples),
+            "upstream_data_licenses": upstream_data_licenses(base_model),
+            "hyperparameters": {
+                "learning_rate": learning_rate,
+                "per_device_train_batch_size": batch_size,
+                "world_size": args.world_size,
+                "total_train_batch_size": args.world_size * batch_size,
+                "max_steps": max_steps,
+                "seed": seed,
+                "bf16": precision == "bf16",
+                "bf16_weights": precision == "bf16-weights",
+            },
+            "train_loss": result.training_loss,
+            "hardware": training_hardware(),
+            "loss_history": [h for h in trainer.state.log_history if "loss" in h],
+        },
+    )
     return out
 
 
@@ -168,7 +243,9 @@ def previous_phases(out: Path) -> list[dict]:
     record = json.loads(record_file.read_text())
     if record.get("variant") != "general":  # a base that is no general summarizer has no phases to count on from
         return []
-    return record.get("phases") or [{"from_step": 0, "to_step": record["steps"], "train_examples": record["train_examples"]}]
+    return record.get("phases") or [
+        {"from_step": 0, "to_step": record["steps"], "train_examples": record["train_examples"]}
+    ]
 
 
 def lead(document: str, n: int) -> str:
@@ -177,9 +254,15 @@ def lead(document: str, n: int) -> str:
     return " ".join(sentences(document)[:n])
 
 
-def evaluate_general(model_dir: str | Path, max_examples: int | None = None, batch_size: int = 8,
-                     num_beams: int | None = None, no_repeat_ngram_size: int | None = None,
-                     max_new_tokens: int | None = None, split: str = "test") -> dict:
+def evaluate_general(
+    model_dir: str | Path,
+    max_examples: int | None = None,
+    batch_size: int = 8,
+    num_beams: int | None = None,
+    no_repeat_ngram_size: int | None = None,
+    max_new_tokens: int | None = None,
+    split: str = "test",
+) -> dict:
     """ROUGE of the model vs the Lead-N baseline on each test set, and the verbatim share of its facts.
     ``no_repeat_ngram_size`` overrides the model's generation config (0: allow repeats);
     ``max_new_tokens`` the target length it was trained with."""
@@ -197,15 +280,26 @@ def evaluate_general(model_dir: str | Path, max_examples: int | None = None, bat
     if no_repeat_ngram_size is not None:
         model.generation_config.no_repeat_ngram_size = no_repeat_ngram_size
     max_new_tokens = max_new_tokens or record["max_target_length"]
-    report = {"model": str(model_dir), "steps": record.get("steps"), "num_beams": beams, "max_new_tokens": max_new_tokens,
-              "no_repeat_ngram_size": model.generation_config.no_repeat_ngram_size or 0, "sets": {}}
+    report = {
+        "model": str(model_dir),
+        "steps": record.get("steps"),
+        "num_beams": beams,
+        "max_new_tokens": max_new_tokens,
+        "no_repeat_ngram_size": model.generation_config.no_repeat_ngram_size or 0,
+        "sets": {},
+    }
     for name, (examples, n_lead) in evaluation_sets(split).items():
         examples = examples[:max_examples]
         documents = [e["document"] for e in examples]
         summaries = []
         for start in range(0, len(documents), batch_size):
-            batch = tokenizer(documents[start:start + batch_size], truncation=True, padding=True,
-                              max_length=record["max_source_length"], return_tensors="pt").to(model.device)
+            batch = tokenizer(
+                documents[start : start + batch_size],
+                truncation=True,
+                padding=True,
+                max_length=record["max_source_length"],
+                return_tensors="pt",
+            ).to(model.device)
             with torch.inference_mode():
                 output = model.generate(**batch, num_beams=beams, max_new_tokens=max_new_tokens)
             summaries += [t.strip() for t in tokenizer.batch_decode(output, skip_special_tokens=True)]
@@ -218,16 +312,24 @@ def evaluate_general(model_dir: str | Path, max_examples: int | None = None, bat
         lead_k_rouge = rouge([lead_words(d, max(summary_words, 1)) for d in documents], references)["corpus"]
         share, facts = verbatim_share(summaries, documents)
         report["sets"][name] = {
-            "examples": len(examples), "rouge1": model_rouge["rouge1"], "rouge2": model_rouge["rouge2"],
-            f"lead{n_lead}_rouge1": lead_rouge["rouge1"], "ratio_to_lead": model_rouge["rouge1"] / lead_rouge["rouge1"],
-            "summary_words": summary_words, "lead_at_summary_length_rouge1": lead_k_rouge["rouge1"],
-            "verbatim_fact_share": share, "facts_checked": facts, "samples": summaries[:3]}
+            "examples": len(examples),
+            "rouge1": model_rouge["rouge1"],
+            "rouge2": model_rouge["rouge2"],
+            f"lead{n_lead}_rouge1": lead_rouge["rouge1"],
+            "ratio_to_lead": model_rouge["rouge1"] / lead_rouge["rouge1"],
+            "summary_words": summary_words,
+            "lead_at_summary_length_rouge1": lead_k_rouge["rouge1"],
+            "verbatim_fact_share": share,
+            "facts_checked": facts,
+            "samples": summaries[:3],
+        }
     return report
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training general", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training general", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--base-model", help="a BART checkpoint folder (e.g. from `python -m training base minilm`)")
     parser.add_argument("--preset", choices=["minilm"], help="convert MiniLM into a cache folder once and use it")
     parser.add_argument("--output-dir", help="where the model and its checkpoint-* go")
@@ -238,23 +340,47 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--max-source-length", type=int, default=RECIPE["max_source_length"])
     parser.add_argument("--max-target-length", type=int, default=RECIPE["max_target_length"])
     parser.add_argument("--save-steps", type=int, default=RECIPE["save_steps"])
-    parser.add_argument("--bbc-repeat", type=int, default=BBC_REPEAT, help=f"times bbc_summary train is repeated (default {BBC_REPEAT})")
-    parser.add_argument("--no-bf16", action="store_true", help="train in fp32 even where bf16 is the default (AMX CPUs, GPUs)")
+    parser.add_argument(
+        "--bbc-repeat",
+        type=int,
+        default=BBC_REPEAT,
+        help=f"times bbc_summary train is repeated (default {BBC_REPEAT})",
+    )
+    parser.add_argument(
+        "--no-bf16", action="store_true", help="train in fp32 even where bf16 is the default (AMX CPUs, GPUs)"
+    )
     parser.add_argument("--evaluate", metavar="DIR", help="evaluate this checkpoint instead of training")
     parser.add_argument("--max-eval-examples", type=int, default=None)
     parser.add_argument("--num-beams", type=int, default=None)
-    parser.add_argument("--no-repeat-ngram-size", type=int, default=None,
-                        help="--evaluate: block repeated n-grams of this size (0: allow; default: the model's setting)")
-    parser.add_argument("--max-new-tokens", type=int, default=None,
-                        help="--evaluate: summary length cap (default: the target length it was trained with)")
-    parser.add_argument("--split", choices=["test", "val"], default="test",
-                        help="--evaluate: the test sets (the goals), or the val ones (to choose generation settings)")
+    parser.add_argument(
+        "--no-repeat-ngram-size",
+        type=int,
+        default=None,
+        help="--evaluate: block repeated n-grams of this size (0: allow; default: the model's setting)",
+    )
+    parser.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=None,
+        help="--evaluate: summary length cap (default: the target length it was trained with)",
+    )
+    parser.add_argument(
+        "--split",
+        choices=["test", "val"],
+        default="test",
+        help="--evaluate: the test sets (the goals), or the val ones (to choose generation settings)",
+    )
     parser.add_argument("--out", help="--evaluate: where to write the report (JSON)")
     a = parser.parse_args(argv)
     if a.evaluate:
-        report = evaluate_general(a.evaluate, a.max_eval_examples, num_beams=a.num_beams,
-                                  no_repeat_ngram_size=a.no_repeat_ngram_size, max_new_tokens=a.max_new_tokens,
-                                  split=a.split)
+        report = evaluate_general(
+            a.evaluate,
+            a.max_eval_examples,
+            num_beams=a.num_beams,
+            no_repeat_ngram_size=a.no_repeat_ngram_size,
+            max_new_tokens=a.max_new_tokens,
+            split=a.split,
+        )
         text = json.dumps(report, indent=2)
         if a.out:
             Path(a.out).write_text(text + "\n")
@@ -265,6 +391,16 @@ def main(argv: list[str]) -> None:
     from .base import ensure_base
 
     base = str(ensure_base(a.preset)) if a.preset else a.base_model
-    train_general(base, a.output_dir, a.max_steps, a.max_examples, a.learning_rate, a.batch_size,
-                  a.max_source_length, a.max_target_length, a.save_steps, precision="fp32" if a.no_bf16 else None,
-                  bbc_repeat=a.bbc_repeat)
+    train_general(
+        base,
+        a.output_dir,
+        a.max_steps,
+        a.max_examples,
+        a.learning_rate,
+        a.batch_size,
+        a.max_source_length,
+        a.max_target_length,
+        a.save_steps,
+        precision="fp32" if a.no_bf16 else None,
+        bbc_repeat=a.bbc_repeat,
+    )

@@ -11,6 +11,7 @@ the control effect with its interval, the shuffled, Lead-k and pasted rows, whet
 stands, and the seconds spent generating. The leaderboard plots the effect against γ from it
 (:mod:`benchmarks.leaderboard_guidance`).
 """
+
 from __future__ import annotations
 
 from tqdm.auto import tqdm
@@ -24,7 +25,9 @@ SWEEP = (1.0, 1.5, 2.0, 3.0)  # the control strengths every variant is measured 
 ROUGE_TOLERANCE = 0.02  # a default γ may cost at most this much ROUGE-1 against γ = 1
 
 
-def with_settings(summarizer, guidance: float | None = None, constraints: bool | None = None) -> GenerationSettings | None:
+def with_settings(
+    summarizer, guidance: float | None = None, constraints: bool | None = None
+) -> GenerationSettings | None:
     """Set the summarizer's generation settings to ``guidance`` and ``constraints`` (None: its own) and
     return them; ``None`` for a summarizer without settings (a baseline), which refuses γ ≠ 1."""
     settings = getattr(summarizer, "settings", None)
@@ -36,8 +39,9 @@ def with_settings(summarizer, guidance: float | None = None, constraints: bool |
     return summarizer.settings
 
 
-def evaluate_guided(summarizer, records: list[dict], data_file: str, batch_size: int | None = None,
-                    sensitivity: bool = True) -> dict:
+def evaluate_guided(
+    summarizer, records: list[dict], data_file: str, batch_size: int | None = None, sensitivity: bool = True
+) -> dict:
     """:func:`training.sensitivity.evaluate_with_sensitivity` under the summarizer's settings, with
     ``generation`` recorded and, when its γ is not 1, the same evaluation at γ = 1 in ``at_guidance_1``."""
     settings = getattr(summarizer, "settings", None)
@@ -63,8 +67,14 @@ def beside_plain(report: dict, settings: GenerationSettings, plain: dict | None)
     return report
 
 
-def sweep(summarizer, records: list[dict], data_file: str, values=SWEEP, batch_size: int | None = None,
-          known: dict[float, dict] | None = None) -> tuple[dict, dict[float, dict]]:
+def sweep(
+    summarizer,
+    records: list[dict],
+    data_file: str,
+    values=SWEEP,
+    batch_size: int | None = None,
+    known: dict[float, dict] | None = None,
+) -> tuple[dict, dict[float, dict]]:
     """The evaluation with its control sensitivity at each control strength in ``values`` (the same
     examples, shuffled controls and seed), one row per γ; ``known`` holds reports already made on these
     records (γ -> :func:`training.sensitivity.evaluate_with_sensitivity`'s report), which are not made
@@ -83,26 +93,47 @@ def sweep(summarizer, records: list[dict], data_file: str, values=SWEEP, batch_s
             summarizer.summarize([records[0]["document"]], [records[0]["controls"]], batch_size=1)
         for guidance in tqdm(values, desc="guidance sweep", unit="γ"):
             summarizer.settings = settings.but(guidance=guidance)
-            report = (known or {}).get(guidance) or evaluate_with_sensitivity(summarizer, records, data_file, batch_size)
+            report = (known or {}).get(guidance) or evaluate_with_sensitivity(
+                summarizer, records, data_file, batch_size
+            )
             reports[guidance] = report
             sensitivity = report["control_sensitivity"]
-            rows.append({"guidance": guidance, "metrics": report["metrics"],
-                         "seconds": report["summarize_seconds"] + sensitivity["shuffled"]["summarize_seconds"],
-                         "effect": sensitivity["effect"], "verdict": sensitivity["verdict"],
-                         **{row: {"budget_words": sensitivity[row].get("budget_words"),
-                                  "metrics": sensitivity[row]["metrics"]} for row in ("shuffled", "lead_k", "pasted")}})
+            rows.append(
+                {
+                    "guidance": guidance,
+                    "metrics": report["metrics"],
+                    "seconds": report["summarize_seconds"] + sensitivity["shuffled"]["summarize_seconds"],
+                    "effect": sensitivity["effect"],
+                    "verdict": sensitivity["verdict"],
+                    **{
+                        row: {
+                            "budget_words": sensitivity[row].get("budget_words"),
+                            "metrics": sensitivity[row]["metrics"],
+                        }
+                        for row in ("shuffled", "lead_k", "pasted")
+                    },
+                }
+            )
     finally:
         summarizer.settings = settings
-    return {"model": summarizer.name, "variant": summarizer.variant.id, "data": data_file, "n_examples": len(records),
-            "control_metrics": list(summarizer.variant.control_metrics),
-            "lower_is_better": sorted(summarizer.variant.lower_is_better), "generation": settings.to_json(),
-            "default_guidance": settings.guidance, "sweep": rows}, reports
+    return {
+        "model": summarizer.name,
+        "variant": summarizer.variant.id,
+        "data": data_file,
+        "n_examples": len(records),
+        "control_metrics": list(summarizer.variant.control_metrics),
+        "lower_is_better": sorted(summarizer.variant.lower_is_better),
+        "generation": settings.to_json(),
+        "default_guidance": settings.guidance,
+        "sweep": rows,
+    }, reports
 
 
 def lead_metric(swept: dict) -> str | None:
     """The control metric a sweep leads with: its variant's first one measured at every γ."""
-    return next((name for name in swept["control_metrics"] if all(name in row["effect"] for row in swept["sweep"])),
-                None)
+    return next(
+        (name for name in swept["control_metrics"] if all(name in row["effect"] for row in swept["sweep"])), None
+    )
 
 
 def pick_default(swept: dict, rouge_tolerance: float = ROUGE_TOLERANCE) -> float:
@@ -127,8 +158,12 @@ def pick_default(swept: dict, rouge_tolerance: float = ROUGE_TOLERANCE) -> float
     # ROUGE-1, or the ROUGE the variant reports instead (ccs: ROUGE-L, as CCSBench does)
     rouge = next((r for r in ("rouge1", "rougeLsum", "rougeL") if r in plain["metrics"]), None)
     plain_rouge = plain["metrics"].get(rouge)
-    fits = [1.0] + [g for g, row in rows.items() if g != 1.0
-                    and (plain_rouge is None or (row["metrics"].get(rouge) or 0.0) >= plain_rouge - rouge_tolerance)
-                    and (row["verdict"].get(name) or {}).get("stands")
-                    and sign * row["effect"][name]["difference"] >= sign * plain["effect"][name]["difference"]]
+    fits = [1.0] + [
+        g
+        for g, row in rows.items()
+        if g != 1.0
+        and (plain_rouge is None or (row["metrics"].get(rouge) or 0.0) >= plain_rouge - rouge_tolerance)
+        and (row["verdict"].get(name) or {}).get("stands")
+        and sign * row["effect"][name]["difference"] >= sign * plain["effect"][name]["difference"]
+    ]
     return max(fits, key=lambda g: (low(rows[g]), -g))

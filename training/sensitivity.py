@@ -36,6 +36,7 @@ The pasted row has the length of the summaries it stands beside: Lead-k gives up
 pasted controls add, and the whole is cut at the budget (a reader's clicked titles would otherwise make
 it five times longer than the summary).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -80,8 +81,8 @@ class PastedLeadK(LeadK):
     def extract(self, document: str, controls: dict) -> Summary:
         lead = lead_words(document, self.words).split()
         added = len(self.variant.paste(" ".join(lead), controls, self.assets).split()) - len(lead)
-        kept = " ".join(lead[:max(0, self.words - added)])  # Lead-k gives up the words the paste adds
-        return Summary(" ".join(self.variant.paste(kept, controls, self.assets).split()[:self.words]))
+        kept = " ".join(lead[: max(0, self.words - added)])  # Lead-k gives up the words the paste adds
+        return Summary(" ".join(self.variant.paste(kept, controls, self.assets).split()[: self.words]))
 
 
 def lead_words(document: str, words: int) -> str:
@@ -114,9 +115,15 @@ def control_names(variant: Variant, report: dict) -> list[str]:
     return [n for n in variant.control_metrics if report["metrics"].get(n) is not None]
 
 
-def control_effect(given: dict, shuffled: dict, names: list[str], n_resamples: int = N_RESAMPLES,
-                   seed: int = 0, documents: list[str] | None = None,
-                   contrasts: dict[str, tuple[str, str]] | None = None) -> dict[str, dict]:
+def control_effect(
+    given: dict,
+    shuffled: dict,
+    names: list[str],
+    n_resamples: int = N_RESAMPLES,
+    seed: int = 0,
+    documents: list[str] | None = None,
+    contrasts: dict[str, tuple[str, str]] | None = None,
+) -> dict[str, dict]:
     """Per metric: the given-controls mean, the shuffled-controls mean, their ``difference`` and, for
     per-example metrics, the paired bootstrap's ``ci_low``/``ci_high``, ``p_value``, ``n`` and
     ``documents`` (the units resampled: each example's document when ``documents`` is given). A corpus
@@ -135,20 +142,39 @@ def control_effect(given: dict, shuffled: dict, names: list[str], n_resamples: i
         a, b = given["metrics"].get(name), shuffled["metrics"].get(name)
         if name in tests:
             t = tests[name]
-            effects[name] = {"given": t["mean_a"], "shuffled": t["mean_b"], "difference": t["difference"],
-                             "ci_low": t["ci_low"], "ci_high": t["ci_high"], "p_value": t["p_value"], "n": t["n"],
-                             "documents": t["units"]}
+            effects[name] = {
+                "given": t["mean_a"],
+                "shuffled": t["mean_b"],
+                "difference": t["difference"],
+                "ci_low": t["ci_low"],
+                "ci_high": t["ci_high"],
+                "p_value": t["p_value"],
+                "n": t["n"],
+                "documents": t["units"],
+            }
         elif a is not None and b is not None and name in (contrasts or {}):
-            effects[name] = {"given": a, "shuffled": b, "difference": a - b,
-                             **contrast_effect(pairs, contrasts[name], documents, n_resamples, seed)}
+            effects[name] = {
+                "given": a,
+                "shuffled": b,
+                "difference": a - b,
+                **contrast_effect(pairs, contrasts[name], documents, n_resamples, seed),
+            }
         elif a is not None and b is not None:
-            effects[name] = {"given": a, "shuffled": b, "difference": a - b, "ci_low": None, "ci_high": None,
-                             "p_value": None, "n": given["n_examples"]}
+            effects[name] = {
+                "given": a,
+                "shuffled": b,
+                "difference": a - b,
+                "ci_low": None,
+                "ci_high": None,
+                "p_value": None,
+                "n": given["n_examples"],
+            }
     return effects
 
 
-def contrast_effect(pairs: list[tuple[dict, dict]], scores: tuple[str, str], documents: list[str] | None,
-                    n_resamples: int, seed: int) -> dict:
+def contrast_effect(
+    pairs: list[tuple[dict, dict]], scores: tuple[str, str], documents: list[str] | None, n_resamples: int, seed: int
+) -> dict:
     """The interval of a contrast metric's effect: each example's given-minus-shuffled difference of the
     score it has (shuffled outputs are scored against the example's own controls, so both rows have the
     same one), one side minus the other, resampling documents."""
@@ -160,12 +186,25 @@ def contrast_effect(pairs: list[tuple[dict, dict]], scores: tuple[str, str], doc
                 sides.append(side)
                 groups.append(documents[i] if documents is not None else i)
     test = contrast_bootstrap(differences, sides, groups, n_resamples, seed)
-    return {"ci_low": test["ci_low"], "ci_high": test["ci_high"], "p_value": test["p_value"], "n": test["n"],
-            "documents": test["units"]}
+    return {
+        "ci_low": test["ci_low"],
+        "ci_high": test["ci_high"],
+        "p_value": test["p_value"],
+        "n": test["n"],
+        "documents": test["units"],
+    }
 
 
-def lead_k_report(variant: Variant, records: list[dict], data_file: str, words: int, budget: str,
-                  assets: Any = None, batch_size: int = 8, pasted: bool = False) -> dict:
+def lead_k_report(
+    variant: Variant,
+    records: list[dict],
+    data_file: str,
+    words: int,
+    budget: str,
+    assets: Any = None,
+    batch_size: int = 8,
+    pasted: bool = False,
+) -> dict:
     """The control-blind row, :class:`LeadK` at ``words`` words (``pasted``: :class:`PastedLeadK`),
     scored like any system."""
     system = (PastedLeadK if pasted else LeadK)(variant, words, assets)
@@ -187,8 +226,9 @@ def stands(margin: dict, effect: dict, lead_margin: dict | None = None, lower_is
     return bool(good_effect and margin["ci_low"] > 0 and (lead_margin is None or lead_margin["ci_low"] > 0))
 
 
-def margin_test(right: list, shuffled: list, pasted: list, lower: bool, groups: list, seed: int,
-                sides: list | None = None) -> dict | None:
+def margin_test(
+    right: list, shuffled: list, pasted: list, lower: bool, groups: list, seed: int, sides: list | None = None
+) -> dict | None:
     """The bootstrap of the per-example margin ``(right - pasted) - (right - shuffled) / 2`` over
     ``groups`` (the documents), signed so that above 0 is good; ``sides`` makes it a contrast metric's
     (:func:`metrics.bootstrap.contrast_bootstrap`). None when no example has all three scores."""
@@ -204,8 +244,9 @@ def margin_test(right: list, shuffled: list, pasted: list, lower: bool, groups: 
     return {"difference": test["difference"], "ci_low": test["ci_low"], "ci_high": test["ci_high"]}
 
 
-def verdicts(variant: Variant, effect: dict[str, dict], rows: dict[str, list[dict]], documents: list[str],
-             seed: int = 0) -> dict[str, dict]:
+def verdicts(
+    variant: Variant, effect: dict[str, dict], rows: dict[str, list[dict]], documents: list[str], seed: int = 0
+) -> dict[str, dict]:
     """Per control metric with per-example scores: the pasted row's mean, the ``margin`` over it with its
     interval (:func:`margin_test`), for a ROUGE-type metric the margin over Lead-k (``vs_lead_k``, right -
     Lead-k, signed likewise), and whether the metric :func:`stands`. ``rows``: the per-example rows of
@@ -241,8 +282,15 @@ def mean(values: list) -> float | None:
     return sum(present) / len(present) if present else None
 
 
-def control_sensitivity(summarizer, records: list[dict], data_file: str, report: dict, batch_size: int = 8,
-                        seed: int = SHUFFLE_SEED, budget: str = "outputs") -> dict:
+def control_sensitivity(
+    summarizer,
+    records: list[dict],
+    data_file: str,
+    report: dict,
+    batch_size: int = 8,
+    seed: int = SHUFFLE_SEED,
+    budget: str = "outputs",
+) -> dict:
     """The shuffled-controls pass, the Lead-k row (budget from the system's ``outputs`` by default)
     and the control effect, for ``report`` (the given-controls report of ``summarizer`` on
     ``records``); goes into the report as ``report["control_sensitivity"]``."""
@@ -255,36 +303,64 @@ def control_sensitivity(summarizer, records: list[dict], data_file: str, report:
     names = control_names(variant, report)
     documents = [r["document"] for r in records]
     effect = control_effect(report, shuffled, names, seed=seed, documents=documents, contrasts=variant.contrasts)
-    rows = {"right": report["examples"], "shuffled": shuffled["examples"], "pasted": pasted["examples"],
-            "lead_k": lead["examples"]}
+    rows = {
+        "right": report["examples"],
+        "shuffled": shuffled["examples"],
+        "pasted": pasted["examples"],
+        "lead_k": lead["examples"],
+    }
     source = "system's summaries" if budget == "outputs" else "test targets"
     return {
         "control_metrics": names,
         "seed": seed,
-        "shuffled": {"n_examples": shuffled["n_examples"], "controls_changed": changed,
-                     "truncated_inputs": shuffled["truncated_inputs"], "metrics": shuffled["metrics"],
-                     "summarize_seconds": shuffled["summarize_seconds"],
-                     "examples": [{"id": r["id"], "given_controls": r["given_controls"], "summary": r["summary"]}
-                                  for r in shuffled["examples"]]},
+        "shuffled": {
+            "n_examples": shuffled["n_examples"],
+            "controls_changed": changed,
+            "truncated_inputs": shuffled["truncated_inputs"],
+            "metrics": shuffled["metrics"],
+            "summarize_seconds": shuffled["summarize_seconds"],
+            "examples": [
+                {"id": r["id"], "given_controls": r["given_controls"], "summary": r["summary"]}
+                for r in shuffled["examples"]
+            ],
+        },
         "effect": effect,
-        "lead_k": {"model": lead["model"], "budget_words": lead["budget_words"], "budget_from": budget,
-                   "n_examples": lead["n_examples"], "metrics": lead["metrics"]},
-        "pasted": {"model": pasted["model"], "budget_words": words, "budget_from": budget,
-                   "n_examples": pasted["n_examples"], "metrics": pasted["metrics"],
-                   "examples": [{"id": r["id"], "summary": r["summary"]} for r in pasted["examples"][:3]]},
+        "lead_k": {
+            "model": lead["model"],
+            "budget_words": lead["budget_words"],
+            "budget_from": budget,
+            "n_examples": lead["n_examples"],
+            "metrics": lead["metrics"],
+        },
+        "pasted": {
+            "model": pasted["model"],
+            "budget_words": words,
+            "budget_from": budget,
+            "n_examples": pasted["n_examples"],
+            "metrics": pasted["metrics"],
+            "examples": [{"id": r["id"], "summary": r["summary"]} for r in pasted["examples"][:3]],
+        },
         "verdict": verdicts(variant, effect, rows, documents, seed),
-        "note": (f"effect = mean with the right controls - mean with shuffled controls (each example given another "
-                 f"example's controls, seed {seed}; scored against its own), 95% paired-bootstrap interval "
-                 f"({N_RESAMPLES} resamples of the documents, each with all its examples); Lead-k ignores the "
-                 f"controls, budget = mean words of the {source}; pasted = Lead-k with the controls' own words "
-                 "pasted in, cut at the same budget; a metric stands when the intervals of the effect and of the "
-                 "margin (right - pasted) - effect / 2 lie above 0 (for ROUGE also right - Lead-k), bootstrapped over "
-                 "documents"),
+        "note": (
+            f"effect = mean with the right controls - mean with shuffled controls (each example given another "
+            f"example's controls, seed {seed}; scored against its own), 95% paired-bootstrap interval "
+            f"({N_RESAMPLES} resamples of the documents, each with all its examples); Lead-k ignores the "
+            f"controls, budget = mean words of the {source}; pasted = Lead-k with the controls' own words "
+            "pasted in, cut at the same budget; a metric stands when the intervals of the effect and of the "
+            "margin (right - pasted) - effect / 2 lie above 0 (for ROUGE also right - Lead-k), bootstrapped over "
+            "documents"
+        ),
     }
 
 
-def evaluate_with_sensitivity(summarizer, records: list[dict], data_file: str, batch_size: int = 8,
-                              sensitivity: bool = True, seed: int = SHUFFLE_SEED) -> dict:
+def evaluate_with_sensitivity(
+    summarizer,
+    records: list[dict],
+    data_file: str,
+    batch_size: int = 8,
+    sensitivity: bool = True,
+    seed: int = SHUFFLE_SEED,
+) -> dict:
     """:func:`training.evaluate.evaluate` with the right controls, plus ``control_sensitivity`` (two
     more passes: the system on shuffled controls, which doubles generation time, and Lead-k) unless
     ``sensitivity`` is false."""
@@ -299,14 +375,21 @@ def effect_summary(sensitivity: dict) -> str:
     metric the right-controls, shuffled, Lead-k and pasted scores, the effect with its interval and
     whether the metric stands against the pasted row."""
     lead, pasted = sensitivity["lead_k"], sensitivity.get("pasted")
-    lines = [f"control effect (right - shuffled controls; {sensitivity['shuffled']['controls_changed']} of "
-             f"{sensitivity['shuffled']['n_examples']} examples given other controls); Lead-k and pasted at "
-             f"{lead['budget_words']} words:"]
+    lines = [
+        f"control effect (right - shuffled controls; {sensitivity['shuffled']['controls_changed']} of "
+        f"{sensitivity['shuffled']['n_examples']} examples given other controls); Lead-k and pasted at "
+        f"{lead['budget_words']} words:"
+    ]
     for name, e in sensitivity["effect"].items():
-        interval = (f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over {e['documents']} documents"
-                    if e["ci_low"] is not None else " (corpus metric)")
-        line = (f"  {name}: right {e['given']:.4f}, shuffled {e['shuffled']:.4f}, "
-                f"effect {e['difference']:+.4f}{interval}; Lead-k {number(lead['metrics'].get(name))}")
+        interval = (
+            f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}] over {e['documents']} documents"
+            if e["ci_low"] is not None
+            else " (corpus metric)"
+        )
+        line = (
+            f"  {name}: right {e['given']:.4f}, shuffled {e['shuffled']:.4f}, "
+            f"effect {e['difference']:+.4f}{interval}; Lead-k {number(lead['metrics'].get(name))}"
+        )
         if pasted is not None:
             line += f", pasted {number(pasted['metrics'].get(name))}"
         line += verdict_text(sensitivity.get("verdict", {}).get(name))
@@ -341,6 +424,8 @@ def sweep_summary(report: dict) -> str:
         for name, e in row["effect"].items():
             interval = f" [{e['ci_low']:+.4f}, {e['ci_high']:+.4f}]" if e["ci_low"] is not None else " (corpus)"
             verdict = row["verdict"].get(name)
-            lines.append(f"  {name}: right {e['given']:.4f}, effect {e['difference']:+.4f}{interval}, pasted "
-                         f"{number(row['pasted']['metrics'].get(name))}" + verdict_text(verdict))
+            lines.append(
+                f"  {name}: right {e['given']:.4f}, effect {e['difference']:+.4f}{interval}, pasted "
+                f"{number(row['pasted']['metrics'].get(name))}" + verdict_text(verdict)
+            )
     return "\n".join(lines)

@@ -3,6 +3,7 @@
 It runs under ``accelerate launch`` unchanged (the Trainer is built on accelerate), so the same
 command trains on one CPU or many GPUs.
 """
+
 from __future__ import annotations
 
 import json
@@ -66,28 +67,53 @@ class DataArguments:
     train_file: str = field(metadata={"help": "training examples, JSONL (document, controls, target)"})
     eval_file: str | None = field(default=None, metadata={"help": "evaluation examples, same format"})
     base_model: str = field(default="facebook/bart-large", metadata={"help": "Hub id or local path of the base model"})
-    preset: str | None = field(default=None, metadata={"help": "'tiny': a small random model of the same architecture; "
-                                                               "'minilm': MiniLM converted to BART once (training/base.py), "
-                                                               "used as --base-model"})
+    preset: str | None = field(
+        default=None,
+        metadata={
+            "help": "'tiny': a small random model of the same architecture; "
+            "'minilm': MiniLM converted to BART once (training/base.py), "
+            "used as --base-model"
+        },
+    )
     max_source_length: int = field(default=1024, metadata={"help": "source tokens kept (longer inputs are truncated)"})
     max_target_length: int = field(default=128, metadata={"help": "summary tokens kept in training and generated"})
     max_train_samples: int | None = field(default=None, metadata={"help": "use only the first N training examples"})
-    max_eval_samples: int | None = field(default=64, metadata={
-        "help": "use only the first N evaluation examples, 0 for all (default 64: the end-of-training generation is "
-                "slow on CPU; evaluate a whole test set with python -m training evaluate)"})
+    max_eval_samples: int | None = field(
+        default=64,
+        metadata={
+            "help": "use only the first N evaluation examples, 0 for all (default 64: the end-of-training generation is "
+            "slow on CPU; evaluate a whole test set with python -m training evaluate)"
+        },
+    )
     eval_batch_size: int = field(default=8, metadata={"help": "batch size of the final generation-based evaluation"})
-    bf16_weights: bool = field(default=False, metadata={
-        "help": "forward and backward on a bf16 copy of the model, AdamW on the fp32 weights (training/bf16.py); "
-                "the default on CPUs with AMX, where it is faster than --bf16 (autocast)"})
-    control_dropout: float = field(default=DEFAULT_CONTROL_DROPOUT, metadata={
-        "help": "share of training examples given without their controls (the variant's control-free input), "
-                "so that input is in distribution for classifier-free guidance at generation (0: none)"})
-    max_train_seconds: float | None = field(default=None, metadata={
-        "help": "stop training at the first step that ends this many seconds after it began, and save (a run "
-                "with a fixed time, e.g. minutes on a GPU; default: --max-steps alone decides)"})
-    overwrite_output_dir: bool = field(default=False, metadata={
-        "help": "train from step 0 even if OUTPUT_DIR holds checkpoint-N folders (by default training resumes "
-                "from the latest)"})
+    bf16_weights: bool = field(
+        default=False,
+        metadata={
+            "help": "forward and backward on a bf16 copy of the model, AdamW on the fp32 weights (training/bf16.py); "
+            "the default on CPUs with AMX, where it is faster than --bf16 (autocast)"
+        },
+    )
+    control_dropout: float = field(
+        default=DEFAULT_CONTROL_DROPOUT,
+        metadata={
+            "help": "share of training examples given without their controls (the variant's control-free input), "
+            "so that input is in distribution for classifier-free guidance at generation (0: none)"
+        },
+    )
+    max_train_seconds: float | None = field(
+        default=None,
+        metadata={
+            "help": "stop training at the first step that ends this many seconds after it began, and save (a run "
+            "with a fixed time, e.g. minutes on a GPU; default: --max-steps alone decides)"
+        },
+    )
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata={
+            "help": "train from step 0 even if OUTPUT_DIR holds checkpoint-N folders (by default training resumes "
+            "from the latest)"
+        },
+    )
 
     def __post_init__(self):
         if self.preset not in (None, "tiny", "minilm"):
@@ -163,8 +189,11 @@ def default_training_flags(argv: list[str]) -> list[str]:
     on_cpu = not torch.cuda.is_available()
     flags = ["--optim", "adamw_torch_fused"] if on_cpu and "--optim" not in given else []
     if not given & PRECISION_FLAGS:
-        flags += {"bf16": ["--bf16", "True"], "bf16-weights": ["--bf16-weights", "True", "--use_cpu", "True"],
-                  "fp32": []}[default_precision()]
+        flags += {
+            "bf16": ["--bf16", "True"],
+            "bf16-weights": ["--bf16-weights", "True", "--use_cpu", "True"],
+            "fp32": [],
+        }[default_precision()]
         if on_cpu and default_precision() == "bf16":
             flags += ["--use_cpu", "True"]  # the Trainer refuses bf16 without a GPU unless told it is on a CPU
     return flags
@@ -185,8 +214,16 @@ def dropped_controls(n: int, share: float, seed: int) -> list[bool]:
     return (torch.rand(n, generator=generator) < share).tolist()
 
 
-def features(variant: Variant, records: list[dict], method: str, assets: Any, tokenizer, data: DataArguments,
-             control_dropout: float = 0.0, seed: int = 0) -> list[dict]:
+def features(
+    variant: Variant,
+    records: list[dict],
+    method: str,
+    assets: Any,
+    tokenizer,
+    data: DataArguments,
+    control_dropout: float = 0.0,
+    seed: int = 0,
+) -> list[dict]:
     """Tokenized training features; the inputs come from ``variant.prepare``, as at inference, or for a
     ``control_dropout`` share of them from ``variant.unconditional`` (the same document, no controls)."""
     out = []
@@ -195,8 +232,9 @@ def features(variant: Variant, records: list[dict], method: str, assets: Any, to
             prepared = variant.unconditional(record["document"], method, assets)
         else:
             prepared = variant.prepare(record["document"], record["controls"], method, assets)
-        item = tokenizer(prepared.text, text_target=record["target"], truncation=True,
-                         max_length=data.max_source_length)
+        item = tokenizer(
+            prepared.text, text_target=record["target"], truncation=True, max_length=data.max_source_length
+        )
         item["labels"] = cut_target(item["labels"], data.max_target_length)
         out.append({"input_ids": item["input_ids"], "labels": item["labels"], **prepared.extra})
     return out
@@ -218,8 +256,9 @@ def checkpoint_to_resume(output_dir: str, wanted: str | None, overwrite: bool) -
         return last
     if wanted or overwrite or not last:
         return wanted
-    logger.warning("%s holds %s: resuming from it (--overwrite-output-dir starts again from step 0)",
-                   output_dir, Path(last).name)
+    logger.warning(
+        "%s holds %s: resuming from it (--overwrite-output-dir starts again from step 0)", output_dir, Path(last).name
+    )
     return last
 
 
@@ -238,8 +277,16 @@ def collate(pad_token_id: int):
     return collate_batch
 
 
-def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: DataArguments,
-          args: Seq2SeqTrainingArguments, record_extra: dict | None = None) -> Path:
+def train(
+    variant: Variant,
+    method: str,
+    model,
+    tokenizer,
+    assets: Any,
+    data: DataArguments,
+    args: Seq2SeqTrainingArguments,
+    record_extra: dict | None = None,
+) -> Path:
     """Train, save the checkpoint (weights, tokenizer, assets, ``steersum.json``), return its path."""
     train_records = load_examples(data.train_file, variant, assets, data.max_train_samples)
     eval_records = load_examples(data.eval_file, variant, assets, data.max_eval_samples) if data.eval_file else []
@@ -254,8 +301,13 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
         # next step, naming it: --ddp-find-unused-parameters True turns the search back on.
         args.ddp_find_unused_parameters = False
     trainer = (Bf16WeightsTrainer if data.bf16_weights else Seq2SeqTrainer)(
-        model=model, args=args, processing_class=tokenizer, data_collator=collate(tokenizer.pad_token_id),
-        train_dataset=features(variant, train_records, method, assets, tokenizer, data, data.control_dropout, args.seed),
+        model=model,
+        args=args,
+        processing_class=tokenizer,
+        data_collator=collate(tokenizer.pad_token_id),
+        train_dataset=features(
+            variant, train_records, method, assets, tokenizer, data, data.control_dropout, args.seed
+        ),
         eval_dataset=features(variant, eval_records, method, assets, tokenizer, data) or None,
         callbacks=time_limit(data.max_train_seconds),
     )
@@ -275,30 +327,48 @@ def train(variant: Variant, method: str, model, tokenizer, assets: Any, data: Da
     trainer.save_model(out)  # weights (safetensors), config, generation config, tokenizer; written by process 0
     if trainer.is_world_process_zero():
         history = [h for h in trainer.state.log_history if "loss" in h or "eval_loss" in h]
-        write_record(out, {
-            "variant": variant.id, "method": method, "base_model": data.base_model if not data.preset else f"{data.preset} preset (random init)",
-            "max_source_length": data.max_source_length, "max_target_length": data.max_target_length,
-            "num_beams": args.generation_num_beams or DEFAULT_NUM_BEAMS,
-            "train_file": str(data.train_file), "eval_file": data.eval_file, "train_examples": len(train_records),
-            "data_licenses": data_licenses(train_records),
-            "upstream_data_licenses": {} if data.preset else upstream_data_licenses(data.base_model),
-            "hyperparameters": {"learning_rate": args.learning_rate, "per_device_train_batch_size": args.per_device_train_batch_size,
-                                "gradient_accumulation_steps": args.gradient_accumulation_steps,
-                                # processes that each trained on a per-device batch: an optimizer step saw
-                                # world_size x per-device batch x accumulation examples
-                                "world_size": args.world_size, "total_train_batch_size": args.world_size * (
-                                    args.per_device_train_batch_size * args.gradient_accumulation_steps),
-                                "num_train_epochs": args.num_train_epochs,
-                                "max_steps": args.max_steps, "seed": args.seed, "bf16": args.bf16, "fp16": args.fp16,
-                                "bf16_weights": data.bf16_weights, "train_sampling_strategy": args.train_sampling_strategy,
-                                "control_dropout": data.control_dropout,
-                                "optim": str(args.optim.value if hasattr(args.optim, "value") else args.optim)},
-            "train_loss": result.training_loss, "loss_history": history, "base_weights": base_weights(data.base_model),
-            "hardware": training_hardware(),
-            **(record_extra or {}),
-            # what happened, from the trainer state (max_steps overrides num_train_epochs; a resumed run starts late)
-            "training": {"global_step": trainer.state.global_step, "epochs": trainer.state.epoch},
-            "resumed_from": Path(args.resume_from_checkpoint).name if args.resume_from_checkpoint else None,
-        })
+        write_record(
+            out,
+            {
+                "variant": variant.id,
+                "method": method,
+                "base_model": data.base_model if not data.preset else f"{data.preset} preset (random init)",
+                "max_source_length": data.max_source_length,
+                "max_target_length": data.max_target_length,
+                "num_beams": args.generation_num_beams or DEFAULT_NUM_BEAMS,
+                "train_file": str(data.train_file),
+                "eval_file": data.eval_file,
+                "train_examples": len(train_records),
+                "data_licenses": data_licenses(train_records),
+                "upstream_data_licenses": {} if data.preset else upstream_data_licenses(data.base_model),
+                "hyperparameters": {
+                    "learning_rate": args.learning_rate,
+                    "per_device_train_batch_size": args.per_device_train_batch_size,
+                    "gradient_accumulation_steps": args.gradient_accumulation_steps,
+                    # processes that each trained on a per-device batch: an optimizer step saw
+                    # world_size x per-device batch x accumulation examples
+                    "world_size": args.world_size,
+                    "total_train_batch_size": args.world_size
+                    * (args.per_device_train_batch_size * args.gradient_accumulation_steps),
+                    "num_train_epochs": args.num_train_epochs,
+                    "max_steps": args.max_steps,
+                    "seed": args.seed,
+                    "bf16": args.bf16,
+                    "fp16": args.fp16,
+                    "bf16_weights": data.bf16_weights,
+                    "train_sampling_strategy": args.train_sampling_strategy,
+                    "control_dropout": data.control_dropout,
+                    "optim": str(args.optim.value if hasattr(args.optim, "value") else args.optim),
+                },
+                "train_loss": result.training_loss,
+                "loss_history": history,
+                "base_weights": base_weights(data.base_model),
+                "hardware": training_hardware(),
+                **(record_extra or {}),
+                # what happened, from the trainer state (max_steps overrides num_train_epochs; a resumed run starts late)
+                "training": {"global_step": trainer.state.global_step, "epochs": trainer.state.epoch},
+                "resumed_from": Path(args.resume_from_checkpoint).name if args.resume_from_checkpoint else None,
+            },
+        )
         (out / "training_args.json").write_text(json.dumps(args.to_dict(), indent=2, default=str) + "\n")
     return out

@@ -15,6 +15,7 @@ is refused, and replacing the general summarizer drops the adapters of the old o
 :func:`compare_compact` is the compaction check: the same test set through the fp32 and the int8 base
 (ROUGE-1, the control effect, and how many generated tokens agree).
 """
+
 from __future__ import annotations
 
 import datetime
@@ -34,8 +35,13 @@ SKIPPED_DIRS = ("checkpoint-", "merged", "tiny-preset-base", "runs")
 
 def general_measure(report: dict) -> dict:
     scores = report["sets"]["bbc_summary test"]
-    return {"score": scores["rouge1"], "rouge1": scores["rouge1"], "ratio_to_lead": scores["ratio_to_lead"],
-            "verbatim_fact_share": scores["verbatim_fact_share"], "examples": scores["examples"]}
+    return {
+        "score": scores["rouge1"],
+        "rouge1": scores["rouge1"],
+        "ratio_to_lead": scores["ratio_to_lead"],
+        "verbatim_fact_share": scores["verbatim_fact_share"],
+        "examples": scores["examples"],
+    }
 
 
 def variant_effect(variant_id: str, report: dict) -> dict | None:
@@ -47,8 +53,13 @@ def variant_effect(variant_id: str, report: dict) -> dict | None:
     if name is None:
         return None
     e = effects[name]
-    return {"metric": name, "difference": e["difference"], "ci_low": e.get("ci_low"), "ci_high": e.get("ci_high"),
-            "n": e.get("n")}
+    return {
+        "metric": name,
+        "difference": e["difference"],
+        "ci_low": e.get("ci_low"),
+        "ci_high": e.get("ci_high"),
+        "n": e.get("n"),
+    }
 
 
 def variant_measure(variant_id: str, report: dict) -> dict:
@@ -59,8 +70,13 @@ def variant_measure(variant_id: str, report: dict) -> dict:
 
 def better(new: dict, old: dict) -> bool:
     """Whether measure ``new`` beats ``old``: a higher score, or the same score and a higher ROUGE-1."""
-    key = lambda m: (float("-inf") if m.get("score") is None else m["score"],  # noqa: E731
-                     float("-inf") if m.get("rouge1") is None else m["rouge1"])
+
+    def key(m):
+        return (
+            float("-inf") if m.get("score") is None else m["score"],
+            float("-inf") if m.get("rouge1") is None else m["rouge1"],
+        )
+
     return key(new) > key(old)
 
 
@@ -69,7 +85,9 @@ def tokenizer_state(path: Path) -> dict | bytes:
     padding it was last called with (transformers sets both on every call, so they say nothing of the vocabulary)."""
     if path.name != "tokenizer.json":
         return path.read_bytes()
-    return {k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if k not in ("truncation", "padding")}
+    return {
+        k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if k not in ("truncation", "padding")
+    }
 
 
 def copy_folder(source: Path, dest: Path, base: Path | None = None) -> None:
@@ -78,7 +96,9 @@ def copy_folder(source: Path, dest: Path, base: Path | None = None) -> None:
     :func:`store.tokenizer_folder`; 0.7 MB each for MiniLM's WordPiece vocabulary)."""
     tokenizer = [source / name for name in store.TOKENIZER_FILES if (source / name).is_file()]
     shares_base_tokenizer = base is not None and all(
-        (base / path.name).is_file() and tokenizer_state(path) == tokenizer_state(base / path.name) for path in tokenizer)
+        (base / path.name).is_file() and tokenizer_state(path) == tokenizer_state(base / path.name)
+        for path in tokenizer
+    )
     for path in source.iterdir():
         if path.is_file() and path.name not in SKIPPED and not (shares_base_tokenizer and path in tokenizer):
             shutil.copy2(path, dest / path.name)
@@ -90,10 +110,12 @@ def measured_section(name: str, board: dict | None) -> str:
     lines = measured_lines(name, board or {})
     if not lines:
         return ""
-    return ("\n## Measured on the leaderboard\n\nRight controls, with the effect (right minus shuffled controls, "
-            "95% interval over documents), whether it stands against the pasted row, and the baseline's score. "
-            "A claim that the controls steer the model rests on the model alone; the difference from the model "
-            "as served is what its decoding rules and guidance add.\n\n" + "\n".join(lines) + "\n")
+    return (
+        "\n## Measured on the leaderboard\n\nRight controls, with the effect (right minus shuffled controls, "
+        "95% interval over documents), whether it stands against the pasted row, and the baseline's score. "
+        "A claim that the controls steer the model rests on the model alone; the difference from the model "
+        "as served is what its decoding rules and guidance add.\n\n" + "\n".join(lines) + "\n"
+    )
 
 
 def rewrite_cards(board: dict, index: Path | None = None) -> list[Path]:
@@ -112,8 +134,9 @@ def measured_lines(name: str, board: dict) -> list[str]:
     and where it stands against its variant's baseline. Empty when the leaderboard has not scored it."""
     lines = []
     for variant in board.get("variants", {}).values():
-        parts = [("derived test set", variant)] + [(f"`{n}`", part) for n, part in
-                                                   (variant.get("extra_test_sets") or {}).items()]
+        parts = [("derived test set", variant)] + [
+            (f"`{n}`", part) for n, part in (variant.get("extra_test_sets") or {}).items()
+        ]
         for title, part in parts:
             systems = {row["model"]: row for row in part.get("systems", [])}
             baseline = systems.get("baseline")
@@ -124,13 +147,21 @@ def measured_lines(name: str, board: dict) -> list[str]:
                 effects = []
                 for metric, effect in (row.get("control_effect") or {}).items():
                     verdict = (row.get("verdict") or {}).get(metric)
-                    interval = (f" [{effect['ci_low']:+.3f}, {effect['ci_high']:+.3f}]" if effect.get("ci_low") is not None
-                                else "")
+                    interval = (
+                        f" [{effect['ci_low']:+.3f}, {effect['ci_high']:+.3f}]"
+                        if effect.get("ci_low") is not None
+                        else ""
+                    )
                     standing = "" if verdict is None else ", stands" if verdict["stands"] else ", does not stand"
-                    versus = "" if baseline is None or baseline["metrics"].get(metric) is None else \
-                        f", baseline {baseline['metrics'][metric]:.3f}"
-                    effects.append(f"{metric} {effect['given']:.3f} (effect {effect['difference']:+.3f}{interval}"
-                                   f"{standing}{versus})")
+                    versus = (
+                        ""
+                        if baseline is None or baseline["metrics"].get(metric) is None
+                        else f", baseline {baseline['metrics'][metric]:.3f}"
+                    )
+                    effects.append(
+                        f"{metric} {effect['given']:.3f} (effect {effect['difference']:+.3f}{interval}"
+                        f"{standing}{versus})"
+                    )
                 lines.append(f"- {title}, {row['n_examples']} examples, {label}: " + "; ".join(effects))
     return lines
 
@@ -140,14 +171,20 @@ def card(model: store.StoredModel, folder: Path | None = None, board: dict | Non
     generates comes from the record in ``folder`` (default: the model's folder in the store); ``board``
     (a ``leaderboard.json``) adds what the leaderboard measured, as served and alone."""
     licences = "\n".join(f"| {name} | {licence} |" for name, licence in sorted(model.data_licenses.items()))
-    kind = ("the shared base of every stored adapter" if model.format == "int8"
-            else f"a peft LoRA adapter on the stored `{model.base}`")
+    kind = (
+        "the shared base of every stored adapter"
+        if model.format == "int8"
+        else f"a peft LoRA adapter on the stored `{model.base}`"
+    )
     kind += ", weight-only int8 with per-row scales, dequantized at load"
     record = read_record(folder or model.path)
     if record.get("dtype") == "int8-weights":
-        kind += "; it decodes with its decoder's weights requantized to int8 (`dtype: int8-weights`, measured as served)"
+        kind += (
+            "; it decodes with its decoder's weights requantized to int8 (`dtype: int8-weights`, measured as served)"
+        )
     decoding = (["with its hard constraints on"] if record.get("constraints") else []) + (
-        [f"at control strength γ = {record[GUIDANCE_FIELD]:g}"] if record.get(GUIDANCE_FIELD, 1) != 1 else [])
+        [f"at control strength γ = {record[GUIDANCE_FIELD]:g}"] if record.get(GUIDANCE_FIELD, 1) != 1 else []
+    )
     if decoding:
         kind += "; it generates " + " and ".join(decoding) + ", as measured"
     return f"""---
@@ -177,8 +214,14 @@ summarizer = load_summarizer("{model.name}")
 """
 
 
-def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str | None = None,
-        index: Path | None = None, require_effect: bool = True) -> tuple[bool, str]:
+def put(
+    checkpoint: str | Path,
+    report: dict,
+    report_file: str | Path,
+    name: str | None = None,
+    index: Path | None = None,
+    require_effect: bool = True,
+) -> tuple[bool, str]:
     """Store ``checkpoint`` (evaluated: ``report``, saved at ``report_file``) under ``name`` if it measures
     better than the stored one and, for a variant model (unless not ``require_effect``: a plumbing check),
     its control-effect interval lies above 0; ``(stored, sentence)``."""
@@ -192,19 +235,29 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
         measure, fingerprint, effect = general_measure(report), weights_fingerprint(checkpoint), None
     else:
         if not is_adapter(checkpoint):
-            return False, f"{name}: not stored: the store holds adapters (train with --adapter lora), this is a full model"
+            return (
+                False,
+                f"{name}: not stored: the store holds adapters (train with --adapter lora), this is a full model",
+            )
         from store.adapters import base_folder
 
         base = Path(base_folder(checkpoint))
         fingerprint = weights_fingerprint(base) if base.is_dir() else ""
         stored_base = next((m for m in models if m.name == store.GENERAL), None)
         if stored_base is None or stored_base.fingerprint != fingerprint:
-            return False, (f"{name}: not stored: its base {base} is not the stored general summarizer "
-                           f"({'none stored' if stored_base is None else 'another one'})")
+            return False, (
+                f"{name}: not stored: its base {base} is not the stored general summarizer "
+                f"({'none stored' if stored_base is None else 'another one'})"
+            )
         measure, effect = variant_measure(record["variant"], report), variant_effect(record["variant"], report)
         if require_effect and (measure["score"] is None or measure["score"] <= 0):
-            said = "no control effect measured" if effect is None else (
-                f"its {effect['metric']} effect {effect['difference']:+.3f}, interval low end {measure['score']:+.3f}")
+            said = (
+                "no control effect measured"
+                if effect is None
+                else (
+                    f"its {effect['metric']} effect {effect['difference']:+.3f}, interval low end {measure['score']:+.3f}"
+                )
+            )
             return False, f"{name}: not stored: {said}; the store serves only models whose controls steer them"
     if old is not None and not better(measure, old.measure):
         return False, f"{name}: kept the stored model (stored {old.measure.get('score')}, new {measure.get('score')})"
@@ -213,7 +266,9 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
     shutil.rmtree(staging, ignore_errors=True)
     staging.parent.mkdir(parents=True, exist_ok=True)
     if general and is_compact(checkpoint):  # compacted where it was trained (a GPU machine returns 16 MiB files)
-        shutil.copytree(checkpoint, staging, ignore=shutil.ignore_patterns("README.md", "*_report.json", "checkpoint-*"))
+        shutil.copytree(
+            checkpoint, staging, ignore=shutil.ignore_patterns("README.md", "*_report.json", "checkpoint-*")
+        )
     elif general:
         write_compact(checkpoint, staging)
     else:
@@ -226,13 +281,24 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
     # minified: a report keeps every example three times (right, shuffled, γ = 1), each with its controls
     (staging / Path(report_file).name).write_text(json.dumps(report, separators=(",", ":")) + "\n", encoding="utf-8")
     entry = store.StoredModel(
-        name=name, variant=record["variant"], method=record["method"], format="int8" if general else "lora",
+        name=name,
+        variant=record["variant"],
+        method=record["method"],
+        format="int8" if general else "lora",
         base=None if general else store.GENERAL,
         steps=record.get("steps") or (record.get("training") or {}).get("global_step"),
-        data=sorted(record.get("data_licenses", {})), data_licenses=record.get("data_licenses", {}),
-        control_effect=effect, eval_report=f"{name}/{Path(report_file).name}", card=f"{name}/README.md",
-        measure=measure, fingerprint=fingerprint, stored=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"))
-    (staging / "README.md").write_text(card(entry, staging), encoding="utf-8")  # the new record, not the one it replaces
+        data=sorted(record.get("data_licenses", {})),
+        data_licenses=record.get("data_licenses", {}),
+        control_effect=effect,
+        eval_report=f"{name}/{Path(report_file).name}",
+        card=f"{name}/README.md",
+        measure=measure,
+        fingerprint=fingerprint,
+        stored=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
+    )
+    (staging / "README.md").write_text(
+        card(entry, staging), encoding="utf-8"
+    )  # the new record, not the one it replaces
     shutil.rmtree(folder, ignore_errors=True)
     staging.rename(folder)
     dropped = [m.name for m in models if general and m.base == store.GENERAL and old is not None]
@@ -242,25 +308,33 @@ def put(checkpoint: str | Path, report: dict, report_file: str | Path, name: str
     store.write_index(([entry] if general else []) + models + ([] if general else [entry]), index)
     verdict = "replaced the stored model, which measured " + str(old.measure.get("score")) if old else "stored (new)"
     return True, f"{name}: {verdict}; measured {measure.get('score')}" + (
-        f"; dropped the adapters of the old base: {', '.join(dropped)}" if dropped else "")
+        f"; dropped the adapters of the old base: {', '.join(dropped)}" if dropped else ""
+    )
 
 
-def compare_compact(fp32_dir: str | Path, compact_dir: str | Path, max_examples: int | None = 100,
-                    batch_size: int = 8) -> dict:
+def compare_compact(
+    fp32_dir: str | Path, compact_dir: str | Path, max_examples: int | None = 100, batch_size: int = 8
+) -> dict:
     """The general summarizer in fp32 and compacted, on the bbc_summary test split: ROUGE-1 of each
     (the goal: within 0.005), the verbatim share of names and numbers, and the share of generated
     tokens that agree position by position on the sets' first ``max_examples`` documents."""
     from .general import evaluate_general
 
-    reports = {kind: evaluate_general(folder, max_examples, batch_size) for kind, folder in
-               (("fp32", fp32_dir), ("int8", compact_dir))}
+    reports = {
+        kind: evaluate_general(folder, max_examples, batch_size)
+        for kind, folder in (("fp32", fp32_dir), ("int8", compact_dir))
+    }
     out = {}
     for set_name in reports["fp32"]["sets"]:
         a, b = reports["fp32"]["sets"][set_name], reports["int8"]["sets"][set_name]
-        out[set_name] = {"rouge1_fp32": a["rouge1"], "rouge1_int8": b["rouge1"],
-                         "rouge1_difference": b["rouge1"] - a["rouge1"],
-                         "within_goal": abs(b["rouge1"] - a["rouge1"]) <= 0.005,
-                         "verbatim_fp32": a["verbatim_fact_share"], "verbatim_int8": b["verbatim_fact_share"]}
+        out[set_name] = {
+            "rouge1_fp32": a["rouge1"],
+            "rouge1_int8": b["rouge1"],
+            "rouge1_difference": b["rouge1"] - a["rouge1"],
+            "within_goal": abs(b["rouge1"] - a["rouge1"]) <= 0.005,
+            "verbatim_fp32": a["verbatim_fact_share"],
+            "verbatim_int8": b["verbatim_fact_share"],
+        }
     return out
 
 
@@ -273,8 +347,10 @@ def token_agreement(model_a, model_b, tokenizer, documents: list[str], max_new_t
     with torch.inference_mode():
         for document in documents:
             batch = tokenizer([document], return_tensors="pt", truncation=True, max_length=256)
-            a, b = (m.generate(**batch, num_beams=1, do_sample=False, max_new_tokens=max_new_tokens)[0].tolist()
-                    for m in (model_a, model_b))
+            a, b = (
+                m.generate(**batch, num_beams=1, do_sample=False, max_new_tokens=max_new_tokens)[0].tolist()
+                for m in (model_a, model_b)
+            )
             width = max(len(a), len(b))
             a, b = a + [-1] * (width - len(a)), b + [-2] * (width - len(b))
             agree += sum(x == y for x, y in zip(a, b))
@@ -282,8 +358,13 @@ def token_agreement(model_a, model_b, tokenizer, documents: list[str], max_new_t
     return agree / max(total, 1)
 
 
-def compare_compact_adapter(adapter: str | Path, fp32_base: str | Path, test_file: str | Path,
-                            max_examples: int | None = 100, batch_size: int = 8) -> dict:
+def compare_compact_adapter(
+    adapter: str | Path,
+    fp32_base: str | Path,
+    test_file: str | Path,
+    max_examples: int | None = 100,
+    batch_size: int = 8,
+) -> dict:
     """A stored adapter on the int8 base it is served with against the same adapter on the fp32 base:
     ROUGE-1 of each (goal: within 0.005) and, per control metric, whether the int8 control effect lies
     inside the fp32 one's interval."""
@@ -313,6 +394,10 @@ def compare_compact_adapter(adapter: str | Path, fp32_base: str | Path, test_fil
         if other is None:
             continue
         inside = None if e.get("ci_low") is None else e["ci_low"] <= other["difference"] <= e["ci_high"]
-        out["effects"][name] = {"fp32": e["difference"], "fp32_interval": [e.get("ci_low"), e.get("ci_high")],
-                                "int8": other["difference"], "int8_inside_fp32_interval": inside}
+        out["effects"][name] = {
+            "fp32": e["difference"],
+            "fp32_interval": [e.get("ci_low"), e.get("ci_high")],
+            "int8": other["difference"],
+            "int8_inside_fp32_interval": inside,
+        }
     return out

@@ -46,6 +46,7 @@ builds data, evaluates, stores and writes ``zoo.json`` while the others wait (:m
 ``--quick`` runs the same plumbing on a tiny budget (one step per model, short inputs, a handful of
 examples): what CI runs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -84,27 +85,45 @@ MODELS = [
     # steps at batch 32 gave STAS effect +0.19. `prepend` with rank 8 on q/v learned nothing in 411 steps
     # (-0.01), and `prepend-tag` after 91 CPU steps at batch 8 summarized the other article (-0.21).
     # Decoded along every document sentence's path (its constraints): STAS effect +0.217 where without +0.193.
-    ZooModel("topic", "prepend-tag", ("--source", "bbc_summary"),
-             ("--adapter-rank", "16", "--adapter-targets", "q_proj,k_proj,v_proj,out_proj,fc1,fc2"),
-             source_tokens=384, learning_rate=1e-3, constraints=True),
+    ZooModel(
+        "topic",
+        "prepend-tag",
+        ("--source", "bbc_summary"),
+        ("--adapter-rank", "16", "--adapter-targets", "q_proj,k_proj,v_proj,out_proj,fc1,fc2"),
+        source_tokens=384,
+        learning_rate=1e-3,
+        constraints=True,
+    ),
     ZooModel("tdsum", "tdsum", ("--source", "scitldr")),
     ZooModel("entity", "sentences", ("--sources", "cnndm_sample", "bbc_summary"), quick_build=("--limit", "6")),
     # The reader's sentences (MiniLM's pick, ~70 tokens) in front of the article. `history-prefix` (24-30 titles,
     # ~176 tokens, at 512) learned nothing in 441 CPU steps (-0.003) and needed 2,000 GPU steps for +0.017.
     # Five readers per training article: their references differ, and only the history says which is asked.
     # Decoded along the reader's sentences' path (its constraints): +0.020 [+0.000, +0.039] where without +0.006.
-    ZooModel("persona", "interest-prefix", ("--train-readers-per-article", "5"), source_tokens=256,
-             quick_build=("--max-train-articles", "6", "--max-eval-articles", "4"), constraints=True),
+    ZooModel(
+        "persona",
+        "interest-prefix",
+        ("--train-readers-per-article", "5"),
+        source_tokens=256,
+        quick_build=("--max-train-articles", "6", "--max-eval-articles", "4"),
+        constraints=True,
+    ),
     # Targets up to 192 tokens: at 96 no summary could reach length bins 2-4 (101-250 words, 9% of the test set).
     # Sources of 384: at 256, 52 of the first 100 test abstracts were cut. Requests past bin 0 three times, as
     # many as bin 0's: on the plain mix (73% bin 0) the adapter wrote ~33 words whatever length was asked.
-    ZooModel("ccs", "lora", ("--long-repeats", "3"), ("--lora-target-modules", "q_proj,k_proj,v_proj,out_proj",
-                                                       "--lora-r", "16"),
-             quick_build=("--limit", "6"), source_tokens=384, target_tokens=192,
-             learning_rate=1e-3,  # LoRA's usual higher rate: only the adapter trains
-             # 332 steps (0.4 pass) left length unlearned (hit effect +0.02); length bins and keywords
-             # enforced at generation gave +0.27 [+0.04, +0.48], beating the pasted row
-             constraints=True),
+    ZooModel(
+        "ccs",
+        "lora",
+        ("--long-repeats", "3"),
+        ("--lora-target-modules", "q_proj,k_proj,v_proj,out_proj", "--lora-r", "16"),
+        quick_build=("--limit", "6"),
+        source_tokens=384,
+        target_tokens=192,
+        learning_rate=1e-3,  # LoRA's usual higher rate: only the adapter trains
+        # 332 steps (0.4 pass) left length unlearned (hit effect +0.02); length bins and keywords
+        # enforced at generation gave +0.27 [+0.04, +0.48], beating the pasted row
+        constraints=True,
+    ),
 ]
 
 
@@ -124,14 +143,26 @@ class Budget:
     extra: dict = field(default_factory=dict)
 
     @classmethod
-    def for_quick(cls) -> "Budget":
-        return cls(0, quick=True, max_steps=1, batch_size=2, general_steps=1, lengths=(32, 8), max_train_samples=4,
-                   max_eval_samples=2, guidance_sweep=())
+    def for_quick(cls) -> Budget:
+        return cls(
+            0,
+            quick=True,
+            max_steps=1,
+            batch_size=2,
+            general_steps=1,
+            lengths=(32, 8),
+            max_train_samples=4,
+            max_eval_samples=2,
+            guidance_sweep=(),
+        )
 
     def shape(self, model: ZooModel | None) -> tuple[int, int]:
         """(source, target) tokens of a variant model, or of the general summarizer (``None``)."""
-        own = (RECIPE["max_source_length"], RECIPE["max_target_length"]) if model is None else (
-            model.source_tokens, model.target_tokens)
+        own = (
+            (RECIPE["max_source_length"], RECIPE["max_target_length"])
+            if model is None
+            else (model.source_tokens, model.target_tokens)
+        )
         return self.lengths or own
 
     def batch(self, model: ZooModel | None) -> int:
@@ -149,7 +180,9 @@ class Budget:
         return self.max_steps or max(1, int(self.minutes_per_model * 60 / self.seconds_per_step(model)))
 
 
-def measure_step_seconds(base: Path, batch_size: int, source_tokens: int, target_tokens: int, repeats: int = 2) -> float:
+def measure_step_seconds(
+    base: Path, batch_size: int, source_tokens: int, target_tokens: int, repeats: int = 2
+) -> float:
     """Seconds per training step of the full model at one shape (batch, token lengths; AdamW),
     in the precision training uses here (:func:`training.seq2seq.default_precision`). Persona's
     512-token sources take about twice the 256-token step: timing each model at its own shape is what
@@ -167,8 +200,10 @@ def measure_step_seconds(base: Path, batch_size: int, source_tokens: int, target
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5, fused=True)  # as the Trainer runs here
     low = Bf16Copy(model) if precision == "bf16-weights" else None
     vocabulary = model.config.vocab_size  # ids past the special tokens, inside any vocabulary (a tiny one too)
-    batch = {"input_ids": torch.randint(vocabulary // 2, vocabulary, (batch_size, source_tokens), device=device),
-             "labels": torch.randint(vocabulary // 2, vocabulary, (batch_size, target_tokens), device=device)}
+    batch = {
+        "input_ids": torch.randint(vocabulary // 2, vocabulary, (batch_size, source_tokens), device=device),
+        "labels": torch.randint(vocabulary // 2, vocabulary, (batch_size, target_tokens), device=device),
+    }
     times = []
     for _ in range(repeats + 1):  # the first step allocates AdamW's state: not timed
         start = time.perf_counter()
@@ -199,8 +234,16 @@ def build_data(model: ZooModel, root: Path, budget: Budget) -> Path:
 
     folder = root / "data" / model.variant
     if not (folder / "test.jsonl").is_file():
-        training_main(["build-data", model.variant, "--out", str(folder), *model.build,
-                       *(model.quick_build if budget.quick else ())])
+        training_main(
+            [
+                "build-data",
+                model.variant,
+                "--out",
+                str(folder),
+                *model.build,
+                *(model.quick_build if budget.quick else ()),
+            ]
+        )
     return folder
 
 
@@ -212,13 +255,46 @@ def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, b
 
     steps = budget.steps(model)
     source, target = budget.shape(model)
-    args = [model.variant, "--method", model.method, "--base-model", str(general),
-            "--train-file", str(data / "train.jsonl"), "--output-dir", str(out), "--max-steps", str(steps),
-            "--per-device-train-batch-size", str(budget.batch(model)), "--gradient-accumulation-steps", "1",
-            "--learning-rate", str(model.learning_rate), "--warmup-steps", str(min(50, steps // 10)),
-            "--max-source-length", str(source), "--max-target-length", str(target),
-            "--save-steps", "100", "--save-total-limit", "2", "--logging-steps", "10", "--report-to", "none",
-            "--generation-num-beams", "2", "--dataloader-pin-memory", "false", "--adapter", "lora", *model.train]
+    args = [
+        model.variant,
+        "--method",
+        model.method,
+        "--base-model",
+        str(general),
+        "--train-file",
+        str(data / "train.jsonl"),
+        "--output-dir",
+        str(out),
+        "--max-steps",
+        str(steps),
+        "--per-device-train-batch-size",
+        str(budget.batch(model)),
+        "--gradient-accumulation-steps",
+        "1",
+        "--learning-rate",
+        str(model.learning_rate),
+        "--warmup-steps",
+        str(min(50, steps // 10)),
+        "--max-source-length",
+        str(source),
+        "--max-target-length",
+        str(target),
+        "--save-steps",
+        "100",
+        "--save-total-limit",
+        "2",
+        "--logging-steps",
+        "10",
+        "--report-to",
+        "none",
+        "--generation-num-beams",
+        "2",
+        "--dataloader-pin-memory",
+        "false",
+        "--adapter",
+        "lora",
+        *model.train,
+    ]
     if not torch.cuda.is_available():  # as train_general: the processes of a launch train together over gloo
         args += ["--use_cpu", "True"]
     if budget.max_train_samples:
@@ -246,11 +322,10 @@ def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
     the same model given shuffled controls, scored against its own, the control effect with paired-bootstrap
     intervals, and Lead-k), written where the model card reads it."""
     from variants import load_summarizer
+    from variants.seq2seq import save_default_guidance
 
     from .data import load_examples
     from .evaluate import REPORT_FILE, write_report
-    from variants.seq2seq import save_default_guidance
-
     from .guidance import SWEEP_FILE, beside_plain, pick_default, sweep
     from .sensitivity import evaluate_with_sensitivity
 
@@ -259,16 +334,25 @@ def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
     report = evaluate_with_sensitivity(summarizer, records, str(test_file), eval_batch_size())
     write_report(report, model_dir / REPORT_FILE)
     if budget.guidance_sweep:  # the same examples at each control strength, γ = 1 being the report above
-        swept, reports = sweep(summarizer, records, str(test_file), budget.guidance_sweep, eval_batch_size(),
-                               known={summarizer.settings.guidance: report})
+        swept, reports = sweep(
+            summarizer,
+            records,
+            str(test_file),
+            budget.guidance_sweep,
+            eval_batch_size(),
+            known={summarizer.settings.guidance: report},
+        )
         swept["default_guidance"] = default = pick_default(swept)
         write_report(swept, model_dir / SWEEP_FILE)
         if default != summarizer.settings.guidance:  # the model generates at its default from now on
             save_default_guidance(model_dir, default)
             report = beside_plain(reports[default], summarizer.settings.but(guidance=default), reports.get(1.0))
             write_report(report, model_dir / REPORT_FILE)
-    return {"metrics": report["metrics"], "control_effect": report["control_sensitivity"]["effect"],
-            **({"generation": report["generation"]} if "generation" in report else {})}
+    return {
+        "metrics": report["metrics"],
+        "control_effect": report["control_sensitivity"]["effect"],
+        **({"generation": report["generation"]} if "generation" in report else {}),
+    }
 
 
 def store_model(folder: Path, report_file: Path, index: Path | None, quick: bool = False) -> None:
@@ -293,15 +377,19 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
 
     launch = checked_state()  # the launch's processes (one without a launcher); see the docstring
     if launch.num_processes > 1 and budget.max_steps is None:
-        raise SystemExit("--minutes-per-model times a step in each process, and processes that train different "
-                         "numbers of steps wait on each other forever: with several processes give --max-steps N")
+        raise SystemExit(
+            "--minutes-per-model times a step in each process, and processes that train different "
+            "numbers of steps wait on each other forever: with several processes give --max-steps N"
+        )
     root.mkdir(parents=True, exist_ok=True)
     state_file = root / "zoo.json"
     state = json.loads(state_file.read_text()) if state_file.is_file() else {"models": {}}
     models = [m for m in MODELS if not only or m.variant in only or m.name in only]
     unknown = sorted(set(only or ()) - {m.variant for m in MODELS} - {m.name for m in MODELS} - {"general"})
     if unknown:
-        raise SystemExit(f"--only: unknown {', '.join(unknown)}; choose from general, {', '.join(m.variant for m in MODELS)}")
+        raise SystemExit(
+            f"--only: unknown {', '.join(unknown)}; choose from general, {', '.join(m.variant for m in MODELS)}"
+        )
     if only == ["general"]:
         models = []
 
@@ -319,18 +407,27 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
         state["step_precision"] = precision
         for model in todo + ([None] if general_steps else []):
             if budget.key(model) not in budget.step_seconds:
-                budget.step_seconds[budget.key(model)] = measure_step_seconds(base, budget.batch(model), *budget.shape(model))
+                budget.step_seconds[budget.key(model)] = measure_step_seconds(
+                    base, budget.batch(model), *budget.shape(model)
+                )
         state["step_seconds"] = budget.step_seconds
     seconds = general_steps * (budget.seconds_per_step(None) or 0)
     seconds += sum(budget.steps(m) * (budget.seconds_per_step(m) or 0) for m in todo)
-    per = ", ".join(f"{m.name} {budget.steps(m)} steps" + (f" at {budget.seconds_per_step(m):.1f} s" if budget.step_seconds else "")
-                    for m in todo)
-    launch.print(f"zoo: {len(todo)} variant model(s)" + (f" ({per})" if todo else "")
-          + (f" and the general summarizer ({general_steps} steps)" if general_steps else "")
-          + f" to train in {root}, "
-          + (f"about {seconds / 60:.0f} min of training" if budget.step_seconds else "steps not timed (--max-steps)")
-          + ", plus evaluation "
-          f"on up to {budget.max_eval_samples} test examples per model", flush=True)
+    per = ", ".join(
+        f"{m.name} {budget.steps(m)} steps"
+        + (f" at {budget.seconds_per_step(m):.1f} s" if budget.step_seconds else "")
+        for m in todo
+    )
+    launch.print(
+        f"zoo: {len(todo)} variant model(s)"
+        + (f" ({per})" if todo else "")
+        + (f" and the general summarizer ({general_steps} steps)" if general_steps else "")
+        + f" to train in {root}, "
+        + (f"about {seconds / 60:.0f} min of training" if budget.step_seconds else "steps not timed (--max-steps)")
+        + ", plus evaluation "
+        f"on up to {budget.max_eval_samples} test examples per model",
+        flush=True,
+    )
 
     stages = [("general", None)] + [(m.name, m) for m in models]
     for index, (name, model) in enumerate(stages, start=1):
@@ -341,9 +438,15 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
             if general_todo:
                 if not (general / "steersum.json").is_file():
                     launch.print(f"training {budget.general_steps} steps", flush=True)
-                    train_general(str(base), general, budget.general_steps, budget.max_train_samples,
-                                  batch_size=budget.batch(None), max_source_length=general_shape[0],
-                                  max_target_length=general_shape[1])
+                    train_general(
+                        str(base),
+                        general,
+                        budget.general_steps,
+                        budget.max_train_samples,
+                        batch_size=budget.batch(None),
+                        max_source_length=general_shape[0],
+                        max_target_length=general_shape[1],
+                    )
                     if launch.is_main_process:
                         remove_checkpoints(general)
                 if launch.is_main_process:
@@ -381,39 +484,87 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training zoo", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", nargs="+", help="variants (or model names) to build; 'general' for the general one only")
-    parser.add_argument("--minutes-per-model", type=float, default=35.0, help="at most this much training per model, in minutes (default 35)")
+    parser = argparse.ArgumentParser(
+        prog="python -m training zoo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--only", nargs="+", help="variants (or model names) to build; 'general' for the general one only"
+    )
+    parser.add_argument(
+        "--minutes-per-model",
+        type=float,
+        default=35.0,
+        help="at most this much training per model, in minutes (default 35)",
+    )
     parser.add_argument("--out", default="checkpoints", help="root folder of the zoo (default: checkpoints)")
-    parser.add_argument("--max-steps", type=int, help="training steps per variant model, instead of "
-                        "--minutes-per-model (the general summarizer keeps its recipe's steps)")
-    parser.add_argument("--batch-size", type=int, default=BATCH, help=f"examples per variant-model step (default "
-                        f"{BATCH}; on a GPU a larger batch takes about as long a step: more epochs in the same time)")
+    parser.add_argument(
+        "--max-steps",
+        type=int,
+        help="training steps per variant model, instead of "
+        "--minutes-per-model (the general summarizer keeps its recipe's steps)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=BATCH,
+        help=f"examples per variant-model step (default "
+        f"{BATCH}; on a GPU a larger batch takes about as long a step: more epochs in the same time)",
+    )
     parser.add_argument("--max-eval-samples", type=int, default=100, help="test examples per model (default 100)")
-    parser.add_argument("--guidance-sweep", type=float, nargs="*", default=list(SWEEP), metavar="G",
-                        help="control strengths each variant model is evaluated at besides its default (default: "
-                             + " ".join(f"{g:g}" for g in SWEEP) + "; none given: no sweep), in guidance_sweep.json")
+    parser.add_argument(
+        "--guidance-sweep",
+        type=float,
+        nargs="*",
+        default=list(SWEEP),
+        metavar="G",
+        help="control strengths each variant model is evaluated at besides its default (default: "
+        + " ".join(f"{g:g}" for g in SWEEP)
+        + "; none given: no sweep), in guidance_sweep.json",
+    )
     parser.add_argument("--quick", action="store_true", help="one step per model, tiny inputs: a plumbing check")
-    parser.add_argument("--store", default=None, help="the store index each evaluated model goes into when it measures "
-                        "better than the stored one (default: the committed store/index.json; with --quick, "
-                        "OUT/store/index.json, so a plumbing check never touches the committed store); 'none': not stored")
-    parser.add_argument("--push-to-hub", metavar="ORG", help="then publish under ORG: the general summarizer, the "
-                        "five variant models and the Space, its catalog pinned to their revisions (hub_cards.zoo)")
-    parser.add_argument("--hub-token", help="a Hub token with write access (default: HF_TOKEN or the login cache); "
-                        "checked before training starts, never printed")
+    parser.add_argument(
+        "--store",
+        default=None,
+        help="the store index each evaluated model goes into when it measures "
+        "better than the stored one (default: the committed store/index.json; with --quick, "
+        "OUT/store/index.json, so a plumbing check never touches the committed store); 'none': not stored",
+    )
+    parser.add_argument(
+        "--push-to-hub",
+        metavar="ORG",
+        help="then publish under ORG: the general summarizer, the "
+        "five variant models and the Space, its catalog pinned to their revisions (hub_cards.zoo)",
+    )
+    parser.add_argument(
+        "--hub-token",
+        help="a Hub token with write access (default: HF_TOKEN or the login cache); "
+        "checked before training starts, never printed",
+    )
     parser.add_argument("--private", action="store_true", help="create the Hub repos private")
     a = parser.parse_args(argv)
     for flag, value in (("--max-steps", a.max_steps), ("--batch-size", a.batch_size)):
         if value is not None and value < 1:
             raise SystemExit(f"{flag} {value}: must be 1 or more")
-    budget = Budget.for_quick() if a.quick else Budget(a.minutes_per_model, max_steps=a.max_steps,
-                                                         batch_size=a.batch_size, max_eval_samples=a.max_eval_samples,
-                                                         guidance_sweep=tuple(a.guidance_sweep))
+    budget = (
+        Budget.for_quick()
+        if a.quick
+        else Budget(
+            a.minutes_per_model,
+            max_steps=a.max_steps,
+            batch_size=a.batch_size,
+            max_eval_samples=a.max_eval_samples,
+            guidance_sweep=tuple(a.guidance_sweep),
+        )
+    )
     import store
 
-    index = None if a.store == "none" else Path(a.store) if a.store else (
-        Path(a.out) / "store" / "index.json" if a.quick else store.INDEX)
+    index = (
+        None
+        if a.store == "none"
+        else Path(a.store)
+        if a.store
+        else (Path(a.out) / "store" / "index.json" if a.quick else store.INDEX)
+    )
     api = None
     if a.push_to_hub:
         from hub_cards.push import PushError, hub_api
@@ -432,9 +583,12 @@ def main(argv: list[str]) -> None:
         from hub_cards.zoo import publish_zoo
 
         try:
-            published = publish_zoo(Path(a.out), a.push_to_hub, [(m.name, m.variant) for m in MODELS],
-                                    private=a.private, api=api)
+            published = publish_zoo(
+                Path(a.out), a.push_to_hub, [(m.name, m.variant) for m in MODELS], private=a.private, api=api
+            )
         except ValueError as err:  # ExportError, PushError: the zoo is trained, the message says what to do
-            raise SystemExit(f"error: {err} (the models are in {a.out}; publish them with python -m training zoo "
-                             f"--out {a.out} --push-to-hub {a.push_to_hub}, which trains nothing more)") from None
+            raise SystemExit(
+                f"error: {err} (the models are in {a.out}; publish them with python -m training zoo "
+                f"--out {a.out} --push-to-hub {a.push_to_hub}, which trains nothing more)"
+            ) from None
         print(json.dumps(published, indent=2))

@@ -1,18 +1,22 @@
 """The registry of variants: ids map to variant objects, and a checkpoint's ``steersum.json`` says
 which one loads it. The Space, training and benchmarks look variants up here, never by ``if``."""
+
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from .base import (ControlError, InputError, RECORD_FILE, Summarizer, Variant, read_record, verify_weights)
+from .base import RECORD_FILE, ControlError, InputError, Summarizer, Variant, read_record, verify_weights
 from .ccs import CCSVariant
 from .entity import EntityVariant
 from .persona import PersonaVariant
-from .topic import TopicVariant
 from .tdsum import TDSumVariant
+from .topic import TopicVariant
 
-REGISTRY: dict[str, Variant] = {variant.id: variant for variant in (TopicVariant(), PersonaVariant(), EntityVariant(), CCSVariant(), TDSumVariant())}
+REGISTRY: dict[str, Variant] = {
+    variant.id: variant
+    for variant in (TopicVariant(), PersonaVariant(), EntityVariant(), CCSVariant(), TDSumVariant())
+}
 
 
 def get_variant(variant_id: str) -> Variant:
@@ -21,8 +25,9 @@ def get_variant(variant_id: str) -> Variant:
     return REGISTRY[variant_id]
 
 
-def load_summarizer(path_or_repo: str | Path, revision: str | None = None, device: str | None = None,
-                    **kwargs: Any) -> Summarizer:
+def load_summarizer(
+    path_or_repo: str | Path, revision: str | None = None, device: str | None = None, **kwargs: Any
+) -> Summarizer:
     """A checkpoint folder, the name of a stored model (``store/index.json``, e.g. ``topic-prepend-tag``:
     an adapter loaded on the stored general summarizer) or a Hub repo id (downloaded at ``revision``)
     as a ready summarizer; the weights are checked against the checksums an exported repo records."""
@@ -40,5 +45,13 @@ def load_summarizer(path_or_repo: str | Path, revision: str | None = None, devic
     return get_variant(record["variant"]).load(path, record, device=device, **kwargs)
 
 
-__all__ = ["REGISTRY", "RECORD_FILE", "ControlError", "InputError", "Summarizer", "Variant", "get_variant",
-           "load_summarizer"]
+__all__ = [
+    "REGISTRY",
+    "RECORD_FILE",
+    "ControlError",
+    "InputError",
+    "Summarizer",
+    "Variant",
+    "get_variant",
+    "load_summarizer",
+]

@@ -13,6 +13,7 @@ A variant is data plus five functions:
 
 A checkpoint folder says which variant it belongs to in ``steersum.json`` (:data:`RECORD_FILE`).
 """
+
 from __future__ import annotations
 
 import json
@@ -80,11 +81,16 @@ class Control:
         if self.kind == "integer":
             if isinstance(value, str) and value.strip().lstrip("-").isdigit():
                 value = int(value)
-            if not isinstance(value, int) or isinstance(value, bool) or not (
-                (self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
+            if (
+                not isinstance(value, int)
+                or isinstance(value, bool)
+                or not (
+                    (self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum)
+                )
             ):
-                raise ControlError(f"control '{self.name}' must be an integer in "
-                                   f"[{self.minimum}, {self.maximum}], got {value!r}")
+                raise ControlError(
+                    f"control '{self.name}' must be an integer in [{self.minimum}, {self.maximum}], got {value!r}"
+                )
             return value
         raise ValueError(f"control '{self.name}' has unknown kind {self.kind!r}")
 
@@ -140,7 +146,7 @@ class Summary:
 class Summarizer:
     """Something that summarizes under a variant's controls: a baseline or a loaded model."""
 
-    variant: "Variant"
+    variant: Variant
     name: str
     method: str
     assets: Any = None
@@ -159,7 +165,7 @@ class Baseline(Summarizer):
 
     method = "extractive"
 
-    def __init__(self, variant: "Variant", assets: Any = None):
+    def __init__(self, variant: Variant, assets: Any = None):
         self.variant, self.assets = variant, assets
 
     def extract(self, document: str, controls: dict) -> Summary:
@@ -168,8 +174,10 @@ class Baseline(Summarizer):
     def summarize(self, documents: list[str], controls: list[dict], **_: Any) -> list[Summary]:
         if len(documents) != len(controls):
             raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
-        return [self.extract(check_document(document), self.variant.validate(given, self.assets))
-                for document, given in zip(documents, controls)]
+        return [
+            self.extract(check_document(document), self.variant.validate(given, self.assets))
+            for document, given in zip(documents, controls)
+        ]
 
 
 class Variant:
@@ -209,15 +217,18 @@ class Variant:
         schema = {c.name: c for c in self.controls_for(assets)}
         unknown = sorted(set(controls) - set(schema))
         if unknown:
-            raise ControlError(f"unknown control(s) {', '.join(unknown)} for variant '{self.id}'; "
-                               f"allowed: {', '.join(schema)}")
+            raise ControlError(
+                f"unknown control(s) {', '.join(unknown)} for variant '{self.id}'; allowed: {', '.join(schema)}"
+            )
         checked = {}
         for name, control in schema.items():
             value = controls.get(name)
             if value is None or value == "" or value == []:
                 if control.required:
-                    raise ControlError(f"control '{name}' is required for variant '{self.id}'"
-                                       + (f"; allowed: {', '.join(control.choices)}" if control.choices else ""))
+                    raise ControlError(
+                        f"control '{name}' is required for variant '{self.id}'"
+                        + (f"; allowed: {', '.join(control.choices)}" if control.choices else "")
+                    )
                 if control.default is not None:
                     checked[name] = control.default
                 continue
@@ -226,7 +237,9 @@ class Variant:
 
     def check_method(self, method: str) -> str:
         if method not in self.methods:
-            raise ControlError(f"unknown method {method!r} for variant '{self.id}'; allowed: {', '.join(self.methods)}")
+            raise ControlError(
+                f"unknown method {method!r} for variant '{self.id}'; allowed: {', '.join(self.methods)}"
+            )
         return method
 
     # --- implemented by each variant -------------------------------------------------------
@@ -239,8 +252,9 @@ class Variant:
     def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
         raise NotImplementedError
 
-    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
-              assets: Any = None) -> dict[str, Score]:
+    def score(
+        self, summary: str, document: str, controls: dict, reference: str | None = None, assets: Any = None
+    ) -> dict[str, Score]:
         raise NotImplementedError
 
     # --- optional ----------------------------------------------------------------------------
@@ -313,8 +327,10 @@ class Variant:
     def extra_test_set(self, name: str, max_samples: int | None = None) -> list[dict]:
         """The records of the extra test set ``name`` (one of :attr:`extra_test_sets`), shaped like
         :meth:`test_examples`' and the same on every call."""
-        raise KeyError(f"variant '{self.id}' has no test set {name!r}; it has: "
-                       f"{', '.join(self.extra_test_sets) or 'none besides its derived one'}")
+        raise KeyError(
+            f"variant '{self.id}' has no test set {name!r}; it has: "
+            f"{', '.join(self.extra_test_sets) or 'none besides its derived one'}"
+        )
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """The bundled test set the leaderboard scores every system of this variant on
@@ -327,9 +343,13 @@ class Variant:
 def processor_settings(summarizer: Summarizer, **settings: Any) -> dict[str, Any]:
     """What every processor's ``processor_config.json`` holds: the variant, method, source length and the
     controls' schema (checked as :meth:`Control.check` does), then the variant's own ``settings``."""
-    return {"variant": summarizer.variant.id, "method": summarizer.method,
-            "max_source_length": int(getattr(summarizer, "max_source_length", 1024)),
-            "controls": [control.to_json() for control in summarizer.controls()], **settings}
+    return {
+        "variant": summarizer.variant.id,
+        "method": summarizer.method,
+        "max_source_length": int(getattr(summarizer, "max_source_length", 1024)),
+        "controls": [control.to_json() for control in summarizer.controls()],
+        **settings,
+    }
 
 
 def by_length(lengths: list[int], batch_size: int) -> list[list[int]]:
@@ -337,7 +357,7 @@ def by_length(lengths: list[int], batch_size: int) -> list[list[int]]:
     little of it is padding (generation batches in evaluation and serving). Callers put results back
     by index."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    return [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 def whole_groups(records: list[dict], max_samples: int | None, key: str = "doc_id") -> list[dict]:
@@ -384,5 +404,7 @@ def verify_weights(path: str | Path, record: dict) -> None:
         if not file.is_file():
             raise ValueError(f"{file}: missing; {RECORD_FILE} lists it among the weights")
         if file_sha256(file) != expected:
-            raise ValueError(f"{file}: sha256 does not match {RECORD_FILE} (the file is corrupt or was changed); "
-                             "download or export it again")
+            raise ValueError(
+                f"{file}: sha256 does not match {RECORD_FILE} (the file is corrupt or was changed); "
+                "download or export it again"
+            )

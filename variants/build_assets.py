@@ -8,6 +8,7 @@ committed under ``variants/assets/`` so that a plain clone runs with no data fol
 - ``tiny_unigram.json``: the tiny T5 Unigram tokenizer, trained on the first 400 SciTLDR train abstracts.
 Each rebuild is byte-identical (tests/test_sources.py checks it when the full data is present).
 """
+
 from __future__ import annotations
 
 import argparse

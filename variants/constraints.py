@@ -24,6 +24,7 @@ and keywords): what a weakly trained model does not obey, the decoder enforces.
 Each row has its own constraints (a batch mixes length bins): rows are the batch's examples, each
 repeated for its beams, as ``generate`` expands them.
 """
+
 from __future__ import annotations
 
 import math
@@ -76,8 +77,11 @@ def token_budget(constraints: list[HardConstraints], rate: float, default: int, 
     """``max_new_tokens`` for a batch: room for the most words any row may need at ``rate`` tokens per
     word, with ``slack`` for punctuation and rare words; never below ``default``. A row without an
     upper bound needs its lower bound plus one more default's worth."""
-    need = [c.max_words if c.max_words is not None else (c.min_words or 0) + default / max(rate, 1e-6)
-            for c in constraints if c.max_words is not None or c.min_words is not None]
+    need = [
+        c.max_words if c.max_words is not None else (c.min_words or 0) + default / max(rate, 1e-6)
+        for c in constraints
+        if c.max_words is not None or c.min_words is not None
+    ]
     return max([default] + [math.ceil(words * rate * slack) + 4 for words in need])
 
 
@@ -122,8 +126,9 @@ class WordBoundsLogitsProcessor(LogitsProcessor):
     keywords, no end before they are in, unless the limit is reached. A rule that would leave a row
     no token at all (another processor forcing the end) gives way."""
 
-    def __init__(self, tokenizer, constraints: list[HardConstraints], max_new_tokens: int,
-                 decoded: _DecodedRows | None = None):
+    def __init__(
+        self, tokenizer, constraints: list[HardConstraints], max_new_tokens: int, decoded: _DecodedRows | None = None
+    ):
         self.constraints, self.eos, self.max_new_tokens = constraints, tokenizer.eos_token_id, max_new_tokens
         self.decoded = decoded or _DecodedRows(tokenizer)
         self.starts = word_starts(tokenizer)
@@ -133,7 +138,9 @@ class WordBoundsLogitsProcessor(LogitsProcessor):
         rows = per_row(self.constraints, input_ids.shape[0])
         if self.start_length is None:
             self.start_length = input_ids.shape[1]
-        left = self.max_new_tokens - (input_ids.shape[1] - self.start_length)  # tokens still to come, this one included
+        left = self.max_new_tokens - (
+            input_ids.shape[1] - self.start_length
+        )  # tokens still to come, this one included
         width = min(len(self.starts), scores.shape[-1])
         starts = torch.zeros(scores.shape[-1], dtype=torch.bool, device=scores.device)
         starts[:width] = self.starts[:width].to(scores.device)
@@ -167,12 +174,21 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
     for the whole generation and so makes the model repeat the keyword, the bias ends once the keyword
     is there."""
 
-    def __init__(self, tokenizer, constraints: list[HardConstraints], bias: float = KEYWORD_BIAS,
-                 decoded: _DecodedRows | None = None, max_new_tokens: int | None = None,
-                 documents: list[str] | None = None):
+    def __init__(
+        self,
+        tokenizer,
+        constraints: list[HardConstraints],
+        bias: float = KEYWORD_BIAS,
+        decoded: _DecodedRows | None = None,
+        max_new_tokens: int | None = None,
+        documents: list[str] | None = None,
+    ):
         self.constraints, self.bias, self.max_new_tokens = constraints, bias, max_new_tokens
-        self.paths = [keyword_paths(tokenizer, c.keywords, d) for c, d in zip(constraints, documents)] \
-            if documents is not None else None
+        self.paths = (
+            [keyword_paths(tokenizer, c.keywords, d) for c, d in zip(constraints, documents)]
+            if documents is not None
+            else None
+        )
         self.start_length: int | None = None
         self.decoded = decoded or _DecodedRows(tokenizer)
         self.spellings: dict[str, list[list[int]]] = {}
@@ -180,17 +196,21 @@ class KeywordBiasLogitsProcessor(LogitsProcessor):
             forms = {keyword, keyword.lower(), keyword[:1].upper() + keyword[1:]}
             ids = tokenizer([f" {f}" for f in forms] + list(forms), add_special_tokens=False)["input_ids"]
             self.spellings[keyword] = [s for s in {tuple(x) for x in ids} if s]
-        self.tail = max([2] + [len(s) for spellings in self.spellings.values() for s in spellings])  # tokens a check reads
+        self.tail = max(
+            [2] + [len(s) for spellings in self.spellings.values() for s in spellings]
+        )  # tokens a check reads
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         rows = per_row(self.constraints, input_ids.shape[0])
         row_paths = per_row(self.paths, input_ids.shape[0]) if self.paths is not None else [None] * len(rows)
         if self.start_length is None:
             self.start_length = input_ids.shape[1]
-        left = math.inf if self.max_new_tokens is None else self.max_new_tokens - (input_ids.shape[1] - self.start_length)
+        left = (
+            math.inf if self.max_new_tokens is None else self.max_new_tokens - (input_ids.shape[1] - self.start_length)
+        )
         out = scores.clone()
         for i, (text, c, paths) in enumerate(zip(self.decoded(input_ids), rows, row_paths)):
-            tail, wanted = input_ids[i, -self.tail:].tolist(), missing(text, c.keywords)
+            tail, wanted = input_ids[i, -self.tail :].tolist(), missing(text, c.keywords)
             boosted, fits = set(), set()  # fits: tokens that still leave room for every missing keyword
             room = sum(min(len(s) for s in self.spellings[k]) for k in wanted)  # tokens the keywords need at least
             for keyword in wanted:
@@ -226,8 +246,11 @@ def sentence_path(tokenizer, document_sentences: list[str], until: list[int] | N
     starts, follow = set(), {}
     for sentence in document_sentences:
         ids = tokenizer(" " + sentence, add_special_tokens=False)["input_ids"]
-        end = next((j + len(until) for j in range(len(ids)) if ids[j:j + len(until)] == until), len(ids)) \
-            if until else len(ids)
+        end = (
+            next((j + len(until) for j in range(len(ids)) if ids[j : j + len(until)] == until), len(ids))
+            if until
+            else len(ids)
+        )
         if ids:
             starts.add(ids[0])
         for j in range(2, min(end, len(ids))):
@@ -249,9 +272,14 @@ def keyword_paths(tokenizer, keywords: tuple[str, ...], document: str) -> dict[s
     so a summary that starts one of those sentences, or is already copying it, is drawn along it to the
     keyword: the keyword comes in the document's own sentence, not alone at the end."""
     document_sentences = sentences(document)
-    return {keyword: sentence_path(tokenizer, [s for s in document_sentences if not missing(s, (keyword,))][:2],
-                                   until=tokenizer(" " + keyword, add_special_tokens=False)["input_ids"])
-            for keyword in keywords}
+    return {
+        keyword: sentence_path(
+            tokenizer,
+            [s for s in document_sentences if not missing(s, (keyword,))][:2],
+            until=tokenizer(" " + keyword, add_special_tokens=False)["input_ids"],
+        )
+        for keyword in keywords
+    }
 
 
 class SentencePathLogitsProcessor(LogitsProcessor):
@@ -260,11 +288,14 @@ class SentencePathLogitsProcessor(LogitsProcessor):
     once copying it, goes on with it. A bias, not a rule: the model still writes what it finds far
     likelier."""
 
-    def __init__(self, tokenizer, constraints: list[HardConstraints], documents: list[str],
-                 decoded: _DecodedRows | None = None):
+    def __init__(
+        self, tokenizer, constraints: list[HardConstraints], documents: list[str], decoded: _DecodedRows | None = None
+    ):
         self.decoded = decoded or _DecodedRows(tokenizer)
-        self.paths = [(sentence_path(tokenizer, c.prefer(sentences(d))), c.prefer_bias) if c.prefer is not None
-                      else None for c, d in zip(constraints, documents)]
+        self.paths = [
+            (sentence_path(tokenizer, c.prefer(sentences(d))), c.prefer_bias) if c.prefer is not None else None
+            for c, d in zip(constraints, documents)
+        ]
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         out = scores.clone()
@@ -285,8 +316,10 @@ class WordLimitStoppingCriteria(StoppingCriteria):
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor, **kwargs) -> torch.BoolTensor:
         rows = per_row(self.constraints, input_ids.shape[0])
-        done = [c.max_words is not None and len(text.split()) >= c.max_words and text.rstrip().endswith((".", "!", "?"))
-                for text, c in zip(self.decoded(input_ids), rows)]
+        done = [
+            c.max_words is not None and len(text.split()) >= c.max_words and text.rstrip().endswith((".", "!", "?"))
+            for text, c in zip(self.decoded(input_ids), rows)
+        ]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
 
@@ -299,10 +332,16 @@ def constraint_kwargs(tokenizer, constraints: list[HardConstraints], sources: li
     budget = token_budget(constraints, tokens_per_word(tokenizer, sources), max_new_tokens)
     processors = [WordBoundsLogitsProcessor(tokenizer, constraints, budget, decoded)]
     if any(c.keywords for c in constraints):
-        processors.insert(0, KeywordBiasLogitsProcessor(tokenizer, constraints, decoded=decoded, max_new_tokens=budget,
-                                                        documents=sources))
+        processors.insert(
+            0,
+            KeywordBiasLogitsProcessor(
+                tokenizer, constraints, decoded=decoded, max_new_tokens=budget, documents=sources
+            ),
+        )
     if any(c.prefer is not None for c in constraints):
         processors.insert(0, SentencePathLogitsProcessor(tokenizer, constraints, sources, decoded=decoded))
-    return {"logits_processor": processors,
-            "stopping_criteria": [WordLimitStoppingCriteria(tokenizer, constraints, decoded)],
-            "max_new_tokens": budget}
+    return {
+        "logits_processor": processors,
+        "stopping_criteria": [WordLimitStoppingCriteria(tokenizer, constraints, decoded)],
+        "max_new_tokens": budget,
+    }

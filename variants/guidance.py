@@ -27,6 +27,7 @@ second pass (``benchmarks/guidance.py`` times both).
 The guidance reads nothing but the model's two distributions: no judge (the focus classifier), no
 topic space (the STAS scorer), no reranking. ``tests/test_guidance.py`` checks that it imports neither.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -58,10 +59,16 @@ def check_guidance(value: Any) -> float:
     (a forced end of sequence). Above 10 the mixture is dominated by the difference of two nearly equal
     distributions: noise, not control."""
     low, high = GUIDANCE_RANGE
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not low <= value <= high:
-        raise ValueError(f"guidance (control strength γ) must be a number from {low:g} (plain generation) to "
-                         f"{high:g}, got {value!r}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not low <= value <= high
+    ):
+        raise ValueError(
+            f"guidance (control strength γ) must be a number from {low:g} (plain generation) to "
+            f"{high:g}, got {value!r}"
+        )
     return float(value)
 
 
@@ -122,8 +129,8 @@ class SplitHead(nn.Module):
         self.head, self.rows, self.twins = head, rows, None
 
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        self.twins = hidden[self.rows:]
-        return self.head(hidden[:self.rows])
+        self.twins = hidden[self.rows :]
+        return self.head(hidden[: self.rows])
 
 
 def head_owner(model) -> nn.Module | None:
@@ -199,8 +206,14 @@ def takes_own_cache(model) -> bool:
 
 # What ``generate`` hands a decoding step that the decoder reads; its encoder inputs (``input_ids``,
 # TF-IDF scores, guidance ids, topic ids) are already in ``encoder_outputs`` and are not passed twice.
-DECODER_INPUTS = ("decoder_attention_mask", "use_cache", "cache_position", "return_dict", "output_attentions",
-                  "output_hidden_states")
+DECODER_INPUTS = (
+    "decoder_attention_mask",
+    "use_cache",
+    "cache_position",
+    "return_dict",
+    "output_attentions",
+    "output_hidden_states",
+)
 
 
 class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
@@ -224,9 +237,16 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
     instead, with ``generate`` given :class:`PairedCache`: the same scores, one pass.
     """
 
-    def __init__(self, model, guidance_scale: float, unconditional: dict[str, torch.Tensor] | None = None,
-                 encoder_outputs: Any = None, attention_mask: torch.Tensor | None = None, use_cache: bool = True,
-                 candidates: int | None = CANDIDATES):
+    def __init__(
+        self,
+        model,
+        guidance_scale: float,
+        unconditional: dict[str, torch.Tensor] | None = None,
+        encoder_outputs: Any = None,
+        attention_mask: torch.Tensor | None = None,
+        use_cache: bool = True,
+        candidates: int | None = CANDIDATES,
+    ):
         if unconditional is None and encoder_outputs is None:
             raise ValueError("EncoderDecoderGuidance needs the unconditional inputs or their encoder_outputs")
         super().__init__(check_guidance(guidance_scale), model, use_cache=use_cache)
@@ -266,17 +286,31 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
                 self.encode(rows)
                 if not isinstance(encoder_outputs, ModelOutput):
                     raise ValueError("decoding alongside the control-free rows needs generate's encoder outputs")
-                mask = attention_mask if attention_mask is not None else torch.ones(
-                    encoder_outputs.last_hidden_state.shape[:2], dtype=torch.long, device=decoder_input_ids.device)
-                twins = self.attention_mask if self.attention_mask is not None else torch.ones(
-                    self.encoder_outputs["last_hidden_state"].shape[:2], dtype=mask.dtype, device=mask.device)
+                mask = (
+                    attention_mask
+                    if attention_mask is not None
+                    else torch.ones(
+                        encoder_outputs.last_hidden_state.shape[:2], dtype=torch.long, device=decoder_input_ids.device
+                    )
+                )
+                twins = (
+                    self.attention_mask
+                    if self.attention_mask is not None
+                    else torch.ones(
+                        self.encoder_outputs["last_hidden_state"].shape[:2], dtype=mask.dtype, device=mask.device
+                    )
+                )
                 self.stacked = stack_outputs(encoder_outputs, self.encoder_outputs), stack_pair(mask, twins)
             owner = self.head_owner
             split = SplitHead(owner.lm_head, rows) if owner is not None else None
             with head_replaced(owner, split):
-                out = forward(decoder_input_ids=decoder_input_ids.repeat(2, 1), encoder_outputs=self.stacked[0],
-                              attention_mask=self.stacked[1], past_key_values=past_key_values,
-                              **{k: v for k, v in kwargs.items() if k in DECODER_INPUTS and v is not None})
+                out = forward(
+                    decoder_input_ids=decoder_input_ids.repeat(2, 1),
+                    encoder_outputs=self.stacked[0],
+                    attention_mask=self.stacked[1],
+                    past_key_values=past_key_values,
+                    **{k: v for k, v in kwargs.items() if k in DECODER_INPUTS and v is not None},
+                )
             if split is None:
                 self.paired_logits, out.logits = out.logits[rows:, -1, :], out.logits[:rows]
             else:
@@ -303,7 +337,9 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         self.attention_mask = expand_rows(self.attention_mask, self.group)
         self.encoded = True
 
-    def get_unconditional_logits(self, input_ids: torch.Tensor, candidates: torch.Tensor | None = None) -> torch.Tensor:
+    def get_unconditional_logits(
+        self, input_ids: torch.Tensor, candidates: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Next-token logits ``(rows, vocab)`` of the unconditional input after the decoder tokens
         ``input_ids``; with ``candidates`` (``(rows, K)`` token ids) only theirs, -inf elsewhere."""
         if self.paired_hidden is not None:  # decoded beside generate's own rows (alongside()): the head is left
@@ -320,8 +356,11 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         step = input_ids
         if not self.unconditional_context["use_cache"]:
             cache = None
-        elif self.previous is not None and self.previous.shape[1] == input_ids.shape[1] - 1 and (
-                parents := parent_rows(input_ids, self.previous, self.group)) is not None:
+        elif (
+            self.previous is not None
+            and self.previous.shape[1] == input_ids.shape[1] - 1
+            and (parents := parent_rows(input_ids, self.previous, self.group)) is not None
+        ):
             if not torch.equal(parents, torch.arange(len(parents), device=parents.device)):
                 # Only the self-attention cache: an example's beams share one encoder row and a parent is
                 # in its child's group, so the cross-attention keys and values are already right, and
@@ -333,9 +372,14 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         owner = self.head_owner
         plain = owner is None or candidates is None
         with head_replaced(owner, None if plain else CandidateHead(owner.lm_head, candidates)):
-            out = self.model(encoder_outputs=self.encoder_outputs, attention_mask=self.attention_mask,
-                             decoder_input_ids=step, past_key_values=cache, use_cache=cache is not None,
-                             return_dict=True)
+            out = self.model(
+                encoder_outputs=self.encoder_outputs,
+                attention_mask=self.attention_mask,
+                decoder_input_ids=step,
+                past_key_values=cache,
+                use_cache=cache is not None,
+                return_dict=True,
+            )
         self.cache, self.previous = cache, input_ids
         return out.logits[:, -1, :]
 
@@ -351,7 +395,8 @@ class EncoderDecoderGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         if self.candidates is not None and self.candidates < scores.shape[-1]:
             candidates = conditional.topk(self.candidates, dim=-1).indices  # (rows, K)
         unconditional = torch.nn.functional.log_softmax(
-            self.get_unconditional_logits(input_ids, candidates).float(), dim=-1)
+            self.get_unconditional_logits(input_ids, candidates).float(), dim=-1
+        )
         if candidates is not None:
             # The unconditional scores are normalized over the candidates only: put them on the whole
             # vocabulary's scale by giving the candidates the mass they have under the conditional; every

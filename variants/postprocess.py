@@ -24,6 +24,7 @@ Most of those words are the document's own, and the document says how to write t
 Pure Python with no dependency, so an exported Hub repo can carry a copy of this file. Text that is
 already cased and spaced, a cased model's output or an extractive summary, comes out unchanged.
 """
+
 from __future__ import annotations
 
 import re
@@ -40,9 +41,40 @@ JOINERS = frozenset(".,:")  # between digits: "1 . 4bn", "1 , 000", "3 : 30"
 CONTRACTIONS = frozenset({"s", "t", "re", "ve", "ll", "d", "m"})  # after an apostrophe: "don ' t", "bank ' s"
 APOSTROPHES = frozenset("'’")
 # A period after one of these (or after a single letter: "U.S.", "J. Smith") ends no sentence.
-ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "gen", "gov", "sen", "rep", "lt",
-                           "col", "sgt", "capt", "vs", "inc", "ltd", "co", "corp", "jan", "feb", "apr", "aug",
-                           "sept", "oct", "nov", "dec", "al"})
+ABBREVIATIONS = frozenset(
+    {
+        "mr",
+        "mrs",
+        "ms",
+        "dr",
+        "prof",
+        "st",
+        "jr",
+        "sr",
+        "gen",
+        "gov",
+        "sen",
+        "rep",
+        "lt",
+        "col",
+        "sgt",
+        "capt",
+        "vs",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "jan",
+        "feb",
+        "apr",
+        "aug",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "al",
+    }
+)
 # Sentence-final punctuation, possibly followed by closing quotes or brackets.
 SENTENCE_END = re.compile(r"[.!?]+[\"'”’)\]]*")
 QUOTE_KEYS = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
@@ -57,7 +89,7 @@ def key(token: str) -> str:
 def tokens_of(text: str) -> list[tuple[str, str]]:
     """Surface tokens of ``text``, each with the whitespace before it ("" for none)."""
     matches = list(TOKEN.finditer(text))
-    return [(m.group(0), text[(matches[i - 1].end() if i else m.start()):m.start()]) for i, m in enumerate(matches)]
+    return [(m.group(0), text[(matches[i - 1].end() if i else m.start()) : m.start()]) for i, m in enumerate(matches)]
 
 
 def starts_sentence(tokens: list[tuple[str, bool]], i: int) -> bool:
@@ -100,9 +132,12 @@ class DocumentIndex:
     def name_like(self, i: int) -> bool:
         """Whether a sentence-initial capitalised word reads as a name: a possessive follows it
         ("Renault's") or another capitalised word does ("Louis Schweitzer"); "However," does not."""
-        following = [t for t, _ in self.tokens[i + 1:i + 3]]
-        return (self.tokens[i][0][:1].isupper() and bool(following)
-                and (following[0][:1].isupper() or (following[0] in APOSTROPHES and following[1:] == ["s"])))
+        following = [t for t, _ in self.tokens[i + 1 : i + 3]]
+        return (
+            self.tokens[i][0][:1].isupper()
+            and bool(following)
+            and (following[0][:1].isupper() or (following[0] in APOSTROPHES and following[1:] == ["s"]))
+        )
 
     def word(self, token: str) -> str:
         """A lower-case ``token`` in the document's mid-sentence case; other tokens, and words the document
@@ -112,8 +147,13 @@ class DocumentIndex:
     def rendering(self, start: int, n: int) -> tuple[tuple[str, str], ...]:
         """The run of ``n`` tokens at ``start`` as the document writes it (with whether a space precedes
         each), a sentence-initial word in its mid-sentence case: the summary may not start a sentence there."""
-        return tuple((self.word(token.lower()) if self.initial[i] and token[:1].isupper() and token[1:].islower()
-                      else token, spaced) for i, (token, spaced) in enumerate(self.tokens[start:start + n], start))
+        return tuple(
+            (
+                self.word(token.lower()) if self.initial[i] and token[:1].isupper() and token[1:].islower() else token,
+                spaced,
+            )
+            for i, (token, spaced) in enumerate(self.tokens[start : start + n], start)
+        )
 
     def match(self, generated: list[str], i: int) -> tuple[int, tuple[tuple[str, str], ...] | None]:
         """The longest run of two or more document tokens equal to the generated ones from ``i`` on: its
@@ -133,7 +173,7 @@ class DocumentIndex:
             return 1, None
         ways = Counter(self.rendering(s, best) for s in starts)
         for way in ways:
-            if [t for t, _ in way] == generated[i:i + best]:
+            if [t for t, _ in way] == generated[i : i + best]:
                 return best, way
         return best, ways.most_common(1)[0][0]
 
@@ -143,8 +183,9 @@ def document_index(document: str) -> DocumentIndex:
     return DocumentIndex(document)
 
 
-def closes_up(before: str | None, left: str, right: str, after: str | None, quote_open: bool,
-              left_spaced: bool) -> bool:
+def closes_up(
+    before: str | None, left: str, right: str, after: str | None, quote_open: bool, left_spaced: bool
+) -> bool:
     """Whether the tokenizer's space between ``left`` and ``right`` goes (``before`` and ``after``: the
     tokens around them; ``quote_open``: a straight double quote is open after ``left``;
     ``left_spaced``: a space stays before ``left``)."""
@@ -180,7 +221,7 @@ def surface_tokens(text: str, document: str) -> list[tuple[str, str, bool]]:
         if way is None:
             out.append((words[i] if cased else index.word(words[i]), generated[i][1], False))
         else:
-            for j, ((token, space), written) in enumerate(zip(way, words[i:i + n])):
+            for j, ((token, space), written) in enumerate(zip(way, words[i : i + n])):
                 token = written if cased else token
                 space = generated[i + j][1] if not j or (space and generated[i + j][1]) else space and " "
                 out.append((token, space, j > 0))
@@ -215,10 +256,13 @@ def sentence_ends(text: str) -> list[int]:
     for m in SENTENCE_END.finditer(text):
         if m.end() < len(text) and not text[m.end()].isspace():
             continue
-        before = re.search(r"(\w+)$", text[:m.start()])
+        before = re.search(r"(\w+)$", text[: m.start()])
         word = before.group(1).lower() if before else ""
-        if m.end() < len(text) and text[m.start()] == "." and (
-                (len(word) == 1 and word.isalpha()) or word in ABBREVIATIONS):
+        if (
+            m.end() < len(text)
+            and text[m.start()] == "."
+            and ((len(word) == 1 and word.isalpha()) or word in ABBREVIATIONS)
+        ):
             continue
         ends.append(m.end())
     return ends
@@ -230,7 +274,7 @@ def complete_sentences(text: str) -> str:
     ends = sentence_ends(text)
     if not ends or ends[-1] == len(text):
         return text
-    return text[:ends[-1]]
+    return text[: ends[-1]]
 
 
 def capitalise_sentences(text: str) -> str:

@@ -3,6 +3,7 @@
 The tokenizer is a byte-level BPE (BART's scheme) trained in a second on 400 BBC articles and
 committed (variants/assets/), so nothing is downloaded; it is saved and loaded like any Hub tokenizer.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,9 +15,18 @@ from transformers import BartConfig, BartTokenizerFast, PreTrainedTokenizerFast
 ASSETS = Path(__file__).resolve().parent / "assets"
 TINY_BPE_FILE, TINY_UNIGRAM_FILE = "tiny_bpe.json", "tiny_unigram.json"
 
-TINY_BART = dict(d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-                 decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
-                 max_position_embeddings=1024, dropout=0.0, attention_dropout=0.0)
+TINY_BART = dict(
+    d_model=64,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=4,
+    decoder_attention_heads=4,
+    encoder_ffn_dim=128,
+    decoder_ffn_dim=128,
+    max_position_embeddings=1024,
+    dropout=0.0,
+    attention_dropout=0.0,
+)
 
 
 def tiny_tokenizer() -> PreTrainedTokenizerFast:
@@ -31,27 +41,54 @@ def train_bpe(texts: list[str], vocab_size: int = 2000) -> str:
     from tokenizers import ByteLevelBPETokenizer, processors
 
     bpe = ByteLevelBPETokenizer(add_prefix_space=False)
-    bpe.train_from_iterator(texts, vocab_size=vocab_size, min_frequency=2,
-                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
+    bpe.train_from_iterator(
+        texts,
+        vocab_size=vocab_size,
+        min_frequency=2,
+        special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"],
+        show_progress=False,
+    )
     bpe.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
     return bpe._tokenizer.to_str()
 
 
 def _wrap(backend) -> PreTrainedTokenizerFast:
-    return BartTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", sep_token="</s>",
-                             cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
+    return BartTokenizerFast(
+        tokenizer_object=backend,
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+    )
 
 
 def tiny_bart_config(tokenizer, config_class=BartConfig, **overrides) -> BartConfig:
-    return config_class(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
-                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                        decoder_start_token_id=tokenizer.eos_token_id, forced_eos_token_id=tokenizer.eos_token_id,
-                        **{**TINY_BART, **overrides})
+    return config_class(
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.eos_token_id,
+        forced_eos_token_id=tokenizer.eos_token_id,
+        **{**TINY_BART, **overrides},
+    )
 
 
 # T5 (Flan-T5's architecture: gated-GELU feed-forward, relative attention, untied head), for CCS.
-TINY_T5 = dict(d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=4,
-               feed_forward_proj="gated-gelu", tie_word_embeddings=False, dropout_rate=0.0)
+TINY_T5 = dict(
+    d_model=32,
+    d_kv=8,
+    d_ff=64,
+    num_layers=2,
+    num_decoder_layers=2,
+    num_heads=4,
+    feed_forward_proj="gated-gelu",
+    tie_word_embeddings=False,
+    dropout_rate=0.0,
+)
 
 
 def tiny_t5_tokenizer():
@@ -69,15 +106,28 @@ def train_unigram(texts: list[str], vocab_size: int = 2000) -> str:
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     unigram = Tokenizer(models.Unigram())
-    unigram.pre_tokenizer = pre_tokenizers.Sequence([  # T5Tokenizer's own pre-tokenizer
-        pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always")])
-    unigram.train_from_iterator(texts, trainers.UnigramTrainer(
-        vocab_size=vocab_size, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>", show_progress=False))
+    unigram.pre_tokenizer = pre_tokenizers.Sequence(
+        [  # T5Tokenizer's own pre-tokenizer
+            pre_tokenizers.WhitespaceSplit(),
+            pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always"),
+        ]
+    )
+    unigram.train_from_iterator(
+        texts,
+        trainers.UnigramTrainer(
+            vocab_size=vocab_size, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>", show_progress=False
+        ),
+    )
     return unigram.to_str()
 
 
 def tiny_t5_config(tokenizer, **overrides):
     from transformers import T5Config
 
-    return T5Config(vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-                    decoder_start_token_id=tokenizer.pad_token_id, **{**TINY_T5, **overrides})
+    return T5Config(
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+        **{**TINY_T5, **overrides},
+    )

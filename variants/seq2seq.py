@@ -12,11 +12,12 @@ the caller's order) and, on a CPU, run under bf16 autocast, through an int8 copy
 through a copy whose decoder reads int8 weights when the settings say so (``benchmarks/generation.py``
 and ``benchmarks/store_latency.py`` measure speed and agreement with fp32).
 """
+
 from __future__ import annotations
 
 import contextlib
-import math
 import copy
+import math
 import weakref
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
@@ -34,7 +35,6 @@ from .base import Prepared, Summarizer, Summary, Variant, by_length, check_docum
 from .constraints import HardConstraints, constraint_kwargs
 from .guidance import EncoderDecoderGuidance, PairedCache, check_guidance, takes_own_cache
 from .postprocess import postprocess
-
 
 DTYPES = ("auto", "bfloat16", "float32", "int8", "int8-weights")
 GUIDANCE_FIELD = "control_guidance"  # generation_config.json (and steersum.json): the model's default γ
@@ -81,16 +81,18 @@ class GenerationSettings:
                 raise ValueError(f"generation {name} must be a positive integer, got {getattr(self, name)!r}")
 
     @classmethod
-    def from_record(cls, record: dict, **overrides: Any) -> "GenerationSettings":
+    def from_record(cls, record: dict, **overrides: Any) -> GenerationSettings:
         """A checkpoint's settings: the beams and target length it was trained and evaluated with."""
-        given = {"max_new_tokens": int(record.get("max_target_length", cls.max_new_tokens)),
-                 "num_beams": int(record.get("num_beams", cls.num_beams)),
-                 "guidance": record.get(GUIDANCE_FIELD, cls.guidance),
-                 "constraints": bool(record.get("constraints", cls.constraints)),
-                 "dtype": record.get("dtype", cls.dtype)}
+        given = {
+            "max_new_tokens": int(record.get("max_target_length", cls.max_new_tokens)),
+            "num_beams": int(record.get("num_beams", cls.num_beams)),
+            "guidance": record.get(GUIDANCE_FIELD, cls.guidance),
+            "constraints": bool(record.get("constraints", cls.constraints)),
+            "dtype": record.get("dtype", cls.dtype),
+        }
         return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
 
-    def but(self, **changes: Any) -> "GenerationSettings":
+    def but(self, **changes: Any) -> GenerationSettings:
         """A copy with the given (non-None) fields changed."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
@@ -114,8 +116,10 @@ class GenerationSettings:
             if cpu_has_bf16():
                 return torch.autocast("cpu", dtype=torch.bfloat16)
             if self.dtype == "bfloat16":
-                raise RuntimeError("generation dtype 'bfloat16' asked for, but this CPU has no bf16 instructions "
-                                   "(AVX512-BF16 or AMX); use 'auto' or 'float32'")
+                raise RuntimeError(
+                    "generation dtype 'bfloat16' asked for, but this CPU has no bf16 instructions "
+                    "(AVX512-BF16 or AMX); use 'auto' or 'float32'"
+                )
         return contextlib.nullcontext()
 
     def to_json(self) -> dict:
@@ -135,7 +139,7 @@ def cpu_has_bf16() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-_INT8_COPIES: "weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module]" = weakref.WeakKeyDictionary()
+_INT8_COPIES: weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module] = weakref.WeakKeyDictionary()
 
 
 def int8_copy(model: torch.nn.Module) -> torch.nn.Module:
@@ -146,8 +150,9 @@ def int8_copy(model: torch.nn.Module) -> torch.nn.Module:
     agreement with fp32 and the scores of both. (``torch.ao.quantization`` is deprecated in favour of
     torchao but present in the pinned torch.)"""
     if model not in _INT8_COPIES:
-        _INT8_COPIES[model] = torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), {torch.nn.Linear},
-                                                                      dtype=torch.qint8).eval()
+        _INT8_COPIES[model] = torch.ao.quantization.quantize_dynamic(
+            copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8
+        ).eval()
     return _INT8_COPIES[model]
 
 
@@ -179,7 +184,7 @@ class Int8WeightLinear(torch.nn.Module):
         return out.to(hidden.dtype) if self.bias is None else out + self.bias
 
 
-_INT8_WEIGHTS_COPIES: "weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module]" = weakref.WeakKeyDictionary()
+_INT8_WEIGHTS_COPIES: weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module] = weakref.WeakKeyDictionary()
 
 
 def int8_weights_copy(model: torch.nn.Module) -> torch.nn.Module:
@@ -300,8 +305,14 @@ class Seq2SeqSummarizer(Summarizer):
         return self.settings.generate_kwargs()
 
     @torch.inference_mode()
-    def summarize(self, documents: list[str], controls: list[dict], batch_size: int | None = None,
-                  settings: GenerationSettings | None = None, **generation: Any) -> list[Summary]:
+    def summarize(
+        self,
+        documents: list[str],
+        controls: list[dict],
+        batch_size: int | None = None,
+        settings: GenerationSettings | None = None,
+        **generation: Any,
+    ) -> list[Summary]:
         """Summaries in the order of ``documents``, generated in batches of similar source lengths under
         ``settings`` (default: :attr:`settings`; ``batch_size`` and ``generate`` keywords override it)."""
         if len(documents) != len(controls):
@@ -342,30 +353,46 @@ class Steering:
     from its control-free one) and the hard constraints (when the settings ask and the variant has
     some), for the rows of a batch."""
 
-    def __init__(self, summarizer, settings: GenerationSettings, documents: list[str], controls: list[dict],
-                 prepared: list[Prepared]):
+    def __init__(
+        self,
+        summarizer,
+        settings: GenerationSettings,
+        documents: list[str],
+        controls: list[dict],
+        prepared: list[Prepared],
+    ):
         self.summarizer, self.settings, self.documents = summarizer, settings, documents
         variant, method, assets = summarizer.variant, summarizer.method, summarizer.assets
         self.unconditional = self.unconditional_ids = None
         self.differs = [False] * len(documents)
         if settings.guidance != 1:
             self.unconditional = [variant.unconditional(d, method, assets) for d in documents]
-            self.unconditional_ids, _ = tokenize(summarizer.tokenizer, self.unconditional, summarizer.max_source_length)
+            self.unconditional_ids, _ = tokenize(
+                summarizer.tokenizer, self.unconditional, summarizer.max_source_length
+            )
             self.differs = [u.text != p.text or u.extra != p.extra for u, p in zip(self.unconditional, prepared)]
-        self.constraints = [variant.constraints(c, assets) or HardConstraints() for c in controls] \
-            if settings.constraints else None
+        self.constraints = (
+            [variant.constraints(c, assets) or HardConstraints() for c in controls] if settings.constraints else None
+        )
 
     def unconditional_batch(self, rows: list[int], device) -> dict[str, torch.Tensor] | None:
         """The control-free inputs of ``rows``, padded; ``None`` without guidance or when no row's
         differs from its controlled input (guidance would then change nothing)."""
         if self.unconditional is None or not any(self.differs[i] for i in rows):
             return None
-        batch = pad(self.summarizer.tokenizer, [self.unconditional_ids[i] for i in rows],
-                    [self.unconditional[i] for i in rows])
+        batch = pad(
+            self.summarizer.tokenizer, [self.unconditional_ids[i] for i in rows], [self.unconditional[i] for i in rows]
+        )
         return {k: v.to(device) for k, v in batch.items()}
 
-    def generate_kwargs(self, model, rows: list[int], generation: dict, encoder_outputs: Any = None,
-                        attention_mask: torch.Tensor | None = None) -> tuple[dict, EncoderDecoderGuidance | None]:
+    def generate_kwargs(
+        self,
+        model,
+        rows: list[int],
+        generation: dict,
+        encoder_outputs: Any = None,
+        attention_mask: torch.Tensor | None = None,
+    ) -> tuple[dict, EncoderDecoderGuidance | None]:
         """``generate`` keyword arguments for ``rows``, and the guidance processor whose control-free rows
         are decoded beside ``generate``'s own (None: no guidance, or it runs a pass of its own). A caller
         that has the control-free encoder outputs already (a persona model's article states) gives them,
@@ -376,8 +403,9 @@ class Steering:
         inputs = self.unconditional_batch(rows, model.device) if encoder_outputs is None else None
         paired = None
         if inputs is not None or (encoder_outputs is not None and any(self.differs[i] for i in rows)):
-            guidance = EncoderDecoderGuidance(model, self.settings.guidance, inputs, encoder_outputs=encoder_outputs,
-                                              attention_mask=attention_mask)
+            guidance = EncoderDecoderGuidance(
+                model, self.settings.guidance, inputs, encoder_outputs=encoder_outputs, attention_mask=attention_mask
+            )
             processors.append(guidance)
             paired = guidance if guidance.pairs(model) else None
         if paired is not None:
@@ -385,8 +413,12 @@ class Steering:
         elif kwargs.get("num_beams", 1) > 1 and takes_own_cache(model):
             kwargs.setdefault("past_key_values", BeamSearchCache(DynamicCache(), DynamicCache()))
         if self.constraints is not None:
-            extra = constraint_kwargs(self.summarizer.tokenizer, [self.constraints[i] for i in rows],
-                                      [self.documents[i] for i in rows], kwargs["max_new_tokens"])
+            extra = constraint_kwargs(
+                self.summarizer.tokenizer,
+                [self.constraints[i] for i in rows],
+                [self.documents[i] for i in rows],
+                kwargs["max_new_tokens"],
+            )
             processors += extra.get("logits_processor", [])
             stopping += extra.get("stopping_criteria", [])
             kwargs["max_new_tokens"] = min(extra.get("max_new_tokens", kwargs["max_new_tokens"]), decoder_room(model))
@@ -396,8 +428,15 @@ class Steering:
             kwargs["stopping_criteria"] = StoppingCriteriaList(stopping)
         return kwargs, paired
 
-    def generate(self, model, rows: list[int], generation: dict, inputs: dict, encoder_outputs: Any = None,
-                 attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def generate(
+        self,
+        model,
+        rows: list[int],
+        generation: dict,
+        inputs: dict,
+        encoder_outputs: Any = None,
+        attention_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """``model.generate(**inputs)`` for the batch of ``rows`` with :meth:`generate_kwargs`, the LM head
         computed as :class:`LMHead` and, under guidance, each row decoded beside its control-free twin in
         one pass (:meth:`variants.guidance.EncoderDecoderGuidance.alongside`)."""
@@ -414,12 +453,18 @@ class Steering:
         outputs, and the twins' encoder outputs and mask (``benchmarks/guidance_source.py`` times what the
         twins' own encoder pass cost). Otherwise ``(inputs, None, None)``: nothing changes."""
         encoder = model.get_encoder()
-        twins = self.unconditional_batch(rows, model.device) if getattr(encoder, "encodes_source_alone", False) else None
+        twins = (
+            self.unconditional_batch(rows, model.device) if getattr(encoder, "encodes_source_alone", False) else None
+        )
         if twins is None or not torch.equal(twins["input_ids"], inputs["input_ids"]):
             return inputs, None, None
         own = encoder(**inputs, return_dict=True)
         control_free = encoder(**twins, source_states=own.last_hidden_state, return_dict=True)
-        return {"encoder_outputs": own, "attention_mask": inputs["attention_mask"]}, control_free, twins["attention_mask"]
+        return (
+            {"encoder_outputs": own, "attention_mask": inputs["attention_mask"]},
+            control_free,
+            twins["attention_mask"],
+        )
 
 
 def decoder_room(model) -> int | float:
@@ -446,7 +491,9 @@ def save_default_guidance(path: str | Path, guidance: float) -> None:
     record = read_record(path)
     try:
         config = GenerationConfig.from_pretrained(path)
-    except OSError:  # no generation_config.json yet: an adapter's is its base's (what it generates with), else the default
+    except (
+        OSError
+    ):  # no generation_config.json yet: an adapter's is its base's (what it generates with), else the default
         from store.adapters import base_folder, is_adapter
 
         base = base_folder(path) if is_adapter(path) else None
@@ -467,8 +514,11 @@ def save_default_constraints(path: str | Path) -> None:
 def add_control_tokens(tokenizer, model, tokens: list[str]) -> None:
     """Add the variant's control tokens (e.g. ``[TAG]``) as special tokens that swallow the space
     before them, and grow the embedding table to match."""
-    new = [AddedToken(t, lstrip=True, rstrip=False, special=True, normalized=False) for t in tokens
-           if t not in tokenizer.get_vocab()]
+    new = [
+        AddedToken(t, lstrip=True, rstrip=False, special=True, normalized=False)
+        for t in tokens
+        if t not in tokenizer.get_vocab()
+    ]
     if new:
         tokenizer.add_special_tokens({"additional_special_tokens": new})
     if model.get_input_embeddings().num_embeddings < len(tokenizer):

@@ -4,6 +4,7 @@ A checkpoint records the ``dataset`` of every training example, so its model car
 licence of the data the model was trained on: several sources are non-commercial
 (``../shared/data/README.md``).
 """
+
 from __future__ import annotations
 
 import os
@@ -50,15 +51,23 @@ def all_data_licenses(record: dict) -> dict[str, str]:
 # script. ``hub: None`` means no faithful Hub copy exists: the row says why, and only the mirror works.
 SOURCES = {
     "scitldr": {
-        "hub": "allenai/scitldr", "config": "Abstract", "revision": "refs/convert/parquet",
+        "hub": "allenai/scitldr",
+        "config": "Abstract",
+        "revision": "refs/convert/parquet",
         # The repo is a loading script (unsupported since datasets 4); its Parquet conversion is loaded.
         "splits": {"train": "train", "dev": "validation", "test": "test"},
-        "fields": {"id": "paper_id", "source_sentences": "source", "targets": "target",
-                   "source_labels": "source_labels"},  # title: not in the Hub copy (None)
+        "fields": {
+            "id": "paper_id",
+            "source_sentences": "source",
+            "targets": "target",
+            "source_labels": "source_labels",
+        },  # title: not in the Hub copy (None)
         "license": "Apache-2.0 (loading script: Apache License 2.0)",
     },
     "xsum": {
-        "hub": "EdinburghNLP/xsum", "config": None, "revision": "refs/convert/parquet",
+        "hub": "EdinburghNLP/xsum",
+        "config": None,
+        "revision": "refs/convert/parquet",
         # "sample" = 800 rows of the test split (200 held out); from the Hub, the whole test split.
         "splits": {"sample": "test"},
         "fields": {"id": "id", "source": "document", "target": "summary"},
@@ -105,9 +114,13 @@ _data_dir: Path | None = None
 
 
 def add_data_dir_argument(parser) -> None:
-    parser.add_argument("--data-dir", type=Path, default=None,
-                        help="a local mirror laid out as ../shared/data (default: $STEERSUM_DATA, else "
-                             "../shared/data when present, else the Hugging Face Hub)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="a local mirror laid out as ../shared/data (default: $STEERSUM_DATA, else "
+        "../shared/data when present, else the Hugging Face Hub)",
+    )
 
 
 def set_data_dir(path: str | Path | None) -> None:
@@ -136,11 +149,16 @@ def load_source(name: str, split: str, data_dir: str | Path | None = None) -> li
     if folder is not None:
         return _from_mirror(folder / name / f"{split}.jsonl")
     if source["hub"] is None or _offline():
-        why = ("it has no faithful copy on the Hub" if source["hub"] is None
-               else f"the Hub ({source['hub']}) cannot be reached: HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set")
-        raise DataError(f"dataset {name!r} ({split}): no local mirror found and {why}. Pass --data-dir DIR "
-                        f"(or set STEERSUM_DATA) to a folder laid out as ../shared/data"
-                        + ("" if source["hub"] is None else ", or go online"))
+        why = (
+            "it has no faithful copy on the Hub"
+            if source["hub"] is None
+            else f"the Hub ({source['hub']}) cannot be reached: HF_HUB_OFFLINE / HF_DATASETS_OFFLINE is set"
+        )
+        raise DataError(
+            f"dataset {name!r} ({split}): no local mirror found and {why}. Pass --data-dir DIR "
+            f"(or set STEERSUM_DATA) to a folder laid out as ../shared/data"
+            + ("" if source["hub"] is None else ", or go online")
+        )
     return _from_hub(name, source, split)
 
 
@@ -162,8 +180,10 @@ def _from_hub(name: str, source: dict, split: str) -> list[dict]:
     try:
         dataset = load_dataset(source["hub"], revision=source["revision"], split=source["splits"][split], **kwargs)
     except (ConnectionError, OSError) as err:
-        raise DataError(f"dataset {name!r}: could not load {source['hub']} from the Hub ({err}). Pass --data-dir "
-                        "DIR (or set STEERSUM_DATA) to a local mirror laid out as ../shared/data") from None
+        raise DataError(
+            f"dataset {name!r}: could not load {source['hub']} from the Hub ({err}). Pass --data-dir "
+            "DIR (or set STEERSUM_DATA) to a local mirror laid out as ../shared/data"
+        ) from None
     fields = source["fields"]
     rows = []
     for hub_row in dataset:
@@ -175,5 +195,7 @@ def _from_hub(name: str, source: dict, split: str) -> list[dict]:
 
 
 def _offline() -> bool:
-    return any(os.environ.get(var, "").upper() in ("1", "ON", "YES", "TRUE")
-               for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"))
+    return any(
+        os.environ.get(var, "").upper() in ("1", "ON", "YES", "TRUE")
+        for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    )

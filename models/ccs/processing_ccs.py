@@ -13,6 +13,7 @@ Self-contained (torch, transformers, numpy and the standard library): it ships i
 repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` loads it; SteerSum's
 ``variants.ccs`` builds its prompts with :func:`hard_prompt` from this file, so the two cannot differ.
 """
+
 import inspect
 import json
 import logging
@@ -95,8 +96,11 @@ def check_value(control: dict, value):
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)
         low, high = control.get("minimum"), control.get("maximum")
-        if not isinstance(value, int) or isinstance(value, bool) or not (
-                (low is None or value >= low) and (high is None or value <= high)):
+        if (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or not ((low is None or value >= low) and (high is None or value <= high))
+        ):
             raise ValueError(f"control '{name}' must be an integer in [{low}, {high}], got {value!r}")
         return value
     raise ValueError(f"control '{name}' has unknown kind {kind!r}")
@@ -117,8 +121,10 @@ def check_controls(controls, schema: list[dict]) -> dict:
         value = controls.get(name)
         if value is None or value == "" or value == []:
             if control.get("required"):
-                raise ValueError(f"control '{name}' is required" + (
-                    f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else ""))
+                raise ValueError(
+                    f"control '{name}' is required"
+                    + (f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else "")
+                )
             if control.get("default") is not None:
                 checked[name] = control["default"]
             continue
@@ -185,17 +191,27 @@ class SteerSumProcessor(ProcessorMixin):
         for document, given in zip(documents, controls):
             if not isinstance(document, str) or not document.strip():
                 raise ValueError("document is empty: give the text to summarize")
-            prepared.append(self.unconditional(document.strip()) if unconditional
-                            else self.prepare(document.strip(), self.check(given)))
+            prepared.append(
+                self.unconditional(document.strip())
+                if unconditional
+                else self.prepare(document.strip(), self.check(given))
+            )
         ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
-        batch = self.tokenizer.pad({"input_ids": [cut(x, self.max_source_length) for x in ids]},
-                                   return_tensors=return_tensors)
+        batch = self.tokenizer.pad(
+            {"input_ids": [cut(x, self.max_source_length) for x in ids]}, return_tensors=return_tensors
+        )
         for key in prepared[0][1] if prepared else ():
             values = [extra[key] for _, extra, _ in prepared]
             batch[key] = torch.tensor(values) if return_tensors == "pt" else values
-        self.notices = [notes + ([f"the input was longer than the model's limit of {self.max_source_length} "
-                                  "tokens and was truncated"] if len(x) > self.max_source_length else [])
-                        for (_, _, notes), x in zip(prepared, ids)]
+        self.notices = [
+            notes
+            + (
+                [f"the input was longer than the model's limit of {self.max_source_length} tokens and was truncated"]
+                if len(x) > self.max_source_length
+                else []
+            )
+            for (_, _, notes), x in zip(prepared, ids)
+        ]
         for notes in self.notices:
             for note in notes:
                 logger.warning(note)
@@ -224,8 +240,9 @@ class SteerSumProcessor(ProcessorMixin):
             # adapter's repo has none; a custom architecture's would ask to trust its code again)
             tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, config=PreTrainedConfig(), **hub)
         except (OSError, ValueError):
-            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path,
-                                                      trust_remote_code=kwargs.get("trust_remote_code"), **hub)
+            tokenizer = AutoTokenizer.from_pretrained(
+                pretrained_model_name_or_path, trust_remote_code=kwargs.get("trust_remote_code"), **hub
+            )
         settings = read_file(cached_file(pretrained_model_name_or_path, PROCESSOR_FILE, **hub))
         data = {name: read_file(cached_file(pretrained_model_name_or_path, name, **hub)) for name in cls.files}
         return cls(tokenizer, settings, data)
@@ -237,8 +254,11 @@ class SteerSumProcessor(ProcessorMixin):
         self.tokenizer.save_pretrained(save_directory)
         code = inspect.getfile(type(self))
         module = os.path.splitext(os.path.basename(code))[0]
-        config = {**self.settings, "processor_class": type(self).__name__,
-                  "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"}}
+        config = {
+            **self.settings,
+            "processor_class": type(self).__name__,
+            "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"},
+        }
         write_file(os.path.join(save_directory, PROCESSOR_FILE), config)
         shutil.copyfile(code, os.path.join(save_directory, os.path.basename(code)))
         if postprocess is not None:  # saved from an exported repo: the postprocess it was loaded with goes along
@@ -246,6 +266,8 @@ class SteerSumProcessor(ProcessorMixin):
         for name in self.files:
             write_file(os.path.join(save_directory, name), self.data[name])
         return [os.path.join(save_directory, PROCESSOR_FILE)]
+
+
 # --- end of the copied part ------------------------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
 """Configuration of GSum (Dou et al., 2021), the guided BART that EntSUM (Maddela et al., 2022) adapts
 to entity-centric summarization (Sec. 4.1.3-4.1.4)."""
+
 from transformers import BartConfig
 
 
@@ -30,5 +31,7 @@ class GSumConfig(BartConfig):
         self.guidance_top_layers = guidance_top_layers
         super().__init__(**kwargs)
         if not isinstance(guidance_top_layers, int) or not 1 <= guidance_top_layers <= self.encoder_layers:
-            raise ValueError(f"guidance_top_layers must be an integer between 1 and encoder_layers "
-                             f"({self.encoder_layers}), got {guidance_top_layers!r}")
+            raise ValueError(
+                f"guidance_top_layers must be an integer between 1 and encoder_layers "
+                f"({self.encoder_layers}), got {guidance_top_layers!r}"
+            )

@@ -15,6 +15,7 @@ counterparts. Only the dynamic cache is supported in ``generate`` (the default).
 
 Self-contained (torch + transformers only) so an exported repo runs with ``trust_remote_code=True``.
 """
+
 import os
 from dataclasses import dataclass
 
@@ -24,8 +25,13 @@ from transformers import BartForConditionalGeneration, BartModel
 from transformers.cache_utils import DynamicCache, DynamicLayer, EncoderDecoderCache
 from transformers.masking_utils import create_bidirectional_mask
 from transformers.modeling_outputs import BaseModelOutput
-from transformers.models.bart.modeling_bart import (BartAttention, BartDecoder, BartDecoderLayer, BartEncoder,
-                                                    BartEncoderLayer)
+from transformers.models.bart.modeling_bart import (
+    BartAttention,
+    BartDecoder,
+    BartDecoderLayer,
+    BartEncoder,
+    BartEncoderLayer,
+)
 
 from .configuration_gsum import GSumConfig
 
@@ -45,8 +51,9 @@ def trim_padding(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple
     """Drop the columns that are padding in every row. SteerSum pads guidance to a fixed length (so a
     batch stacks like any other per-example input); the encoder need not run over that padding."""
     if (attention_mask.sum(dim=1) == 0).any():
-        raise ValueError("guidance_input_ids: a row has no guidance token (all padding); give at least the "
-                         "entity's name")
+        raise ValueError(
+            "guidance_input_ids: a row has no guidance token (all padding); give at least the entity's name"
+        )
     keep = int(attention_mask.any(dim=0).nonzero().max()) + 1
     return input_ids[:, :keep], attention_mask[:, :keep]
 
@@ -63,8 +70,9 @@ class GSumEncoder(BartEncoder):
     def __init__(self, config: GSumConfig):
         super().__init__(config)
         first_top = config.encoder_layers - config.guidance_top_layers
-        self.guidance_layers = nn.ModuleList([BartEncoderLayer(config, layer_idx=first_top + i)
-                                              for i in range(config.guidance_top_layers)])
+        self.guidance_layers = nn.ModuleList(
+            [BartEncoderLayer(config, layer_idx=first_top + i) for i in range(config.guidance_top_layers)]
+        )
 
     def encode(self, input_ids, attention_mask, inputs_embeds, top_layers: nn.ModuleList) -> torch.Tensor:
         """``BartEncoder.forward`` with the top layers swapped (layer drop is not applied)."""
@@ -72,25 +80,42 @@ class GSumEncoder(BartEncoder):
             inputs_embeds = self.embed_tokens(input_ids)  # (B, T, d), scaled like BART's
         hidden = inputs_embeds + self.embed_positions(inputs_embeds[:, :, -1]).to(inputs_embeds.device)
         hidden = nn.functional.dropout(self.layernorm_embedding(hidden), p=self.dropout, training=self.training)
-        mask = create_bidirectional_mask(config=self.config, inputs_embeds=inputs_embeds, attention_mask=attention_mask)
+        mask = create_bidirectional_mask(
+            config=self.config, inputs_embeds=inputs_embeds, attention_mask=attention_mask
+        )
         shared = self.layers[: len(self.layers) - len(top_layers)]
         for layer in [*shared, *top_layers]:
             hidden = layer(hidden, mask)
         return hidden
 
-    def forward(self, input_ids=None, attention_mask=None, guidance_input_ids=None, guidance_attention_mask=None,
-                inputs_embeds=None, source_states=None, **kwargs) -> GSumEncoderOutput:
+    def forward(
+        self,
+        input_ids=None,
+        attention_mask=None,
+        guidance_input_ids=None,
+        guidance_attention_mask=None,
+        inputs_embeds=None,
+        source_states=None,
+        **kwargs,
+    ) -> GSumEncoderOutput:
         if guidance_input_ids is None:
-            raise ValueError("GSum needs its guidance: pass guidance_input_ids (and optionally guidance_attention_mask)")
+            raise ValueError(
+                "GSum needs its guidance: pass guidance_input_ids (and optionally guidance_attention_mask)"
+            )
         if guidance_attention_mask is None:
             guidance_attention_mask = (guidance_input_ids != self.config.pad_token_id).long()
         guidance_input_ids, guidance_attention_mask = trim_padding(guidance_input_ids, guidance_attention_mask)
         top = len(self.guidance_layers)
         if source_states is None:
-            source_states = self.encode(input_ids, attention_mask, inputs_embeds, self.layers[len(self.layers) - top:])
+            source_states = self.encode(
+                input_ids, attention_mask, inputs_embeds, self.layers[len(self.layers) - top :]
+            )
         guidance = self.encode(guidance_input_ids, guidance_attention_mask, None, self.guidance_layers)
-        return GSumEncoderOutput(last_hidden_state=source_states, guidance_last_hidden_state=guidance,
-                                 guidance_attention_mask=guidance_attention_mask)
+        return GSumEncoderOutput(
+            last_hidden_state=source_states,
+            guidance_last_hidden_state=guidance,
+            guidance_attention_mask=guidance_attention_mask,
+        )
 
 
 class GSumDecoderLayer(BartDecoderLayer):
@@ -99,34 +124,57 @@ class GSumDecoderLayer(BartDecoderLayer):
     def __init__(self, config: GSumConfig, layer_idx: int | None = None):
         super().__init__(config, layer_idx)
         # Its keys and values are cached in the cross-attention cache after the source's: slot L + i.
-        self.guidance_attn = BartAttention(self.embed_dim, config.decoder_attention_heads,
-                                           dropout=config.attention_dropout, is_decoder=True, config=config,
-                                           layer_idx=config.decoder_layers + (layer_idx or 0))
+        self.guidance_attn = BartAttention(
+            self.embed_dim,
+            config.decoder_attention_heads,
+            dropout=config.attention_dropout,
+            is_decoder=True,
+            config=config,
+            layer_idx=config.decoder_layers + (layer_idx or 0),
+        )
         self.guidance_attn_layer_norm = nn.LayerNorm(self.embed_dim)
 
-    def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
-                past_key_values=None, use_cache=True, guidance_hidden_states=None, guidance_attention_mask=None,
-                **kwargs) -> torch.Tensor:
+    def forward(
+        self,
+        hidden_states,
+        attention_mask=None,
+        encoder_hidden_states=None,
+        encoder_attention_mask=None,
+        past_key_values=None,
+        use_cache=True,
+        guidance_hidden_states=None,
+        guidance_attention_mask=None,
+        **kwargs,
+    ) -> torch.Tensor:
         # Self Attention
         residual = hidden_states
-        hidden_states, _ = self.self_attn(hidden_states, past_key_values=past_key_values,
-                                          attention_mask=attention_mask, **kwargs)
+        hidden_states, _ = self.self_attn(
+            hidden_states, past_key_values=past_key_values, attention_mask=attention_mask, **kwargs
+        )
         hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         hidden_states = self.self_attn_layer_norm(residual + hidden_states)
 
         # Guidance Cross-Attention Block: first, what to look for (GSum)
         residual = hidden_states
-        hidden_states, _ = self.guidance_attn(hidden_states, key_value_states=guidance_hidden_states,
-                                              attention_mask=guidance_attention_mask,
-                                              past_key_values=past_key_values, **kwargs)
+        hidden_states, _ = self.guidance_attn(
+            hidden_states,
+            key_value_states=guidance_hidden_states,
+            attention_mask=guidance_attention_mask,
+            past_key_values=past_key_values,
+            **kwargs,
+        )
         hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         hidden_states = self.guidance_attn_layer_norm(residual + hidden_states)
 
         # Source Cross-Attention Block: then, the document
         residual = hidden_states
-        hidden_states, _ = self.encoder_attn(hidden_states, key_value_states=encoder_hidden_states,
-                                             attention_mask=encoder_attention_mask,
-                                             past_key_values=past_key_values, **kwargs)
+        hidden_states, _ = self.encoder_attn(
+            hidden_states,
+            key_value_states=encoder_hidden_states,
+            attention_mask=encoder_attention_mask,
+            past_key_values=past_key_values,
+            **kwargs,
+        )
         hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         hidden_states = self.encoder_attn_layer_norm(residual + hidden_states)
 
@@ -145,8 +193,16 @@ class GSumDecoder(BartDecoder):
         super().__init__(config)
         self.layers = nn.ModuleList([GSumDecoderLayer(config, layer_idx=i) for i in range(config.decoder_layers)])
 
-    def forward(self, input_ids=None, guidance_hidden_states=None, guidance_attention_mask=None,
-                past_key_values=None, inputs_embeds=None, use_cache=None, **kwargs):
+    def forward(
+        self,
+        input_ids=None,
+        guidance_hidden_states=None,
+        guidance_attention_mask=None,
+        past_key_values=None,
+        inputs_embeds=None,
+        use_cache=None,
+        **kwargs,
+    ):
         if guidance_hidden_states is None:
             raise ValueError("GSumDecoder needs guidance_hidden_states (the guidance's encoding)")
         if inputs_embeds is None:
@@ -156,13 +212,21 @@ class GSumDecoder(BartDecoder):
             past_key_values = EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
         if isinstance(past_key_values, EncoderDecoderCache):
             add_guidance_slots(past_key_values, 2 * len(self.layers))
-        guidance_mask = create_bidirectional_mask(config=self.config, inputs_embeds=inputs_embeds,
-                                                  attention_mask=guidance_attention_mask,
-                                                  encoder_hidden_states=guidance_hidden_states)
+        guidance_mask = create_bidirectional_mask(
+            config=self.config,
+            inputs_embeds=inputs_embeds,
+            attention_mask=guidance_attention_mask,
+            encoder_hidden_states=guidance_hidden_states,
+        )
         # BartDecoder hands its extra keyword arguments to every layer.
-        return super().forward(inputs_embeds=inputs_embeds, past_key_values=past_key_values, use_cache=use_cache,
-                               guidance_hidden_states=guidance_hidden_states, guidance_attention_mask=guidance_mask,
-                               **kwargs)
+        return super().forward(
+            inputs_embeds=inputs_embeds,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
+            guidance_hidden_states=guidance_hidden_states,
+            guidance_attention_mask=guidance_mask,
+            **kwargs,
+        )
 
 
 def add_guidance_slots(cache: EncoderDecoderCache, slots: int) -> None:
@@ -184,17 +248,34 @@ class GSumModel(BartModel):
         self.encoder.embed_tokens = self.decoder.embed_tokens = self.shared
         self.post_init()
 
-    def forward(self, input_ids=None, attention_mask=None, guidance_input_ids=None, guidance_attention_mask=None,
-                encoder_outputs=None, inputs_embeds=None, **kwargs):
+    def forward(
+        self,
+        input_ids=None,
+        attention_mask=None,
+        guidance_input_ids=None,
+        guidance_attention_mask=None,
+        encoder_outputs=None,
+        inputs_embeds=None,
+        **kwargs,
+    ):
         if encoder_outputs is None:
-            encoder_outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                                           guidance_input_ids=guidance_input_ids,
-                                           guidance_attention_mask=guidance_attention_mask)
+            encoder_outputs = self.encoder(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                inputs_embeds=inputs_embeds,
+                guidance_input_ids=guidance_input_ids,
+                guidance_attention_mask=guidance_attention_mask,
+            )
         if getattr(encoder_outputs, "guidance_last_hidden_state", None) is None:
             raise ValueError("GSum needs its guidance: pass guidance_input_ids, or encoder_outputs from GSumEncoder")
-        return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
-                               guidance_hidden_states=encoder_outputs.guidance_last_hidden_state,
-                               guidance_attention_mask=encoder_outputs.guidance_attention_mask, **kwargs)
+        return super().forward(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            encoder_outputs=encoder_outputs,
+            guidance_hidden_states=encoder_outputs.guidance_last_hidden_state,
+            guidance_attention_mask=encoder_outputs.guidance_attention_mask,
+            **kwargs,
+        )
 
 
 class GSumForConditionalGeneration(BartForConditionalGeneration):
@@ -212,11 +293,23 @@ class GSumForConditionalGeneration(BartForConditionalGeneration):
         self.model = GSumModel(config)
         self.post_init()
 
-    def forward(self, input_ids=None, attention_mask=None, guidance_input_ids=None, guidance_attention_mask=None,
-                encoder_outputs=None, **kwargs):
-        return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
-                               guidance_input_ids=guidance_input_ids, guidance_attention_mask=guidance_attention_mask,
-                               **kwargs)
+    def forward(
+        self,
+        input_ids=None,
+        attention_mask=None,
+        guidance_input_ids=None,
+        guidance_attention_mask=None,
+        encoder_outputs=None,
+        **kwargs,
+    ):
+        return super().forward(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            encoder_outputs=encoder_outputs,
+            guidance_input_ids=guidance_input_ids,
+            guidance_attention_mask=guidance_attention_mask,
+            **kwargs,
+        )
 
     @classmethod
     def from_bart(cls, bart: "BartForConditionalGeneration | str | os.PathLike", **config_overrides):
@@ -234,10 +327,14 @@ class GSumForConditionalGeneration(BartForConditionalGeneration):
         missing, unexpected = model.load_state_dict(bart.state_dict(), strict=False)
         not_guidance = [k for k in missing if ".guidance_" not in k]
         if unexpected or not_guidance:
-            raise ValueError(f"{type(bart).__name__} is not a plain BART: unexpected weights {unexpected[:5]}, "
-                             f"missing {not_guidance[:5]}")
+            raise ValueError(
+                f"{type(bart).__name__} is not a plain BART: unexpected weights {unexpected[:5]}, "
+                f"missing {not_guidance[:5]}"
+            )
         encoder = model.model.encoder
-        for copy, source in zip(encoder.guidance_layers, encoder.layers[len(encoder.layers) - len(encoder.guidance_layers):]):
+        for copy, source in zip(
+            encoder.guidance_layers, encoder.layers[len(encoder.layers) - len(encoder.guidance_layers) :]
+        ):
             copy.load_state_dict(source.state_dict())
         for layer in model.model.decoder.layers:
             layer.guidance_attn.load_state_dict(layer.encoder_attn.state_dict())

@@ -15,12 +15,12 @@ functions of this file, so the two cannot differ.
 Self-contained (torch, transformers, numpy and the standard library): it ships in every exported
 entity repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` loads it.
 """
-import re
 
 import inspect
 import json
 import logging
 import os
+import re
 import shutil
 
 import numpy as np
@@ -35,36 +35,340 @@ logger = logging.getLogger(__name__)
 GUIDANCE_LENGTH = {"name": 32, "sentences": 256}
 # NLTK's English stop words (SteerSum's metrics.text.STOPWORDS): a name with one before its last word
 # ("Bank of England") gets no surname alias.
-STOPWORDS = frozenset("""
-i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he
-him his himself she she's her hers herself it it's its itself they them their theirs themselves what
-which who whom this that that'll these those am is are was were be been being have has had having do
-does did doing a an the and but if or because as until while of at by for with about against between
-into through during before after above below to from up down in out on off over under again further
-then once here there when where why how all any both each few more most other some such no nor not
-only own same so than too very s t can will just don don't should should've now d ll m o re ve y ain
-aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't
-ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't
-won won't wouldn wouldn't
-""".split())
+STOPWORDS = frozenset(
+    [
+        "i",
+        "me",
+        "my",
+        "myself",
+        "we",
+        "our",
+        "ours",
+        "ourselves",
+        "you",
+        "you're",
+        "you've",
+        "you'll",
+        "you'd",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "he",
+        "him",
+        "his",
+        "himself",
+        "she",
+        "she's",
+        "her",
+        "hers",
+        "herself",
+        "it",
+        "it's",
+        "its",
+        "itself",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "themselves",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "this",
+        "that",
+        "that'll",
+        "these",
+        "those",
+        "am",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "have",
+        "has",
+        "had",
+        "having",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "a",
+        "an",
+        "the",
+        "and",
+        "but",
+        "if",
+        "or",
+        "because",
+        "as",
+        "until",
+        "while",
+        "of",
+        "at",
+        "by",
+        "for",
+        "with",
+        "about",
+        "against",
+        "between",
+        "into",
+        "through",
+        "during",
+        "before",
+        "after",
+        "above",
+        "below",
+        "to",
+        "from",
+        "up",
+        "down",
+        "in",
+        "out",
+        "on",
+        "off",
+        "over",
+        "under",
+        "again",
+        "further",
+        "then",
+        "once",
+        "here",
+        "there",
+        "when",
+        "where",
+        "why",
+        "how",
+        "all",
+        "any",
+        "both",
+        "each",
+        "few",
+        "more",
+        "most",
+        "other",
+        "some",
+        "such",
+        "no",
+        "nor",
+        "not",
+        "only",
+        "own",
+        "same",
+        "so",
+        "than",
+        "too",
+        "very",
+        "s",
+        "t",
+        "can",
+        "will",
+        "just",
+        "don",
+        "don't",
+        "should",
+        "should've",
+        "now",
+        "d",
+        "ll",
+        "m",
+        "o",
+        "re",
+        "ve",
+        "y",
+        "ain",
+        "aren",
+        "aren't",
+        "couldn",
+        "couldn't",
+        "didn",
+        "didn't",
+        "doesn",
+        "doesn't",
+        "hadn",
+        "hadn't",
+        "hasn",
+        "hasn't",
+        "haven",
+        "haven't",
+        "isn",
+        "isn't",
+        "ma",
+        "mightn",
+        "mightn't",
+        "mustn",
+        "mustn't",
+        "needn",
+        "needn't",
+        "shan",
+        "shan't",
+        "shouldn",
+        "shouldn't",
+        "wasn",
+        "wasn't",
+        "weren",
+        "weren't",
+        "won",
+        "won't",
+        "wouldn",
+        "wouldn't",
+    ]
+)
 # Tokens after a surname that are not the surname ("Jr.", "III", "Inc."), lower-cased without dots.
 NAME_SUFFIXES = frozenset({"jr", "sr", "ii", "iii", "iv", "inc", "ltd", "plc", "llc", "corp", "co"})
 # Copied from metrics.entity (tests/test_hub_repos.py checks that both give the same aliases):
 # Lower-case parts of persons' names ("Ludwig van Beethoven").
-NAME_PARTICLES = frozenset({"van", "von", "de", "der", "den", "da", "di", "du", "la", "le", "bin", "ibn", "al",
-                            "el", "dos", "das", "del", "della", "ter", "y"})
+NAME_PARTICLES = frozenset(
+    {
+        "van",
+        "von",
+        "de",
+        "der",
+        "den",
+        "da",
+        "di",
+        "du",
+        "la",
+        "le",
+        "bin",
+        "ibn",
+        "al",
+        "el",
+        "dos",
+        "das",
+        "del",
+        "della",
+        "ter",
+        "y",
+    }
+)
 # Last words of organisation names, never a surname alias ("Manchester United", "Sony Music", "BBC News").
-ORGANISATION_WORDS = frozenset("""
-united city rovers athletic wanderers albion county fc party council bank group union club association awards
-music news times post journal office department ministry commission committee agency court police airlines
-airways motors foundation university college school institute service services company league federation
-board authority network channel records studios pictures entertainment trust fund capital holdings partners
-systems technologies media broadcasting television tv radio press bureau senate congress parliament assembly
-army navy force forces corporation industries international enterprises securities insurance energy oil
-software games electronics communications telecom mobile online labs society organisation organization centre
-center exchange reserve treasury government administration team review magazine festival show cup championship
-one two three four five express mail telegraph guardian herald standard mirror sun
-""".split())
+ORGANISATION_WORDS = frozenset(
+    [
+        "united",
+        "city",
+        "rovers",
+        "athletic",
+        "wanderers",
+        "albion",
+        "county",
+        "fc",
+        "party",
+        "council",
+        "bank",
+        "group",
+        "union",
+        "club",
+        "association",
+        "awards",
+        "music",
+        "news",
+        "times",
+        "post",
+        "journal",
+        "office",
+        "department",
+        "ministry",
+        "commission",
+        "committee",
+        "agency",
+        "court",
+        "police",
+        "airlines",
+        "airways",
+        "motors",
+        "foundation",
+        "university",
+        "college",
+        "school",
+        "institute",
+        "service",
+        "services",
+        "company",
+        "league",
+        "federation",
+        "board",
+        "authority",
+        "network",
+        "channel",
+        "records",
+        "studios",
+        "pictures",
+        "entertainment",
+        "trust",
+        "fund",
+        "capital",
+        "holdings",
+        "partners",
+        "systems",
+        "technologies",
+        "media",
+        "broadcasting",
+        "television",
+        "tv",
+        "radio",
+        "press",
+        "bureau",
+        "senate",
+        "congress",
+        "parliament",
+        "assembly",
+        "army",
+        "navy",
+        "force",
+        "forces",
+        "corporation",
+        "industries",
+        "international",
+        "enterprises",
+        "securities",
+        "insurance",
+        "energy",
+        "oil",
+        "software",
+        "games",
+        "electronics",
+        "communications",
+        "telecom",
+        "mobile",
+        "online",
+        "labs",
+        "society",
+        "organisation",
+        "organization",
+        "centre",
+        "center",
+        "exchange",
+        "reserve",
+        "treasury",
+        "government",
+        "administration",
+        "team",
+        "review",
+        "magazine",
+        "festival",
+        "show",
+        "cup",
+        "championship",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "express",
+        "mail",
+        "telegraph",
+        "guardian",
+        "herald",
+        "standard",
+        "mirror",
+        "sun",
+    ]
+)
 
 
 def name_part(word: str) -> bool:
@@ -80,19 +384,174 @@ def person_like(words: list[str]) -> bool:
     """Whether a multi-word name (suffixes removed) reads as a person's: every word a name part
     (:func:`name_part`) or a particle ("van"), the last word not one that ends organisation names.
     All-capital words ("BBC") and digits mark an organisation or a product."""
-    return (all(w.lower() in NAME_PARTICLES or name_part(w) for w in words[:-1]) and name_part(words[-1])
-            and words[-1].lower() not in ORGANISATION_WORDS)
+    return (
+        all(w.lower() in NAME_PARTICLES or name_part(w) for w in words[:-1])
+        and name_part(words[-1])
+        and words[-1].lower() not in ORGANISATION_WORDS
+    )
+
 
 # NLTK Punkt's English abbreviations (tokenizers/punkt_tab/english/abbrev_types.txt): no sentence ends
 # after them.
-ABBREVIATIONS = frozenset("""
-a.a a.c a.d a.g a.h a.m a.m.e a.s a.t adm ala ariz aug ave b.f b.v bros c c.i.t c.o.m.b c.v calif chg cie co col
-colo conn corp cos ct d d.c d.h d.w dec dr e e.f e.h e.l e.m f f.g f.j feb fla fri ft g g.d g.f g.k ga gen h h.c
-h.f h.m i.m.s ill inc j.b j.c j.j j.k j.p j.r jan jr k kan ky l l.a l.f l.p lt ltd m m.b.a m.d.c m.j maj messrs
-mg mich minn mr mrs ms n n.c n.d n.h n.j n.m n.v n.y nev nov oct ok okla ore p p.a.m p.m pa ph.d prof r r.a r.h
-r.i r.j r.k r.t rep reps s s.a s.a.y s.c s.g s.p.a s.s sen sep sept sr st sw t t.j tenn tues u.k u.n u.s u.s.a
-u.s.s.r v va vs vt w w.c w.r w.va w.w wash wed wis yr
-""".split())
+ABBREVIATIONS = frozenset(
+    [
+        "a.a",
+        "a.c",
+        "a.d",
+        "a.g",
+        "a.h",
+        "a.m",
+        "a.m.e",
+        "a.s",
+        "a.t",
+        "adm",
+        "ala",
+        "ariz",
+        "aug",
+        "ave",
+        "b.f",
+        "b.v",
+        "bros",
+        "c",
+        "c.i.t",
+        "c.o.m.b",
+        "c.v",
+        "calif",
+        "chg",
+        "cie",
+        "co",
+        "col",
+        "colo",
+        "conn",
+        "corp",
+        "cos",
+        "ct",
+        "d",
+        "d.c",
+        "d.h",
+        "d.w",
+        "dec",
+        "dr",
+        "e",
+        "e.f",
+        "e.h",
+        "e.l",
+        "e.m",
+        "f",
+        "f.g",
+        "f.j",
+        "feb",
+        "fla",
+        "fri",
+        "ft",
+        "g",
+        "g.d",
+        "g.f",
+        "g.k",
+        "ga",
+        "gen",
+        "h",
+        "h.c",
+        "h.f",
+        "h.m",
+        "i.m.s",
+        "ill",
+        "inc",
+        "j.b",
+        "j.c",
+        "j.j",
+        "j.k",
+        "j.p",
+        "j.r",
+        "jan",
+        "jr",
+        "k",
+        "kan",
+        "ky",
+        "l",
+        "l.a",
+        "l.f",
+        "l.p",
+        "lt",
+        "ltd",
+        "m",
+        "m.b.a",
+        "m.d.c",
+        "m.j",
+        "maj",
+        "messrs",
+        "mg",
+        "mich",
+        "minn",
+        "mr",
+        "mrs",
+        "ms",
+        "n",
+        "n.c",
+        "n.d",
+        "n.h",
+        "n.j",
+        "n.m",
+        "n.v",
+        "n.y",
+        "nev",
+        "nov",
+        "oct",
+        "ok",
+        "okla",
+        "ore",
+        "p",
+        "p.a.m",
+        "p.m",
+        "pa",
+        "ph.d",
+        "prof",
+        "r",
+        "r.a",
+        "r.h",
+        "r.i",
+        "r.j",
+        "r.k",
+        "r.t",
+        "rep",
+        "reps",
+        "s",
+        "s.a",
+        "s.a.y",
+        "s.c",
+        "s.g",
+        "s.p.a",
+        "s.s",
+        "sen",
+        "sep",
+        "sept",
+        "sr",
+        "st",
+        "sw",
+        "t",
+        "t.j",
+        "tenn",
+        "tues",
+        "u.k",
+        "u.n",
+        "u.s",
+        "u.s.a",
+        "u.s.s.r",
+        "v",
+        "va",
+        "vs",
+        "vt",
+        "w",
+        "w.c",
+        "w.r",
+        "w.va",
+        "w.w",
+        "wash",
+        "wed",
+        "wis",
+        "yr",
+    ]
+)
 # A candidate end: the end mark with any closing quotes/brackets, the spaces, and what starts the next sentence.
 BOUNDARY = re.compile(r"""([.!?]+["'”’)\]]*)(\s+)(?=["'“‘(\[]*[A-Z0-9])""")
 
@@ -105,11 +564,11 @@ def split_sentences(text: str) -> list[str]:
         start = 0
         for match in BOUNDARY.finditer(paragraph):
             if match.group(1).startswith("."):
-                before = paragraph[start:match.start()].split()
+                before = paragraph[start : match.start()].split()
                 word = before[-1].lstrip("\"'“‘([").lower() if before else ""
                 if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
                     continue  # "Mr. Smith", "J. Smith", "U.S. Army"
-            out.append(paragraph[start:match.end(1)])
+            out.append(paragraph[start : match.end(1)])
             start = match.end()
         out.append(paragraph[start:])
     return [s.strip() for s in out if s.strip()]
@@ -119,8 +578,10 @@ def entity_name(entity) -> str:
     """The entity's name, spaces normalized; a ValueError when it is empty."""
     name = " ".join(str(entity or "").split())
     if not name:
-        raise ValueError("control 'entity' is empty: name a person or organization of the document, "
-                         "e.g. {\"entity\": \"Angela Merkel\"}")
+        raise ValueError(
+            "control 'entity' is empty: name a person or organization of the document, "
+            'e.g. {"entity": "Angela Merkel"}'
+        )
     return name
 
 
@@ -134,8 +595,11 @@ def aliases(entity: str) -> list[str]:
     words = name.split(" ")
     while len(words) > 1 and words[-1].lower().replace(".", "") in NAME_SUFFIXES:
         words = words[:-1]
-    if len(words) > 1 and not any(w.lower() in STOPWORDS for w in words[:-1]) and person_like(
-            [w.rstrip(",") for w in words]):
+    if (
+        len(words) > 1
+        and not any(w.lower() in STOPWORDS for w in words[:-1])
+        and person_like([w.rstrip(",") for w in words])
+    ):
         surname = words[-1].rstrip(",")
         if surname[:1].isupper() and surname.lower() not in STOPWORDS:
             names.append(surname)
@@ -149,8 +613,9 @@ def mention_pattern(entity: str) -> re.Pattern:
     """One regex for all aliases, longest first, as whole words: names of several words in any case,
     one-word aliases only as written ("BBC One" is not "one of the best")."""
     names = sorted(aliases(entity), key=len, reverse=True)
-    alternatives = "|".join(r"(?i:" + r"\s+".join(map(re.escape, n.split(" "))) + ")" if " " in n else re.escape(n)
-                            for n in names)
+    alternatives = "|".join(
+        r"(?i:" + r"\s+".join(map(re.escape, n.split(" "))) + ")" if " " in n else re.escape(n) for n in names
+    )
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)")
 
 
@@ -161,8 +626,10 @@ def sentences_naming(document: str, entity: str) -> list[str]:
 
 
 def absent(entity: str) -> str:
-    return (f"{entity!r} is not mentioned in the document (neither its full name nor its surname), "
-            "so the summary cannot be about it")
+    return (
+        f"{entity!r} is not mentioned in the document (neither its full name nor its surname), "
+        "so the summary cannot be about it"
+    )
 
 
 def guidance(document: str, entity: str, method: str) -> tuple[str, list[str]]:
@@ -237,8 +704,11 @@ def check_value(control: dict, value):
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)
         low, high = control.get("minimum"), control.get("maximum")
-        if not isinstance(value, int) or isinstance(value, bool) or not (
-                (low is None or value >= low) and (high is None or value <= high)):
+        if (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or not ((low is None or value >= low) and (high is None or value <= high))
+        ):
             raise ValueError(f"control '{name}' must be an integer in [{low}, {high}], got {value!r}")
         return value
     raise ValueError(f"control '{name}' has unknown kind {kind!r}")
@@ -259,8 +729,10 @@ def check_controls(controls, schema: list[dict]) -> dict:
         value = controls.get(name)
         if value is None or value == "" or value == []:
             if control.get("required"):
-                raise ValueError(f"control '{name}' is required" + (
-                    f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else ""))
+                raise ValueError(
+                    f"control '{name}' is required"
+                    + (f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else "")
+                )
             if control.get("default") is not None:
                 checked[name] = control["default"]
             continue
@@ -327,17 +799,27 @@ class SteerSumProcessor(ProcessorMixin):
         for document, given in zip(documents, controls):
             if not isinstance(document, str) or not document.strip():
                 raise ValueError("document is empty: give the text to summarize")
-            prepared.append(self.unconditional(document.strip()) if unconditional
-                            else self.prepare(document.strip(), self.check(given)))
+            prepared.append(
+                self.unconditional(document.strip())
+                if unconditional
+                else self.prepare(document.strip(), self.check(given))
+            )
         ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
-        batch = self.tokenizer.pad({"input_ids": [cut(x, self.max_source_length) for x in ids]},
-                                   return_tensors=return_tensors)
+        batch = self.tokenizer.pad(
+            {"input_ids": [cut(x, self.max_source_length) for x in ids]}, return_tensors=return_tensors
+        )
         for key in prepared[0][1] if prepared else ():
             values = [extra[key] for _, extra, _ in prepared]
             batch[key] = torch.tensor(values) if return_tensors == "pt" else values
-        self.notices = [notes + ([f"the input was longer than the model's limit of {self.max_source_length} "
-                                  "tokens and was truncated"] if len(x) > self.max_source_length else [])
-                        for (_, _, notes), x in zip(prepared, ids)]
+        self.notices = [
+            notes
+            + (
+                [f"the input was longer than the model's limit of {self.max_source_length} tokens and was truncated"]
+                if len(x) > self.max_source_length
+                else []
+            )
+            for (_, _, notes), x in zip(prepared, ids)
+        ]
         for notes in self.notices:
             for note in notes:
                 logger.warning(note)
@@ -366,8 +848,9 @@ class SteerSumProcessor(ProcessorMixin):
             # adapter's repo has none; a custom architecture's would ask to trust its code again)
             tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, config=PreTrainedConfig(), **hub)
         except (OSError, ValueError):
-            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path,
-                                                      trust_remote_code=kwargs.get("trust_remote_code"), **hub)
+            tokenizer = AutoTokenizer.from_pretrained(
+                pretrained_model_name_or_path, trust_remote_code=kwargs.get("trust_remote_code"), **hub
+            )
         settings = read_file(cached_file(pretrained_model_name_or_path, PROCESSOR_FILE, **hub))
         data = {name: read_file(cached_file(pretrained_model_name_or_path, name, **hub)) for name in cls.files}
         return cls(tokenizer, settings, data)
@@ -379,8 +862,11 @@ class SteerSumProcessor(ProcessorMixin):
         self.tokenizer.save_pretrained(save_directory)
         code = inspect.getfile(type(self))
         module = os.path.splitext(os.path.basename(code))[0]
-        config = {**self.settings, "processor_class": type(self).__name__,
-                  "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"}}
+        config = {
+            **self.settings,
+            "processor_class": type(self).__name__,
+            "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"},
+        }
         write_file(os.path.join(save_directory, PROCESSOR_FILE), config)
         shutil.copyfile(code, os.path.join(save_directory, os.path.basename(code)))
         if postprocess is not None:  # saved from an exported repo: the postprocess it was loaded with goes along
@@ -388,6 +874,8 @@ class SteerSumProcessor(ProcessorMixin):
         for name in self.files:
             write_file(os.path.join(save_directory, name), self.data[name])
         return [os.path.join(save_directory, PROCESSOR_FILE)]
+
+
 # --- end of the copied part ------------------------------------------------------------------------------
 
 
@@ -402,6 +890,11 @@ class GSumProcessor(SteerSumProcessor):
         return document, {"guidance_input_ids": ids + [self.tokenizer.pad_token_id] * (length - len(ids))}, []
 
     def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
-        text, extra, notices, _ = gsum_input(document, controls.get("entity"), self.settings["method"], self.tokenizer,
-                                             self.settings.get("max_guidance_length"))
+        text, extra, notices, _ = gsum_input(
+            document,
+            controls.get("entity"),
+            self.settings["method"],
+            self.tokenizer,
+            self.settings.get("max_guidance_length"),
+        )
         return text, extra, notices

@@ -1,5 +1,6 @@
 """Configuration of BART with a user encoder over the reader's click history (PENS-style injection,
 Ao et al. 2021, as evaluated by Vansh et al. 2023)."""
+
 from transformers import BartConfig
 
 TITLE_ENCODERS = ("encoder", "embeddings")
@@ -32,10 +33,20 @@ class PersonaBartConfig(BartConfig):
 
     model_type = "persona_bart"
 
-    def __init__(self, user_vectors: int = 4, max_history: int = 16, max_title_tokens: int = 24,
-                 title_encoder: str = "encoder", user_init_std: float | None = None, **kwargs):
-        for name, value in (("user_vectors", user_vectors), ("max_history", max_history),
-                            ("max_title_tokens", max_title_tokens)):
+    def __init__(
+        self,
+        user_vectors: int = 4,
+        max_history: int = 16,
+        max_title_tokens: int = 24,
+        title_encoder: str = "encoder",
+        user_init_std: float | None = None,
+        **kwargs,
+    ):
+        for name, value in (
+            ("user_vectors", user_vectors),
+            ("max_history", max_history),
+            ("max_title_tokens", max_title_tokens),
+        ):
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if title_encoder not in TITLE_ENCODERS:

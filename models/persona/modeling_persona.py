@@ -10,6 +10,7 @@ A reader with no history (every title padding) gets a fully masked user block: t
 cross-attention gives it weight 0, so the output is exactly the non-personalized model's.
 Self-contained (torch + transformers only) so an exported repo runs with ``trust_remote_code=True``.
 """
+
 import math
 
 import torch
@@ -63,7 +64,10 @@ class PersonaBartModel(BartModel):
         batch, n_titles, length = history_ids.shape
         token_mask = history_ids.ne(self.config.pad_token_id)  # (B, H, L)
         title_mask = token_mask.any(dim=-1)  # (B, H)
-        flat_ids, flat_mask = history_ids.reshape(-1, length)[title_mask.reshape(-1)], token_mask.reshape(-1, length)[title_mask.reshape(-1)]
+        flat_ids, flat_mask = (
+            history_ids.reshape(-1, length)[title_mask.reshape(-1)],
+            token_mask.reshape(-1, length)[title_mask.reshape(-1)],
+        )
         titles = self.shared.weight.new_zeros(batch * n_titles, self.config.d_model)
         if flat_ids.shape[0]:
             if self.config.title_encoder == "encoder":
@@ -74,14 +78,16 @@ class PersonaBartModel(BartModel):
             titles[title_mask.reshape(-1)] = (states * mask).sum(1) / mask.sum(1)  # mean over real tokens
         return titles.view(batch, n_titles, -1), title_mask
 
-    def encode_with_history(self, input_ids=None, attention_mask=None, history_ids=None, encoder_outputs=None,
-                            **encoder_kwargs) -> tuple[BaseModelOutput, torch.Tensor]:
+    def encode_with_history(
+        self, input_ids=None, attention_mask=None, history_ids=None, encoder_outputs=None, **encoder_kwargs
+    ) -> tuple[BaseModelOutput, torch.Tensor]:
         """The decoder's memory: the article's encoder states (computed unless ``encoder_outputs`` is
         given, e.g. shared by several readers of one article) with the reader's vectors appended,
         and the matching attention mask (B, S + K)."""
         if encoder_outputs is None:
-            encoder_outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask, return_dict=True,
-                                           **encoder_kwargs)
+            encoder_outputs = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, return_dict=True, **encoder_kwargs
+            )
         elif not isinstance(encoder_outputs, BaseModelOutput):
             encoder_outputs = BaseModelOutput(last_hidden_state=encoder_outputs[0])
         article = encoder_outputs.last_hidden_state  # (B, S, d)
@@ -100,10 +106,12 @@ class PersonaBartModel(BartModel):
 
     def forward(self, input_ids=None, attention_mask=None, history_ids=None, encoder_outputs=None, **kwargs):
         if history_ids is not None:
-            encoder_outputs, attention_mask = self.encode_with_history(input_ids, attention_mask, history_ids,
-                                                                       encoder_outputs)
-        return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
-                               **kwargs)
+            encoder_outputs, attention_mask = self.encode_with_history(
+                input_ids, attention_mask, history_ids, encoder_outputs
+            )
+        return super().forward(
+            input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs, **kwargs
+        )
 
 
 class PersonaBartForConditionalGeneration(BartForConditionalGeneration):
@@ -127,10 +135,12 @@ class PersonaBartForConditionalGeneration(BartForConditionalGeneration):
 
     def forward(self, input_ids=None, attention_mask=None, history_ids=None, encoder_outputs=None, **kwargs):
         if history_ids is not None:
-            encoder_outputs, attention_mask = self.model.encode_with_history(input_ids, attention_mask, history_ids,
-                                                                             encoder_outputs)
-        return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
-                               **kwargs)
+            encoder_outputs, attention_mask = self.model.encode_with_history(
+                input_ids, attention_mask, history_ids, encoder_outputs
+            )
+        return super().forward(
+            input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs, **kwargs
+        )
 
     def generate(self, inputs=None, attention_mask=None, history_ids=None, encoder_outputs=None, **kwargs):
         # The reader's vectors join the memory before decoding starts; the decoding steps then see a
@@ -138,7 +148,8 @@ class PersonaBartForConditionalGeneration(BartForConditionalGeneration):
         if inputs is None:
             inputs = kwargs.pop("input_ids", None)
         if history_ids is not None:
-            encoder_outputs, attention_mask = self.model.encode_with_history(inputs, attention_mask, history_ids,
-                                                                             encoder_outputs)
+            encoder_outputs, attention_mask = self.model.encode_with_history(
+                inputs, attention_mask, history_ids, encoder_outputs
+            )
             inputs = None  # the batch size comes from encoder_outputs
         return super().generate(inputs, attention_mask=attention_mask, encoder_outputs=encoder_outputs, **kwargs)

@@ -16,6 +16,7 @@ Self-contained (torch, transformers, numpy and the standard library): it ships i
 persona repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` loads it; SteerSum's
 ``variants.persona`` builds its inputs with the functions of this file, so the two cannot differ.
 """
+
 import inspect
 import json
 import logging
@@ -48,8 +49,9 @@ def interest_prefix(document: str, guide: str) -> str:
     return f"{guide} {HISTORY} {document}"
 
 
-def closest_sentences(sentences: list[str], sentence_vectors: np.ndarray, title_vectors: np.ndarray,
-                      k: int = READER_SENTENCES) -> list[str]:
+def closest_sentences(
+    sentences: list[str], sentence_vectors: np.ndarray, title_vectors: np.ndarray, k: int = READER_SENTENCES
+) -> list[str]:
     """The ``k`` sentences whose unit vectors have the highest cosine to the mean of the titles' unit
     vectors (the reader's interests), in document order; ties go to the earlier sentence."""
     interests = title_vectors.mean(axis=0)
@@ -64,13 +66,23 @@ def history_ids(tokenizer, titles: list[str], max_history: int, max_title_tokens
     pad = tokenizer.pad_token_id
     grid = [[pad] * max_title_tokens for _ in range(max_history)]
     recent = titles[-max_history:]
-    for row, ids in enumerate(tokenizer(recent, truncation=True, max_length=max_title_tokens)["input_ids"] if recent else []):
-        grid[row][:len(ids)] = ids
+    for row, ids in enumerate(
+        tokenizer(recent, truncation=True, max_length=max_title_tokens)["input_ids"] if recent else []
+    ):
+        grid[row][: len(ids)] = ids
     return grid
 
 
-def persona_input(document: str, titles: list[str], method: str, prefix_titles: int, tokenizer=None,
-                  max_history: int = 32, max_title_tokens: int = 24, guide=None) -> tuple[str, dict, list[str]]:
+def persona_input(
+    document: str,
+    titles: list[str],
+    method: str,
+    prefix_titles: int,
+    tokenizer=None,
+    max_history: int = 32,
+    max_title_tokens: int = 24,
+    guide=None,
+) -> tuple[str, dict, list[str]]:
     """Source text, extra inputs and notices for one article and a reader's titles. ``interest-prefix``
     needs ``guide(document, titles)``: the reader's sentences of the document (:func:`closest_sentences`)."""
     notices = [] if titles else [NO_HISTORY]
@@ -129,8 +141,11 @@ def check_value(control: dict, value):
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)
         low, high = control.get("minimum"), control.get("maximum")
-        if not isinstance(value, int) or isinstance(value, bool) or not (
-                (low is None or value >= low) and (high is None or value <= high)):
+        if (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or not ((low is None or value >= low) and (high is None or value <= high))
+        ):
             raise ValueError(f"control '{name}' must be an integer in [{low}, {high}], got {value!r}")
         return value
     raise ValueError(f"control '{name}' has unknown kind {kind!r}")
@@ -151,8 +166,10 @@ def check_controls(controls, schema: list[dict]) -> dict:
         value = controls.get(name)
         if value is None or value == "" or value == []:
             if control.get("required"):
-                raise ValueError(f"control '{name}' is required" + (
-                    f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else ""))
+                raise ValueError(
+                    f"control '{name}' is required"
+                    + (f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else "")
+                )
             if control.get("default") is not None:
                 checked[name] = control["default"]
             continue
@@ -219,17 +236,27 @@ class SteerSumProcessor(ProcessorMixin):
         for document, given in zip(documents, controls):
             if not isinstance(document, str) or not document.strip():
                 raise ValueError("document is empty: give the text to summarize")
-            prepared.append(self.unconditional(document.strip()) if unconditional
-                            else self.prepare(document.strip(), self.check(given)))
+            prepared.append(
+                self.unconditional(document.strip())
+                if unconditional
+                else self.prepare(document.strip(), self.check(given))
+            )
         ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
-        batch = self.tokenizer.pad({"input_ids": [cut(x, self.max_source_length) for x in ids]},
-                                   return_tensors=return_tensors)
+        batch = self.tokenizer.pad(
+            {"input_ids": [cut(x, self.max_source_length) for x in ids]}, return_tensors=return_tensors
+        )
         for key in prepared[0][1] if prepared else ():
             values = [extra[key] for _, extra, _ in prepared]
             batch[key] = torch.tensor(values) if return_tensors == "pt" else values
-        self.notices = [notes + ([f"the input was longer than the model's limit of {self.max_source_length} "
-                                  "tokens and was truncated"] if len(x) > self.max_source_length else [])
-                        for (_, _, notes), x in zip(prepared, ids)]
+        self.notices = [
+            notes
+            + (
+                [f"the input was longer than the model's limit of {self.max_source_length} tokens and was truncated"]
+                if len(x) > self.max_source_length
+                else []
+            )
+            for (_, _, notes), x in zip(prepared, ids)
+        ]
         for notes in self.notices:
             for note in notes:
                 logger.warning(note)
@@ -258,8 +285,9 @@ class SteerSumProcessor(ProcessorMixin):
             # adapter's repo has none; a custom architecture's would ask to trust its code again)
             tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, config=PreTrainedConfig(), **hub)
         except (OSError, ValueError):
-            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path,
-                                                      trust_remote_code=kwargs.get("trust_remote_code"), **hub)
+            tokenizer = AutoTokenizer.from_pretrained(
+                pretrained_model_name_or_path, trust_remote_code=kwargs.get("trust_remote_code"), **hub
+            )
         settings = read_file(cached_file(pretrained_model_name_or_path, PROCESSOR_FILE, **hub))
         data = {name: read_file(cached_file(pretrained_model_name_or_path, name, **hub)) for name in cls.files}
         return cls(tokenizer, settings, data)
@@ -271,8 +299,11 @@ class SteerSumProcessor(ProcessorMixin):
         self.tokenizer.save_pretrained(save_directory)
         code = inspect.getfile(type(self))
         module = os.path.splitext(os.path.basename(code))[0]
-        config = {**self.settings, "processor_class": type(self).__name__,
-                  "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"}}
+        config = {
+            **self.settings,
+            "processor_class": type(self).__name__,
+            "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"},
+        }
         write_file(os.path.join(save_directory, PROCESSOR_FILE), config)
         shutil.copyfile(code, os.path.join(save_directory, os.path.basename(code)))
         if postprocess is not None:  # saved from an exported repo: the postprocess it was loaded with goes along
@@ -280,6 +311,8 @@ class SteerSumProcessor(ProcessorMixin):
         for name in self.files:
             write_file(os.path.join(save_directory, name), self.data[name])
         return [os.path.join(save_directory, PROCESSOR_FILE)]
+
+
 # --- end of the copied part ------------------------------------------------------------------------------
 
 
@@ -295,8 +328,10 @@ class PersonaProcessor(SteerSumProcessor):
         checked = super().check(controls)
         readers = {reader["id"] for reader in self.data[READERS_FILE]["readers"]}
         if checked.get("reader") is not None and checked["reader"] not in readers:
-            raise ValueError(f"unknown reader {checked['reader']!r}; allowed: {', '.join(sorted(readers))}, "
-                             "or paste a history (one title per line)")
+            raise ValueError(
+                f"unknown reader {checked['reader']!r}; allowed: {', '.join(sorted(readers))}, "
+                "or paste a history (one title per line)"
+            )
         return checked
 
     def titles(self, controls: dict) -> list[str]:
@@ -308,8 +343,16 @@ class PersonaProcessor(SteerSumProcessor):
 
     def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
         s = self.settings
-        return persona_input(document, self.titles(controls), s["method"], int(s["prefix_titles"]), self.tokenizer,
-                             int(s.get("max_history", 32)), int(s.get("max_title_tokens", 24)), self.reader_sentences)
+        return persona_input(
+            document,
+            self.titles(controls),
+            s["method"],
+            int(s["prefix_titles"]),
+            self.tokenizer,
+            int(s.get("max_history", 32)),
+            int(s.get("max_title_tokens", 24)),
+            self.reader_sentences,
+        )
 
     def reader_sentences(self, document: str, titles: list[str]) -> str:
         """``interest-prefix``'s guide: the document's sentences (NLTK Punkt, line breaks end paragraphs)
@@ -318,12 +361,19 @@ class PersonaProcessor(SteerSumProcessor):
             import nltk
             from sentence_transformers import SentenceTransformer
         except ImportError as err:
-            raise ImportError("method 'interest-prefix' picks the reader's sentences with MiniLM: "
-                              "pip install sentence-transformers nltk") from err
+            raise ImportError(
+                "method 'interest-prefix' picks the reader's sentences with MiniLM: "
+                "pip install sentence-transformers nltk"
+            ) from err
         if getattr(self, "_encoder", None) is None:
             self._encoder = SentenceTransformer(self.settings.get("interest_encoder", INTEREST_ENCODER), device="cpu")
-        sentences = [s.strip() for paragraph in document.split("\n") if paragraph.strip()
-                     for s in nltk.sent_tokenize(paragraph) if s.strip()]
+        sentences = [
+            s.strip()
+            for paragraph in document.split("\n")
+            if paragraph.strip()
+            for s in nltk.sent_tokenize(paragraph)
+            if s.strip()
+        ]
         if len(sentences) <= READER_SENTENCES:
             return " ".join(sentences)
         encode = lambda texts: self._encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True)  # noqa: E731

@@ -1,5 +1,6 @@
 """Configuration of TDSum and its TF-IDF relatives (Takeshita et al., "ROUGE-K: Do Your Summaries Have
 Keywords?", Sec. 4)."""
+
 from transformers import BartConfig
 
 
@@ -33,12 +34,18 @@ class TDSumConfig(BartConfig):
 
     model_type = "tdsum"
 
-    def __init__(self, tfidf_attention: bool = True, tfidf_attention_init_std: float = 0.0,
-                 rwenc_layers: list[int] | None = None, rwgen_lambda: float = 0.0, tdmtl_lambda: float = 0.0,
-                 **kwargs):
+    def __init__(
+        self,
+        tfidf_attention: bool = True,
+        tfidf_attention_init_std: float = 0.0,
+        rwenc_layers: list[int] | None = None,
+        rwgen_lambda: float = 0.0,
+        tdmtl_lambda: float = 0.0,
+        **kwargs,
+    ):
         self.tfidf_attention = bool(tfidf_attention)
         self.tfidf_attention_init_std = float(tfidf_attention_init_std)
-        self.rwenc_layers = sorted(set(int(i) for i in (rwenc_layers or [])))
+        self.rwenc_layers = sorted({int(i) for i in (rwenc_layers or [])})
         self.rwgen_lambda = float(rwgen_lambda)
         self.tdmtl_lambda = float(tdmtl_lambda)
         super().__init__(**kwargs)
@@ -49,8 +56,9 @@ class TDSumConfig(BartConfig):
             raise ValueError(f"tfidf_attention_init_std must be >= 0, got {self.tfidf_attention_init_std}")
         outside = [i for i in self.rwenc_layers if not 0 <= i < self.encoder_layers]
         if outside:
-            raise ValueError(f"rwenc_layers {outside} are not encoder layers; the model has layers "
-                             f"0..{self.encoder_layers - 1}")
+            raise ValueError(
+                f"rwenc_layers {outside} are not encoder layers; the model has layers 0..{self.encoder_layers - 1}"
+            )
 
     @property
     def uses_tfidf_input(self) -> bool:

@@ -11,6 +11,7 @@ The scores come in as ``tfidf``, a float tensor aligned to ``input_ids`` (``(bat
 wider tensor is cut to the source length, so per-example lists padded to one fixed width stack).
 Self-contained (torch + transformers only) so an exported repo runs with ``trust_remote_code=True``.
 """
+
 from dataclasses import dataclass
 
 import torch
@@ -20,8 +21,13 @@ from transformers import initialization as init
 from transformers.activations import ACT2FN
 from transformers.modeling_outputs import BaseModelOutput
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
-from transformers.models.bart.modeling_bart import (BartDecoder, BartDecoderLayer, BartEncoder, BartEncoderLayer,
-                                                    eager_attention_forward)
+from transformers.models.bart.modeling_bart import (
+    BartDecoder,
+    BartDecoderLayer,
+    BartEncoder,
+    BartEncoderLayer,
+    eager_attention_forward,
+)
 
 from .configuration_tdsum import TDSumConfig
 
@@ -105,7 +111,7 @@ class TDSumTfidfAttention(nn.Module):
         self.config, self.layer_idx, self.is_causal = config, layer_idx, False
         self.num_heads = config.decoder_attention_heads
         self.head_dim = config.d_model // self.num_heads
-        self.scaling = self.head_dim ** -0.5
+        self.scaling = self.head_dim**-0.5
         self.dropout = config.attention_dropout
         self.q_proj = nn.Linear(config.d_model, config.d_model)
         self.k_proj = nn.Linear(config.d_model, config.d_model)
@@ -119,13 +125,21 @@ class TDSumTfidfAttention(nn.Module):
         values = self.v_proj(tfidf_states).view(shape).transpose(1, 2)
         return torch.stack([keys, values], dim=1)  # (B, 2, H, T, hd)
 
-    def forward(self, hidden_states: torch.Tensor, key_values: torch.Tensor,
-                attention_mask: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, hidden_states: torch.Tensor, key_values: torch.Tensor, attention_mask: torch.Tensor | None = None
+    ) -> torch.Tensor:
         input_shape = hidden_states.shape[:-1]
         query = self.q_proj(hidden_states).view(*input_shape, -1, self.head_dim).transpose(1, 2)  # (B, H, S, hd)
         attention = ALL_ATTENTION_FUNCTIONS.get_interface(self.config._attn_implementation, eager_attention_forward)
-        output, _ = attention(self, query, key_values[:, 0], key_values[:, 1], attention_mask,
-                              dropout=self.dropout if self.training else 0.0, scaling=self.scaling)
+        output, _ = attention(
+            self,
+            query,
+            key_values[:, 0],
+            key_values[:, 1],
+            attention_mask,
+            dropout=self.dropout if self.training else 0.0,
+            scaling=self.scaling,
+        )
         return self.out_proj(output.reshape(*input_shape, -1).contiguous())
 
 
@@ -139,30 +153,47 @@ class TDSumDecoderLayer(BartDecoderLayer):
         self.tfidf_attn = TDSumTfidfAttention(config, layer_idx) if config.tfidf_attention else None
 
     # Adapted from transformers.models.bart.modeling_bart.BartDecoderLayer.forward (TF-IDF block added)
-    def forward(self, hidden_states, attention_mask=None, encoder_hidden_states=None, encoder_attention_mask=None,
-                past_key_values=None, use_cache=True, tfidf_key_values=None, **kwargs):
+    def forward(
+        self,
+        hidden_states,
+        attention_mask=None,
+        encoder_hidden_states=None,
+        encoder_attention_mask=None,
+        past_key_values=None,
+        use_cache=True,
+        tfidf_key_values=None,
+        **kwargs,
+    ):
         residual = hidden_states
         # Self Attention
-        hidden_states, _ = self.self_attn(hidden_states, past_key_values=past_key_values,
-                                          attention_mask=attention_mask, **kwargs)
+        hidden_states, _ = self.self_attn(
+            hidden_states, past_key_values=past_key_values, attention_mask=attention_mask, **kwargs
+        )
         hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         hidden_states = self.self_attn_layer_norm(residual + hidden_states)
 
         # TF-IDF Attention Block (TDSum)
         if self.tfidf_attn is not None:
             if tfidf_key_values is None:
-                raise ValueError("TDSum's decoder needs tfidf_key_values: run the model with `tfidf` or with "
-                                 "encoder_outputs from its encoder")
-            tfidf_output = self.tfidf_attn(hidden_states, tfidf_key_values[:, self.tfidf_attn.layer_idx],
-                                           encoder_attention_mask)
+                raise ValueError(
+                    "TDSum's decoder needs tfidf_key_values: run the model with `tfidf` or with "
+                    "encoder_outputs from its encoder"
+                )
+            tfidf_output = self.tfidf_attn(
+                hidden_states, tfidf_key_values[:, self.tfidf_attn.layer_idx], encoder_attention_mask
+            )
             hidden_states = hidden_states + nn.functional.dropout(tfidf_output, p=self.dropout, training=self.training)
 
         # Cross-Attention Block
         if encoder_hidden_states is not None:
             residual = hidden_states
-            hidden_states, _ = self.encoder_attn(hidden_states, key_value_states=encoder_hidden_states,
-                                                 attention_mask=encoder_attention_mask,
-                                                 past_key_values=past_key_values, **kwargs)
+            hidden_states, _ = self.encoder_attn(
+                hidden_states,
+                key_value_states=encoder_hidden_states,
+                attention_mask=encoder_attention_mask,
+                past_key_values=past_key_values,
+                **kwargs,
+            )
             hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
             hidden_states = self.encoder_attn_layer_norm(residual + hidden_states)
 
@@ -195,11 +226,14 @@ class TDSumEncoder(BartEncoder):
         """Whether the source's encoding reads no TF-IDF score (no RwEnc layer), so it may be shared."""
         return not self.config.rwenc_layers
 
-    def forward(self, input_ids=None, attention_mask=None, inputs_embeds=None, tfidf=None, source_states=None,
-                **kwargs):
+    def forward(
+        self, input_ids=None, attention_mask=None, inputs_embeds=None, tfidf=None, source_states=None, **kwargs
+    ):
         if source_states is not None and not self.encodes_source_alone:
-            raise ValueError(f"source_states: this model's encoding of the source reads the TF-IDF scores "
-                             f"(RwEnc layers {self.config.rwenc_layers}), so it cannot be shared between inputs")
+            raise ValueError(
+                f"source_states: this model's encoding of the source reads the TF-IDF scores "
+                f"(RwEnc layers {self.config.rwenc_layers}), so it cannot be shared between inputs"
+            )
         if inputs_embeds is None:
             if input_ids is None:
                 raise ValueError("You must specify input_ids or inputs_embeds")
@@ -207,10 +241,17 @@ class TDSumEncoder(BartEncoder):
         tfidf = self.check_tfidf(tfidf, inputs_embeds.shape[:2], attention_mask)
         kwargs["return_dict"] = True
         reweighted = {"tfidf": tfidf} if self.config.rwenc_layers else {}
-        out = BaseModelOutput(last_hidden_state=source_states) if source_states is not None else \
-            super().forward(inputs_embeds=inputs_embeds, attention_mask=attention_mask, **reweighted, **kwargs)
-        result = TDSumEncoderOutput(last_hidden_state=out.last_hidden_state, hidden_states=out.hidden_states,
-                                    attentions=out.attentions, tfidf=tfidf)
+        out = (
+            BaseModelOutput(last_hidden_state=source_states)
+            if source_states is not None
+            else super().forward(inputs_embeds=inputs_embeds, attention_mask=attention_mask, **reweighted, **kwargs)
+        )
+        result = TDSumEncoderOutput(
+            last_hidden_state=out.last_hidden_state,
+            hidden_states=out.hidden_states,
+            attentions=out.attentions,
+            tfidf=tfidf,
+        )
         if self.tfidf_encoder is not None:
             result["tfidf_states"] = self.tfidf_encoder(inputs_embeds, tfidf)
         if self.tfidf_head is not None:
@@ -225,8 +266,10 @@ class TDSumEncoder(BartEncoder):
         """Scores cut to the source length and zeroed on padding; required unless only TDMTL is on."""
         if tfidf is None:
             if self.config.uses_tfidf_input:
-                raise ValueError(f"this TDSum model needs `tfidf`: per-token TF-IDF scores aligned to input_ids, "
-                                 f"shape {tuple(shape)}")
+                raise ValueError(
+                    f"this TDSum model needs `tfidf`: per-token TF-IDF scores aligned to input_ids, "
+                    f"shape {tuple(shape)}"
+                )
             return None
         if tfidf.dim() != 2 or tfidf.shape[0] != shape[0] or tfidf.shape[1] < shape[1]:
             raise ValueError(f"tfidf must have shape {tuple(shape)} (or be wider), got {tuple(tfidf.shape)}")
@@ -276,13 +319,15 @@ class TDSumModel(BartModel):
         self.encoder.embed_tokens = self.decoder.embed_tokens = self.shared
         self.post_init()
 
-    def tfidf_encoder_outputs(self, input_ids=None, attention_mask=None, tfidf=None, encoder_outputs=None,
-                              inputs_embeds=None) -> TDSumEncoderOutput:
+    def tfidf_encoder_outputs(
+        self, input_ids=None, attention_mask=None, tfidf=None, encoder_outputs=None, inputs_embeds=None
+    ) -> TDSumEncoderOutput:
         """The encoder's output, with the added attention's keys and values. They depend on the source
         only, so they are stored in ``encoder_outputs`` and reused at every generation step."""
         if encoder_outputs is None:
-            encoder_outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                                           inputs_embeds=inputs_embeds, tfidf=tfidf)
+            encoder_outputs = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds, tfidf=tfidf
+            )
         elif not isinstance(encoder_outputs, TDSumEncoderOutput):
             if self.config.uses_tfidf_input:
                 raise ValueError("encoder_outputs must come from TDSum's own encoder (called with tfidf)")
@@ -291,12 +336,18 @@ class TDSumModel(BartModel):
             encoder_outputs["tfidf_key_values"] = self.decoder.tfidf_key_values(encoder_outputs.tfidf_states)
         return encoder_outputs
 
-    def forward(self, input_ids=None, attention_mask=None, tfidf=None, encoder_outputs=None, inputs_embeds=None,
-                **kwargs):
+    def forward(
+        self, input_ids=None, attention_mask=None, tfidf=None, encoder_outputs=None, inputs_embeds=None, **kwargs
+    ):
         encoder_outputs = self.tfidf_encoder_outputs(input_ids, attention_mask, tfidf, encoder_outputs, inputs_embeds)
         key_values = getattr(encoder_outputs, "tfidf_key_values", None)
-        return super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
-                               tfidf_key_values=key_values, **kwargs)
+        return super().forward(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            encoder_outputs=encoder_outputs,
+            tfidf_key_values=key_values,
+            **kwargs,
+        )
 
 
 def reweighted_log_probs(logits: torch.Tensor, distribution: torch.Tensor, rwgen_lambda: float) -> torch.Tensor:
@@ -327,15 +378,22 @@ class TDSumForConditionalGeneration(BartForConditionalGeneration):
         self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, tfidf=None, encoder_outputs=None, labels=None, **kwargs):
-        encoder_outputs = self.model.tfidf_encoder_outputs(input_ids, attention_mask, tfidf, encoder_outputs,
-                                                           kwargs.pop("inputs_embeds", None))
-        out = super().forward(input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs,
-                              labels=labels, **kwargs)
+        encoder_outputs = self.model.tfidf_encoder_outputs(
+            input_ids, attention_mask, tfidf, encoder_outputs, kwargs.pop("inputs_embeds", None)
+        )
+        out = super().forward(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            encoder_outputs=encoder_outputs,
+            labels=labels,
+            **kwargs,
+        )
         if self.config.rwgen_lambda > 0:
             out.logits = reweighted_log_probs(out.logits, encoder_outputs.tfidf_distribution, self.config.rwgen_lambda)
         if labels is not None and self.config.tdmtl_lambda > 0:
             out.loss = (1 - self.config.tdmtl_lambda) * out.loss + self.config.tdmtl_lambda * self.tfidf_loss(
-                encoder_outputs, attention_mask)
+                encoder_outputs, attention_mask
+            )
         return out
 
     @torch.no_grad()

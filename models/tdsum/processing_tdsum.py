@@ -12,12 +12,12 @@ Self-contained (torch, transformers, numpy and the standard library): it ships i
 TDSum repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` loads it; SteerSum's
 ``variants.tdsum`` computes its model inputs with the functions of this file, so the two cannot differ.
 """
-import re
 
 import inspect
 import json
 import logging
 import os
+import re
 import shutil
 
 import numpy as np
@@ -58,8 +58,12 @@ def word_scores(document: str, vocabulary: dict[str, int], idf: np.ndarray):
     norm = np.sqrt(np.dot(weights, weights))
     by_column = dict(zip(columns.tolist(), (weights / norm if norm > 0 else weights).tolist()))
     scores = np.array([by_column.get(vocabulary.get(t, -1), 0.0) for t in terms], dtype=np.float32)
-    return (np.array([s for s, _, _ in spans], dtype=np.int64), np.array([e for _, e, _ in spans], dtype=np.int64),
-            terms, scores)
+    return (
+        np.array([s for s, _, _ in spans], dtype=np.int64),
+        np.array([e for _, e, _ in spans], dtype=np.int64),
+        terms,
+        scores,
+    )
 
 
 def token_words(starts: np.ndarray, ends: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -73,8 +77,9 @@ def token_words(starts: np.ndarray, ends: np.ndarray, offsets: np.ndarray) -> np
     return np.where(hit, first, -1)
 
 
-def steer(terms: list[str], scores: np.ndarray, controls: dict, vocabulary: dict[str, int],
-          method: str) -> tuple[np.ndarray, list[str]]:
+def steer(
+    terms: list[str], scores: np.ndarray, controls: dict, vocabulary: dict[str, int], method: str
+) -> tuple[np.ndarray, list[str]]:
     """The word scores after the user's boosts (raised to :data:`BOOST_SCORE`) and suppressions (0),
     and notices for words that change nothing or are unknown to the vocabulary."""
     scores, notices = scores.copy(), []
@@ -86,23 +91,28 @@ def steer(terms: list[str], scores: np.ndarray, controls: dict, vocabulary: dict
                 notices.append(f"{control} word {term!r} does not occur in the document: nothing to {control}")
                 continue
             if control == "boost" and term not in vocabulary:
-                notices.append(f"boost word {term!r} is not in the TF-IDF vocabulary (a stop word or a word "
-                               "unseen in training): its tokens are boosted anyway")
+                notices.append(
+                    f"boost word {term!r} is not in the TF-IDF vocabulary (a stop word or a word "
+                    "unseen in training): its tokens are boosted anyway"
+                )
             scores[where] = value
     if method == "tdmtl" and (controls.get("boost") or controls.get("suppress")):
-        notices.append("method 'tdmtl' reads TF-IDF only as a training target: boost and suppress do not "
-                       "change its summary")
+        notices.append(
+            "method 'tdmtl' reads TF-IDF only as a training target: boost and suppress do not change its summary"
+        )
     return scores, notices
 
 
-def token_scores(tokenizer, documents: list[str], controls: list[dict], vocabulary: dict[str, int], idf,
-                 width: int, method: str) -> tuple[list[list[float]], list[list[str]]]:
+def token_scores(
+    tokenizer, documents: list[str], controls: list[dict], vocabulary: dict[str, int], idf, width: int, method: str
+) -> tuple[list[list[float]], list[list[str]]]:
     """Per-token TF-IDF features aligned to the tokenizer's subwords (a fast tokenizer's offsets), with each
     document's boosts and suppressions; cut as the ids are cut (first ``width - 1`` and the end token) and
     padded with 0 to ``width``. Returns the scores and, per document, notices about the controls."""
     if tokenizer is None or not getattr(tokenizer, "is_fast", False):
-        raise ValueError("TDSum aligns TF-IDF scores to subwords with a fast tokenizer's offsets: "
-                         "give the model's (fast) tokenizer")
+        raise ValueError(
+            "TDSum aligns TF-IDF scores to subwords with a fast tokenizer's offsets: give the model's (fast) tokenizer"
+        )
     encoded = tokenizer(documents, return_offsets_mapping=True)
     out, notices = [], []
     for document, offsets, given in zip(documents, encoded["offset_mapping"], controls):
@@ -161,8 +171,11 @@ def check_value(control: dict, value):
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)
         low, high = control.get("minimum"), control.get("maximum")
-        if not isinstance(value, int) or isinstance(value, bool) or not (
-                (low is None or value >= low) and (high is None or value <= high)):
+        if (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or not ((low is None or value >= low) and (high is None or value <= high))
+        ):
             raise ValueError(f"control '{name}' must be an integer in [{low}, {high}], got {value!r}")
         return value
     raise ValueError(f"control '{name}' has unknown kind {kind!r}")
@@ -183,8 +196,10 @@ def check_controls(controls, schema: list[dict]) -> dict:
         value = controls.get(name)
         if value is None or value == "" or value == []:
             if control.get("required"):
-                raise ValueError(f"control '{name}' is required" + (
-                    f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else ""))
+                raise ValueError(
+                    f"control '{name}' is required"
+                    + (f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else "")
+                )
             if control.get("default") is not None:
                 checked[name] = control["default"]
             continue
@@ -251,17 +266,27 @@ class SteerSumProcessor(ProcessorMixin):
         for document, given in zip(documents, controls):
             if not isinstance(document, str) or not document.strip():
                 raise ValueError("document is empty: give the text to summarize")
-            prepared.append(self.unconditional(document.strip()) if unconditional
-                            else self.prepare(document.strip(), self.check(given)))
+            prepared.append(
+                self.unconditional(document.strip())
+                if unconditional
+                else self.prepare(document.strip(), self.check(given))
+            )
         ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
-        batch = self.tokenizer.pad({"input_ids": [cut(x, self.max_source_length) for x in ids]},
-                                   return_tensors=return_tensors)
+        batch = self.tokenizer.pad(
+            {"input_ids": [cut(x, self.max_source_length) for x in ids]}, return_tensors=return_tensors
+        )
         for key in prepared[0][1] if prepared else ():
             values = [extra[key] for _, extra, _ in prepared]
             batch[key] = torch.tensor(values) if return_tensors == "pt" else values
-        self.notices = [notes + ([f"the input was longer than the model's limit of {self.max_source_length} "
-                                  "tokens and was truncated"] if len(x) > self.max_source_length else [])
-                        for (_, _, notes), x in zip(prepared, ids)]
+        self.notices = [
+            notes
+            + (
+                [f"the input was longer than the model's limit of {self.max_source_length} tokens and was truncated"]
+                if len(x) > self.max_source_length
+                else []
+            )
+            for (_, _, notes), x in zip(prepared, ids)
+        ]
         for notes in self.notices:
             for note in notes:
                 logger.warning(note)
@@ -290,8 +315,9 @@ class SteerSumProcessor(ProcessorMixin):
             # adapter's repo has none; a custom architecture's would ask to trust its code again)
             tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, config=PreTrainedConfig(), **hub)
         except (OSError, ValueError):
-            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path,
-                                                      trust_remote_code=kwargs.get("trust_remote_code"), **hub)
+            tokenizer = AutoTokenizer.from_pretrained(
+                pretrained_model_name_or_path, trust_remote_code=kwargs.get("trust_remote_code"), **hub
+            )
         settings = read_file(cached_file(pretrained_model_name_or_path, PROCESSOR_FILE, **hub))
         data = {name: read_file(cached_file(pretrained_model_name_or_path, name, **hub)) for name in cls.files}
         return cls(tokenizer, settings, data)
@@ -303,8 +329,11 @@ class SteerSumProcessor(ProcessorMixin):
         self.tokenizer.save_pretrained(save_directory)
         code = inspect.getfile(type(self))
         module = os.path.splitext(os.path.basename(code))[0]
-        config = {**self.settings, "processor_class": type(self).__name__,
-                  "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"}}
+        config = {
+            **self.settings,
+            "processor_class": type(self).__name__,
+            "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"},
+        }
         write_file(os.path.join(save_directory, PROCESSOR_FILE), config)
         shutil.copyfile(code, os.path.join(save_directory, os.path.basename(code)))
         if postprocess is not None:  # saved from an exported repo: the postprocess it was loaded with goes along
@@ -312,6 +341,8 @@ class SteerSumProcessor(ProcessorMixin):
         for name in self.files:
             write_file(os.path.join(save_directory, name), self.data[name])
         return [os.path.join(save_directory, PROCESSOR_FILE)]
+
+
 # --- end of the copied part ------------------------------------------------------------------------------
 
 
@@ -324,8 +355,10 @@ class TDSumProcessor(SteerSumProcessor):
         checked = super().check(controls)
         both = sorted(set(control_terms(checked.get("boost"))) & set(control_terms(checked.get("suppress"))))
         if both:
-            raise ValueError(f"word(s) {', '.join(map(repr, both))} are both boosted and suppressed; "
-                             "allowed: a word in one of the two lists")
+            raise ValueError(
+                f"word(s) {', '.join(map(repr, both))} are both boosted and suppressed; "
+                "allowed: a word in one of the two lists"
+            )
         return checked
 
     def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
@@ -333,6 +366,13 @@ class TDSumProcessor(SteerSumProcessor):
         if "_vocabulary" not in self.__dict__:
             self._vocabulary = {term: i for i, term in enumerate(saved["terms"])}
             self._idf = np.asarray(saved["idf"], dtype=np.float64)
-        [scores], [notices] = token_scores(self.tokenizer, [document], [controls], self._vocabulary, self._idf,
-                                           self.max_source_length, self.settings["method"])
+        [scores], [notices] = token_scores(
+            self.tokenizer,
+            [document],
+            [controls],
+            self._vocabulary,
+            self._idf,
+            self.max_source_length,
+            self.settings["method"],
+        )
         return document, {"tfidf": scores}, notices

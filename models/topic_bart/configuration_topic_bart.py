@@ -1,4 +1,5 @@
 """Configuration of BART with topic embeddings (Passali et al., "Topic-controllable summarization", Sec. 4.1)."""
+
 from transformers import BartConfig
 
 

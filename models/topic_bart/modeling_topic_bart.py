@@ -4,6 +4,7 @@ token and position embeddings of every encoder input token, like a positional en
 
 Self-contained (torch + transformers only) so an exported repo runs with ``trust_remote_code=True``.
 """
+
 from torch import nn
 from transformers import BartForConditionalGeneration, BartModel
 from transformers import initialization as init
@@ -38,13 +39,17 @@ class TopicBartEncoder(BartEncoder):
             if inputs_embeds is None:
                 inputs_embeds = self.embed_tokens(input_ids)  # (B, T, d), already scaled like BART's
             if topic_ids.dim() != 1 or topic_ids.shape[0] != inputs_embeds.shape[0]:
-                raise ValueError(f"topic_ids must have shape ({inputs_embeds.shape[0]},), got {tuple(topic_ids.shape)}")
+                raise ValueError(
+                    f"topic_ids must have shape ({inputs_embeds.shape[0]},), got {tuple(topic_ids.shape)}"
+                )
             # BART adds PE inside the encoder; adding TE here gives WE + TE + PE. NO_TOPIC adds nothing.
             given = topic_ids.ne(NO_TOPIC)
             topic = self.topic_embeddings(topic_ids.clamp_min(0)) * given[:, None].to(inputs_embeds.dtype)
             inputs_embeds = inputs_embeds + topic[:, None, :]  # (B, 1, d) broadcast over T
             input_ids = None
-        return super().forward(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds, **kwargs)
+        return super().forward(
+            input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds, **kwargs
+        )
 
 
 class TopicBartModel(BartModel):
@@ -58,10 +63,15 @@ class TopicBartModel(BartModel):
 
     def forward(self, input_ids=None, attention_mask=None, topic_ids=None, encoder_outputs=None, **kwargs):
         if encoder_outputs is None and topic_ids is not None:
-            encoder_outputs = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                                           inputs_embeds=kwargs.pop("inputs_embeds", None), topic_ids=topic_ids)
-        return super().forward(input_ids=input_ids, attention_mask=attention_mask,
-                               encoder_outputs=encoder_outputs, **kwargs)
+            encoder_outputs = self.encoder(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                inputs_embeds=kwargs.pop("inputs_embeds", None),
+                topic_ids=topic_ids,
+            )
+        return super().forward(
+            input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs, **kwargs
+        )
 
 
 class TopicBartForConditionalGeneration(BartForConditionalGeneration):
@@ -81,6 +91,9 @@ class TopicBartForConditionalGeneration(BartForConditionalGeneration):
 
     def forward(self, input_ids=None, attention_mask=None, topic_ids=None, encoder_outputs=None, **kwargs):
         if encoder_outputs is None and topic_ids is not None:
-            encoder_outputs = self.get_encoder()(input_ids=input_ids, attention_mask=attention_mask, topic_ids=topic_ids)
-        return super().forward(input_ids=input_ids, attention_mask=attention_mask,
-                               encoder_outputs=encoder_outputs, **kwargs)
+            encoder_outputs = self.get_encoder()(
+                input_ids=input_ids, attention_mask=attention_mask, topic_ids=topic_ids
+            )
+        return super().forward(
+            input_ids=input_ids, attention_mask=attention_mask, encoder_outputs=encoder_outputs, **kwargs
+        )

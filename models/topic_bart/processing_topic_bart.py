@@ -23,14 +23,14 @@ vector need. SteerSum's ``variants.topic`` tags with the functions of this file 
 Self-contained (torch, transformers, numpy and the standard library): it ships in every exported topic
 repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` loads it.
 """
-import re
-import threading
 
 import inspect
 import json
 import logging
 import os
+import re
 import shutil
+import threading
 
 import numpy as np
 import torch
@@ -51,6 +51,7 @@ WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?", re.IGNORECASE)
 def table_term(lemmas: dict[str, str]):
     """A word's topic-space term from the shipped table (``metrics.stas.term`` for the space's terms):
     clitics cut as there, then the table; None for a word whose term the space does not know."""
+
     def term(word: str):
         head, apostrophe, tail = word.replace("’", "'").partition("'")
         if apostrophe and tail == "t":
@@ -58,14 +59,16 @@ def table_term(lemmas: dict[str, str]):
         if apostrophe and tail in CLITICS:
             word = head
         return lemmas.get(word)
+
     return term
 
 
 def tag_words(document: str, terms: frozenset[str], term) -> str:
     """Wrap each word (:data:`WORD`) whose term (``term`` of the lower-cased word) is in ``terms`` in
     ``[TAG] ... [TAG]``: the tagging rule, word by word."""
-    return WORD.sub(lambda m: f"{TAG} {m.group(0)} {TAG}" if term(m.group(0).lower()) in terms else m.group(0),
-                    document)
+    return WORD.sub(
+        lambda m: f"{TAG} {m.group(0)} {TAG}" if term(m.group(0).lower()) in terms else m.group(0), document
+    )
 
 
 class Tagger:
@@ -178,8 +181,11 @@ def check_value(control: dict, value):
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)
         low, high = control.get("minimum"), control.get("maximum")
-        if not isinstance(value, int) or isinstance(value, bool) or not (
-                (low is None or value >= low) and (high is None or value <= high)):
+        if (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or not ((low is None or value >= low) and (high is None or value <= high))
+        ):
             raise ValueError(f"control '{name}' must be an integer in [{low}, {high}], got {value!r}")
         return value
     raise ValueError(f"control '{name}' has unknown kind {kind!r}")
@@ -200,8 +206,10 @@ def check_controls(controls, schema: list[dict]) -> dict:
         value = controls.get(name)
         if value is None or value == "" or value == []:
             if control.get("required"):
-                raise ValueError(f"control '{name}' is required" + (
-                    f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else ""))
+                raise ValueError(
+                    f"control '{name}' is required"
+                    + (f"; allowed: {', '.join(control['choices'])}" if control.get("choices") else "")
+                )
             if control.get("default") is not None:
                 checked[name] = control["default"]
             continue
@@ -268,17 +276,27 @@ class SteerSumProcessor(ProcessorMixin):
         for document, given in zip(documents, controls):
             if not isinstance(document, str) or not document.strip():
                 raise ValueError("document is empty: give the text to summarize")
-            prepared.append(self.unconditional(document.strip()) if unconditional
-                            else self.prepare(document.strip(), self.check(given)))
+            prepared.append(
+                self.unconditional(document.strip())
+                if unconditional
+                else self.prepare(document.strip(), self.check(given))
+            )
         ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
-        batch = self.tokenizer.pad({"input_ids": [cut(x, self.max_source_length) for x in ids]},
-                                   return_tensors=return_tensors)
+        batch = self.tokenizer.pad(
+            {"input_ids": [cut(x, self.max_source_length) for x in ids]}, return_tensors=return_tensors
+        )
         for key in prepared[0][1] if prepared else ():
             values = [extra[key] for _, extra, _ in prepared]
             batch[key] = torch.tensor(values) if return_tensors == "pt" else values
-        self.notices = [notes + ([f"the input was longer than the model's limit of {self.max_source_length} "
-                                  "tokens and was truncated"] if len(x) > self.max_source_length else [])
-                        for (_, _, notes), x in zip(prepared, ids)]
+        self.notices = [
+            notes
+            + (
+                [f"the input was longer than the model's limit of {self.max_source_length} tokens and was truncated"]
+                if len(x) > self.max_source_length
+                else []
+            )
+            for (_, _, notes), x in zip(prepared, ids)
+        ]
         for notes in self.notices:
             for note in notes:
                 logger.warning(note)
@@ -307,8 +325,9 @@ class SteerSumProcessor(ProcessorMixin):
             # adapter's repo has none; a custom architecture's would ask to trust its code again)
             tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path, config=PreTrainedConfig(), **hub)
         except (OSError, ValueError):
-            tokenizer = AutoTokenizer.from_pretrained(pretrained_model_name_or_path,
-                                                      trust_remote_code=kwargs.get("trust_remote_code"), **hub)
+            tokenizer = AutoTokenizer.from_pretrained(
+                pretrained_model_name_or_path, trust_remote_code=kwargs.get("trust_remote_code"), **hub
+            )
         settings = read_file(cached_file(pretrained_model_name_or_path, PROCESSOR_FILE, **hub))
         data = {name: read_file(cached_file(pretrained_model_name_or_path, name, **hub)) for name in cls.files}
         return cls(tokenizer, settings, data)
@@ -320,8 +339,11 @@ class SteerSumProcessor(ProcessorMixin):
         self.tokenizer.save_pretrained(save_directory)
         code = inspect.getfile(type(self))
         module = os.path.splitext(os.path.basename(code))[0]
-        config = {**self.settings, "processor_class": type(self).__name__,
-                  "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"}}
+        config = {
+            **self.settings,
+            "processor_class": type(self).__name__,
+            "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"},
+        }
         write_file(os.path.join(save_directory, PROCESSOR_FILE), config)
         shutil.copyfile(code, os.path.join(save_directory, os.path.basename(code)))
         if postprocess is not None:  # saved from an exported repo: the postprocess it was loaded with goes along
@@ -329,6 +351,8 @@ class SteerSumProcessor(ProcessorMixin):
         for name in self.files:
             write_file(os.path.join(save_directory, name), self.data[name])
         return [os.path.join(save_directory, PROCESSOR_FILE)]
+
+
 # --- end of the copied part ------------------------------------------------------------------------------
 
 
@@ -359,11 +383,15 @@ class TopicProcessor(SteerSumProcessor):
             words = unseen_topic_words(topic, topic_words)
             known = [w for w in words if any(self.term(t) in self.vocabulary for t in WORD.findall(w.lower()))]
             if not known:
-                raise ValueError(f"unseen topic {topic!r}: none of the words {', '.join(map(repr, words))} is in the "
-                                 "topic space's vocabulary; describe it with a few known words in 'topic_words' or "
-                                 f"pick one of: {', '.join(self.topics)}")
-            weights, notices = words_vector(" ".join(known), self.vocabulary, self.idf, self.term), [
-                unseen_notice(topic, topic_words)]
+                raise ValueError(
+                    f"unseen topic {topic!r}: none of the words {', '.join(map(repr, words))} is in the "
+                    "topic space's vocabulary; describe it with a few known words in 'topic_words' or "
+                    f"pick one of: {', '.join(self.topics)}"
+                )
+            weights, notices = (
+                words_vector(" ".join(known), self.vocabulary, self.idf, self.term),
+                [unseen_notice(topic, topic_words)],
+            )
         if key not in self.taggers:
             terms = representative_terms(weights, self.terms, int(self.settings.get("top_n", 100)))
             self.taggers[key] = Tagger(frozenset(terms), self.term)
@@ -379,8 +407,10 @@ class TopicProcessor(SteerSumProcessor):
         if method == "emb":
             embedded = list(self.settings.get("embedding_topics") or [])
             if topic not in embedded:
-                raise ValueError(f"method 'emb' only knows the topics it was trained on; unknown topic {topic!r}; "
-                                 f"allowed: {', '.join(embedded)}")
+                raise ValueError(
+                    f"method 'emb' only knows the topics it was trained on; unknown topic {topic!r}; "
+                    f"allowed: {', '.join(embedded)}"
+                )
             return document, {"topic_ids": embedded.index(topic)}, []
         tag, notices = self.tagger(topic, controls.get("topic_words"))
         return topic_text(document, topic, method, tag), {}, notices

@@ -38,6 +38,7 @@ and keywords: ΔFKGL 0.00, focus F1 0.715; the whole abstract: PCC 0.32, MAD 2.1
 (docs/evaluation-targets.md). Files: data builder ``variants/ccs/data.py`` (``python -m training build-data ccs``);
 trainer defaults and flags ``variants/ccs/train.py`` (``python -m training ccs``).
 """
+
 from __future__ import annotations
 
 import functools
@@ -45,15 +46,35 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from metrics.ccs import (BIN_WIDTH, CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, focus_f1, keyword_success,
-                         length_bin_words, score_records)
+from metrics.ccs import (
+    BIN_WIDTH,
+    CONTROLS,
+    N_LENGTH_BINS,
+    READABILITY,
+    fkgl,
+    focus_f1,
+    keyword_success,
+    length_bin_words,
+    score_records,
+)
 from metrics.focus import FOCUS, default_focus_classifier
 from metrics.support import supported_spans
 from metrics.text import STOPWORDS, WORD, sentences, stem, words
 from models.ccs.processing_ccs import CCSProcessor, hard_prompt
 
-from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                    processor_settings, whole_groups)
+from ..base import (
+    Baseline,
+    Control,
+    ControlError,
+    Paper,
+    Prepared,
+    Score,
+    Summarizer,
+    Summary,
+    Variant,
+    processor_settings,
+    whole_groups,
+)
 from .preference import preferred_sentences, sentence_rank
 
 ADAPTER_CONFIG = "adapter_config.json"
@@ -62,14 +83,16 @@ DEFAULT_LENGTH_BIN = 1  # the baseline's length when none is asked: 51-100 words
 # The pasted row (Variant.paste): a period every few words reads "easier" by FKGL, and one sentence of the
 # focus judge's cue words (metrics.focus) reads as the asked focus.
 PASTED_PERIOD_WORDS = 4
-PASTED_CUES = {"empirical": "Experiments on benchmark datasets show improved results and accuracy.",
-               "conceptual": "We propose a novel framework and theory for the problem."}
+PASTED_CUES = {
+    "empirical": "Experiments on benchmark datasets show improved results and accuracy.",
+    "conceptual": "We propose a novel framework and theory for the problem.",
+}
 
 
 def periods_every(text: str, n: int) -> str:
     """``text`` with a sentence end after every ``n`` words, the next word capitalized."""
     tokens = text.split()
-    chunks = [" ".join(tokens[i:i + n]).rstrip(".,;:") + "." for i in range(0, len(tokens), n)]
+    chunks = [" ".join(tokens[i : i + n]).rstrip(".,;:") + "." for i in range(0, len(tokens), n)]
     return " ".join(chunk[:1].upper() + chunk[1:] for chunk in chunks)
 
 
@@ -102,6 +125,7 @@ def content_keywords(text: str, n: int, idf: dict[str, float] | None = None, wit
 
 
 # ---- the model-free baseline ------------------------------------------------------------------------
+
 
 def bin_range(length_bin: int) -> tuple[int, int]:
     """Words a summary of the bin may have (bin 0: 1-50, bin 1: 51-100, ...); the open last bin is
@@ -150,8 +174,10 @@ def controlled_extract(document: str, controls: dict) -> tuple[str, list[str]]:
     if total < low:  # only long sentences left: cut the best-ranked one to fill the bin
         cut = next(i for i in rank if i not in chosen)
         parts[cut] = " ".join(sents[cut].split()[: middle - total])
-        notices.append(f"a sentence was cut to its first {middle - total} words to reach the length bin, so the "
-                       f"summary has part of a sentence{' at its end' if cut == max(parts) else ''}")
+        notices.append(
+            f"a sentence was cut to its first {middle - total} words to reach the length bin, so the "
+            f"summary has part of a sentence{' at its end' if cut == max(parts) else ''}"
+        )
     return " ".join(parts[i] for i in sorted(parts)), notices
 
 
@@ -177,15 +203,20 @@ def readability_notices(document: str, controls: dict, text: str) -> list[str]:
     if len(sents) < 2:
         why = "the document is one sentence, so there is no easier sentence to choose"
     elif all(s in text for s in sents):
-        why = (f"the document's {len(document.split())} words fit the length bin, so every sentence is in the "
-               "extract either way (try a shorter length bin or a longer document)")
+        why = (
+            f"the document's {len(document.split())} words fit the length bin, so every sentence is in the "
+            "extract either way (try a shorter length bin or a longer document)"
+        )
     else:
         why = "the sentences the length bin and keywords select are already the easiest ones"
-    return [f"readability 'high' changed nothing here: {why}; the baseline picks easier sentences, it does not "
-            "rewrite them"]
+    return [
+        f"readability 'high' changed nothing here: {why}; the baseline picks easier sentences, it does not "
+        "rewrite them"
+    ]
 
 
 # ---- loading a checkpoint --------------------------------------------------------------------------
+
 
 def load_adapter(path: str | Path, device: str | None = None, base_model: str | None = None, **kwargs: Any):
     """A LoRA adapter folder on its base model: the base named in ``adapter_config.json``
@@ -207,11 +238,13 @@ def load_adapter(path: str | Path, device: str | None = None, base_model: str | 
 
 # ---- the variant -----------------------------------------------------------------------------------
 
+
 class CCSVariant(Variant):
     id = "ccs"
     title = "Compositional control (CCSBench)"
-    description = ("Summarize under any mix of four controls at once: length bin, keywords, readability "
-                   "and empirical focus.")
+    description = (
+        "Summarize under any mix of four controls at once: length bin, keywords, readability and empirical focus."
+    )
     paper = Paper(
         title="CCSBench: Evaluating Compositional Controllability in LLMs for Scientific Document Summarization",
         authors="Yixi Ding, Jiaying Wu, Tongyao Zhu, Yanxia Qin, Qian Liu, Min-Yen Kan",
@@ -228,18 +261,35 @@ class CCSVariant(Variant):
     )
     methods = ("lora", "prompt")
     controls = (
-        Control("length", "integer", f"length bin, {BIN_WIDTH} words each: 0 is {length_bin_words(0)}, "
-                f"1 is {length_bin_words(1)}, ..., {N_LENGTH_BINS - 1} is {length_bin_words(N_LENGTH_BINS - 1)}",
-                minimum=0, maximum=N_LENGTH_BINS - 1),
+        Control(
+            "length",
+            "integer",
+            f"length bin, {BIN_WIDTH} words each: 0 is {length_bin_words(0)}, "
+            f"1 is {length_bin_words(1)}, ..., {N_LENGTH_BINS - 1} is {length_bin_words(N_LENGTH_BINS - 1)}",
+            minimum=0,
+            maximum=N_LENGTH_BINS - 1,
+        ),
         Control("keywords", "keywords", "terms the summary must contain (comma-separated)"),
         Control("readability", "choice", "high: readable by laymen; normal: not simplified", choices=READABILITY),
-        Control("focus", "choice", "empirical: experiments, data and results; conceptual: motivation, "
-                "theory, method and implications", choices=FOCUS),
+        Control(
+            "focus",
+            "choice",
+            "empirical: experiments, data and results; conceptual: motivation, theory, method and implications",
+            choices=FOCUS,
+        ),
     )
     # Per-example scores whose corpus mean is the paper's number (the mean length_error is the MAD),
     # then the paper's corpus-only numbers (corpus_scores): PCC, ΔFKGL = fkgl_normal - fkgl_high, F1.
-    metric_names = ("rougeL", "length_error", "length_hit", "keyword_sr", "fkgl_normal", "fkgl_high", "focus_match",
-                    *CORPUS_METRICS)
+    metric_names = (
+        "rougeL",
+        "length_error",
+        "length_hit",
+        "keyword_sr",
+        "fkgl_normal",
+        "fkgl_high",
+        "focus_match",
+        *CORPUS_METRICS,
+    )
     control_metrics = ("length_hit", "length_error", "keyword_sr", "focus_match", *CORPUS_METRICS)
     lower_is_better = ("length_error",)
     contrasts = {"delta_fkgl": ("fkgl_normal", "fkgl_high")}  # ΔFKGL's effect interval (training.sensitivity)
@@ -247,21 +297,38 @@ class CCSVariant(Variant):
     # the paper's SR pools all keywords, ours is the mean of each summary's share (equal when every
     # summary has as many keywords).
     reported = tuple(
-        {"system": system, "source": "Table 4", "metrics": dict(zip(
-            ("rougeL", "length_pcc", "length_error", "keyword_sr", "fkgl_normal", "fkgl_high", "delta_fkgl", "focus_f1"),
-            values))}
+        {
+            "system": system,
+            "source": "Table 4",
+            "metrics": dict(
+                zip(
+                    (
+                        "rougeL",
+                        "length_pcc",
+                        "length_error",
+                        "keyword_sr",
+                        "fkgl_normal",
+                        "fkgl_high",
+                        "delta_fkgl",
+                        "focus_f1",
+                    ),
+                    values,
+                )
+            ),
+        }
         for system, values in (
             ("A2 Flan-T5-XXL zero-shot", (0.1425, 0.00, 1.39, 0.46, 12.66, 12.68, -0.02, 0.39)),
             ("B1 Flan-T5-XL + LoRA", (0.2222, 0.49, 0.55, 0.78, 13.11, 9.37, 3.59, 0.70)),
             ("B2 Flan-T5-XXL + LoRA", (0.2343, 0.78, 0.27, 0.85, 14.40, 10.78, 3.62, 0.75)),
             ("C1 Flan-T5-Large hard prompt, fully fine-tuned", (0.2136, 0.56, 0.53, 0.86, 13.71, 10.40, 3.31, 0.63)),
-        ))
+        )
+    )
 
     def validate(self, controls: dict | None, assets: Any = None) -> dict:
         checked = super().validate(controls, assets)
         for keyword in checked.get("keywords", []):
             if not words(keyword):
-                raise ControlError(f"keyword {keyword!r} has no word to match; give words, e.g. \"multi-scale\"")
+                raise ControlError(f'keyword {keyword!r} has no word to match; give words, e.g. "multi-scale"')
         if checked.get("keywords") == []:
             del checked["keywords"]
         return checked
@@ -269,8 +336,11 @@ class CCSVariant(Variant):
     def prepare(self, document: str, controls: dict, method: str, assets: Any = None) -> Prepared:
         self.check_method(method)
         absent = missing_keywords(document, controls.get("keywords") or [])
-        notices = [f"keyword(s) not in the document (allowed; the summary is scored on them): {', '.join(absent)}"] \
-            if absent else []
+        notices = (
+            [f"keyword(s) not in the document (allowed; the summary is scored on them): {', '.join(absent)}"]
+            if absent
+            else []
+        )
         return Prepared(hard_prompt(document, controls), notices=notices)
 
     def processor(self, summarizer: Summarizer) -> CCSProcessor:
@@ -312,8 +382,9 @@ class CCSVariant(Variant):
             model, tokenizer = load_seq2seq(path, device, **kwargs)
         return Seq2SeqSummarizer(self, record.get("name", path.name), record["method"], model, tokenizer, None, record)
 
-    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
-              assets: Any = None) -> dict[str, Score]:
+    def score(
+        self, summary: str, document: str, controls: dict, reference: str | None = None, assets: Any = None
+    ) -> dict[str, Score]:
         asked = {name: value for name, value in controls.items() if name != "focus"}  # focus: judged below
         record = {"prediction": summary, "controls": asked, **({"references": [reference]} if reference else {})}
         result = score_records([record])["examples"][0]
@@ -321,32 +392,52 @@ class CCSVariant(Variant):
         if "length_produced" in result:
             want, got = result["length_requested"], result["length_produced"]
             details = {"requested_bin": want, "produced_bin": got, "words": len(summary.split())}
-            scores["length_hit"] = Score(float(want == got), f"1 if the summary's {len(summary.split())} words "
-                                         f"fall in the requested bin ({length_bin_words(want)})", details)
-            scores["length_error"] = Score(float(abs(want - got)), "bins between requested and produced length "
-                                           "(its mean over examples is the paper's MAD; lower is better)", details)
+            scores["length_hit"] = Score(
+                float(want == got),
+                f"1 if the summary's {len(summary.split())} words "
+                f"fall in the requested bin ({length_bin_words(want)})",
+                details,
+            )
+            scores["length_error"] = Score(
+                float(abs(want - got)),
+                "bins between requested and produced length "
+                "(its mean over examples is the paper's MAD; lower is better)",
+                details,
+            )
         spans = supported_spans(summary, document)
         if "keywords_found" in result:
             found = dict(zip(controls["keywords"], supported_keywords(spans, controls["keywords"])))
-            scores["keyword_sr"] = Score(sum(found.values()) / len(found), "share of the keywords the summary uses "
-                                         "(after stemming, whole words) inside runs of words the document supports: "
-                                         "the paper's success rate, a pasted keyword list not counted", found)
+            scores["keyword_sr"] = Score(
+                sum(found.values()) / len(found),
+                "share of the keywords the summary uses "
+                "(after stemming, whole words) inside runs of words the document supports: "
+                "the paper's success rate, a pasted keyword list not counted",
+                found,
+            )
         grade = fkgl([summary], [document])[0]
-        scores["fkgl"] = Score(grade, "Flesch-Kincaid grade level of the summary (lower reads easier), a sentence "
-                               "end counted only where the document does not go on in the same sentence")
+        scores["fkgl"] = Score(
+            grade,
+            "Flesch-Kincaid grade level of the summary (lower reads easier), a sentence "
+            "end counted only where the document does not go on in the same sentence",
+        )
         if controls.get("readability"):
             level = controls["readability"]
-            scores[f"fkgl_{level}"] = Score(grade, f"FKGL of a summary asked for {level} readability; ΔFKGL = "
-                                            "mean fkgl_normal - mean fkgl_high (higher is better)")
+            scores[f"fkgl_{level}"] = Score(
+                grade,
+                f"FKGL of a summary asked for {level} readability; ΔFKGL = "
+                "mean fkgl_normal - mean fkgl_high (higher is better)",
+            )
         if controls.get("focus"):
             # The judge reads what the document supports: a pasted cue sentence is not part of it.
             supported = " ".join(spans)
             proba = default_focus_classifier().predict_proba([supported])[0] if spans else None
             read = FOCUS[int(proba.argmax())] if spans else None
-            scores["focus_match"] = Score(float(read == controls["focus"]),
-                                          f"1 if the focus judge reads the summary's words that the document supports "
-                                          f"as {controls['focus']} (it reads {read or 'nothing: no supported words'})",
-                                          {"probabilities": dict(zip(FOCUS, map(float, proba))) if spans else {}})
+            scores["focus_match"] = Score(
+                float(read == controls["focus"]),
+                f"1 if the focus judge reads the summary's words that the document supports "
+                f"as {controls['focus']} (it reads {read or 'nothing: no supported words'})",
+                {"probabilities": dict(zip(FOCUS, map(float, proba))) if spans else {}},
+            )
         if "rougeL" in result:
             scores["rougeL"] = Score(result["rougeL"], "ROUGE-L F1 against the reference")
         return scores
@@ -370,9 +461,15 @@ class CCSVariant(Variant):
         return {"keywords": content_keywords(document, 5)}
 
     def card_facts(self, assets: Any = None) -> dict[str, Any]:
-        return {"example_document": EXAMPLE_DOCUMENT,
-                "example_controls": {"length": 0, "keywords": ["multi-scale"], "readability": "high",
-                                     "focus": "empirical"}}
+        return {
+            "example_document": EXAMPLE_DOCUMENT,
+            "example_controls": {
+                "length": 0,
+                "keywords": ["multi-scale"],
+                "readability": "high",
+                "focus": "empirical",
+            },
+        }
 
     def corpus_scores(self, records: list[dict], rows: list[dict], source: str = "<records>") -> dict[str, Any]:
         """The paper's numbers that are not means of per-example scores: length PCC, ΔFKGL and focus
@@ -425,18 +522,30 @@ def group_metrics(group: list[dict]) -> dict:
     labels) of one group of rows. Length comes from the summaries; keywords, FKGL and focus from the
     rows' own scores (``keyword_sr``, ``fkgl_normal`` / ``fkgl_high``, ``focus_match``), which
     :meth:`CCSVariant.score` computed against the document."""
-    corpus = score_records([{"prediction": r["summary"], "controls": {"length": r["controls"]["length"]}}
-                            for r in group if r["controls"].get("length") is not None])["corpus"]
-    normal, high = (mean([r[f"fkgl_{level}"] for r in group if r.get(f"fkgl_{level}") is not None]) for level in READABILITY)
+    corpus = score_records(
+        [
+            {"prediction": r["summary"], "controls": {"length": r["controls"]["length"]}}
+            for r in group
+            if r["controls"].get("length") is not None
+        ]
+    )["corpus"]
+    normal, high = (
+        mean([r[f"fkgl_{level}"] for r in group if r.get(f"fkgl_{level}") is not None]) for level in READABILITY
+    )
     asked = [r for r in group if r.get("focus_match") is not None]
     other = dict(zip(FOCUS, reversed(FOCUS)))  # two labels: a miss is a reading of the other one
     read = [r["controls"]["focus"] if r["focus_match"] else other[r["controls"]["focus"]] for r in asked]
-    return {"n": len(group), "rougeL": mean([r["rougeL"] for r in group if r.get("rougeL") is not None]),
-            "length_pcc": corpus.get("length_pcc"), "length_mad": corpus.get("length_mad"),
-            "keyword_sr": mean([r["keyword_sr"] for r in group if r.get("keyword_sr") is not None]),
-            "fkgl_normal": normal, "fkgl_high": high,
-            "delta_fkgl": normal - high if normal is not None and high is not None else None,
-            "focus_f1": focus_f1(read, [r["controls"]["focus"] for r in asked])["macro"] if asked else None}
+    return {
+        "n": len(group),
+        "rougeL": mean([r["rougeL"] for r in group if r.get("rougeL") is not None]),
+        "length_pcc": corpus.get("length_pcc"),
+        "length_mad": corpus.get("length_mad"),
+        "keyword_sr": mean([r["keyword_sr"] for r in group if r.get("keyword_sr") is not None]),
+        "fkgl_normal": normal,
+        "fkgl_high": high,
+        "delta_fkgl": normal - high if normal is not None and high is not None else None,
+        "focus_f1": focus_f1(read, [r["controls"]["focus"] for r in asked])["macro"] if asked else None,
+    }
 
 
 def mean(values: list[float]) -> float | None:
@@ -463,5 +572,13 @@ EXAMPLE_DOCUMENT = (
     "recall of 80.20%, a precision of 74.31% and an F-measure of 77.14%."
 )
 
-__all__ = ["CCSVariant", "controlled_extract", "composition", "content_keywords", "hard_prompt", "load_adapter",
-           "missing_keywords", "paper_metrics"]
+__all__ = [
+    "CCSVariant",
+    "controlled_extract",
+    "composition",
+    "content_keywords",
+    "hard_prompt",
+    "load_adapter",
+    "missing_keywords",
+    "paper_metrics",
+]

@@ -47,6 +47,7 @@ Sources: ``scitldr`` (abstract -> author TLDR, Apache-2.0), ``cnndm_sample`` (ne
 ``macsum_doc`` (news -> MACSum human summaries, CC BY-NC-ND; its one released split is cut 60/20/20
 by document, as CCSBench's splits).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,6 +64,7 @@ from metrics.focus import FOCUS, focus_parts
 from metrics.io import write_jsonl
 from metrics.text import decoy_words, words
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
+
 from . import composition, content_keywords, missing_keywords
 
 SPLITS = ("train", "val", "test")
@@ -77,11 +79,21 @@ def read_pairs(source: str, seed: int = 0) -> dict[str, list[dict]]:
     """``{split: [{"id", "document", "reference", "keywords"?}]}`` for a bundled source."""
     if source == "scitldr":
         files = {"train": "train", "val": "dev", "test": "test"}
-        return {split: [{"id": r["id"], "document": r["source"], "reference": r["targets"][0]}
-                        for r in load_source("scitldr", name)] for split, name in files.items()}
+        return {
+            split: [
+                {"id": r["id"], "document": r["source"], "reference": r["targets"][0]}
+                for r in load_source("scitldr", name)
+            ]
+            for split, name in files.items()
+        }
     if source == "cnndm_sample":
-        return {split: [{"id": r["id"], "document": r["source"], "reference": r["target"], "keywords": r["keywords"]}
-                        for r in load_source("cnndm_sample", split)] for split in SPLITS}
+        return {
+            split: [
+                {"id": r["id"], "document": r["source"], "reference": r["target"], "keywords": r["keywords"]}
+                for r in load_source("cnndm_sample", split)
+            ]
+            for split in SPLITS
+        }
     if source == "macsum_doc":
         rows = load_source("macsum_doc", "val")
         docs = sorted({r["doc_id"] for r in rows})
@@ -105,16 +117,24 @@ class Labeller:
     max_keywords: int = 3
 
     @classmethod
-    def fit(cls, train_references: list[str], max_keywords: int = 3) -> "Labeller":
+    def fit(cls, train_references: list[str], max_keywords: int = 3) -> Labeller:
         vectorizer = TfidfVectorizer(tokenizer=words, lowercase=False, token_pattern=None).fit(train_references)
-        return cls(dict(zip(vectorizer.get_feature_names_out(), vectorizer.idf_.tolist())),
-                   median(fkgl(train_references)), max_keywords)
+        return cls(
+            dict(zip(vectorizer.get_feature_names_out(), vectorizer.idf_.tolist())),
+            median(fkgl(train_references)),
+            max_keywords,
+        )
 
     def keywords(self, pair: dict, n: int) -> list[str]:
         """Up to ``n`` keywords in both the reference and the document (after stemming)."""
         candidates = pair.get("keywords") or content_keywords(pair["reference"], n, self.idf, within=pair["document"])
-        present = [k for k in candidates if words(k) and not missing_keywords(pair["reference"], [k])
-                   and not missing_keywords(pair["document"], [k])]
+        present = [
+            k
+            for k in candidates
+            if words(k)
+            and not missing_keywords(pair["reference"], [k])
+            and not missing_keywords(pair["document"], [k])
+        ]
         return present[:n]
 
     def attributes(self, pairs: list[dict], rng: random.Random) -> list[dict]:
@@ -123,8 +143,12 @@ class Labeller:
         references = [p["reference"] for p in pairs]
         out = []
         for pair, length, grade in zip(pairs, length_bins(references), fkgl(references)):
-            attributes = {"length": length, "keywords": self.keywords(pair, rng.randint(1, self.max_keywords)),
-                          "readability": "high" if grade < self.fkgl_median else "normal", "focus": pair.get("focus")}
+            attributes = {
+                "length": length,
+                "keywords": self.keywords(pair, rng.randint(1, self.max_keywords)),
+                "readability": "high" if grade < self.fkgl_median else "normal",
+                "focus": pair.get("focus"),
+            }
             out.append({k: v for k, v in attributes.items() if v not in ([], None)})
         return out
 
@@ -137,8 +161,10 @@ def focus_targets(records: list[dict]) -> list[dict]:
         parts = focus_parts(record["source_sentences"])
         if len(parts) < len(FOCUS):  # the paper's abstracts "predominated by only one type" have no pair
             continue
-        pairs += [{"id": f"{record['id']}-{focus}", "document": record["source"], "reference": parts[focus],
-                   "focus": focus} for focus in FOCUS]
+        pairs += [
+            {"id": f"{record['id']}-{focus}", "document": record["source"], "reference": parts[focus], "focus": focus}
+            for focus in FOCUS
+        ]
     return pairs
 
 
@@ -151,14 +177,23 @@ def examples_for(pair: dict, attributes: dict, split: str, dataset: str, rng: ra
         subsets = [[name] for name in names]
         if len(names) >= 2:
             subsets.append(sorted(rng.sample(names, min(len(names), rng.choice((2, 3)))), key=CONTROLS.index))
-    return [{"id": f"{pair['id']}-{composition(dict.fromkeys(subset, 1))}", "document": pair["document"],
-             "controls": {name: attributes[name] for name in subset}, "target": pair["reference"],
-             "dataset": dataset, "composition": composition(dict.fromkeys(subset, 1)), "attributes": attributes}
-            for subset in subsets]
+    return [
+        {
+            "id": f"{pair['id']}-{composition(dict.fromkeys(subset, 1))}",
+            "document": pair["document"],
+            "controls": {name: attributes[name] for name in subset},
+            "target": pair["reference"],
+            "dataset": dataset,
+            "composition": composition(dict.fromkeys(subset, 1)),
+            "attributes": attributes,
+        }
+        for subset in subsets
+    ]
 
 
-def build_source(source: str, seed: int = 0, max_keywords: int = 3, limit: int | None = None,
-                 long_repeats: int = 1) -> dict[str, list[dict]]:
+def build_source(
+    source: str, seed: int = 0, max_keywords: int = 3, limit: int | None = None, long_repeats: int = 1
+) -> dict[str, list[dict]]:
     """``{split: examples}`` for one source; the labeller is fitted on its whole training split."""
     pairs = read_pairs(source, seed)
     labeller = Labeller.fit([p["reference"] for p in pairs["train"]], max_keywords)
@@ -168,10 +203,16 @@ def build_source(source: str, seed: int = 0, max_keywords: int = 3, limit: int |
         chosen = pairs[split][:limit]
         if source == "scitldr" and split != "test":  # the focus data: abstract parts, two targets per abstract
             chosen += focus_targets(load_source("scitldr", {"train": "train", "val": "dev"}[split])[:limit])
-        out[split] = [example for pair, attributes in zip(chosen, labeller.attributes(chosen, rng))
-                      for example in examples_for(pair, attributes, split, source, rng)]
-    out["train"] = [example for example in out["train"]
-                    for _ in range(long_repeats if example["controls"].get("length", 0) > 0 else 1)]
+        out[split] = [
+            example
+            for pair, attributes in zip(chosen, labeller.attributes(chosen, rng))
+            for example in examples_for(pair, attributes, split, source, rng)
+        ]
+    out["train"] = [
+        example
+        for example in out["train"]
+        for _ in range(long_repeats if example["controls"].get("length", 0) > 0 else 1)
+    ]
     return out
 
 
@@ -184,15 +225,27 @@ def build_test_set(seed: int = 0, max_keywords: int = 3) -> list[dict]:
     shuffle_rng = random.Random(f"{seed}:scitldr:test-shuffle")  # its own draws: the test set stays as it was
     out = []
     for pair in focus_targets(load_source("scitldr", "test")):
-        attributes = {"length": length_bin(pair["reference"]), "focus": pair["focus"],
-                      "keywords": labeller.keywords(pair, rng.randint(1, max_keywords))}
+        attributes = {
+            "length": length_bin(pair["reference"]),
+            "focus": pair["focus"],
+            "keywords": labeller.keywords(pair, rng.randint(1, max_keywords)),
+        }
         for readability in READABILITY:
             controls = {k: v for k, v in {**attributes, "readability": readability}.items() if v != []}
             controls = {name: controls[name] for name in CONTROLS if name in controls}
-            out.append({"id": f"{pair['id']}-{readability}", "document": pair["document"],
-                        "controls": controls, "target": pair["reference"], "dataset": "scitldr",
-                        "composition": composition(controls), "attributes": controls, "pair": pair["id"],
-                        "shuffled_controls": opposite_controls(controls, pair, shuffle_rng)})
+            out.append(
+                {
+                    "id": f"{pair['id']}-{readability}",
+                    "document": pair["document"],
+                    "controls": controls,
+                    "target": pair["reference"],
+                    "dataset": "scitldr",
+                    "composition": composition(controls),
+                    "attributes": controls,
+                    "pair": pair["id"],
+                    "shuffled_controls": opposite_controls(controls, pair, shuffle_rng),
+                }
+            )
     return out
 
 
@@ -201,10 +254,12 @@ def opposite_controls(controls: dict, pair: dict, rng: random.Random) -> dict:
     (drawn from other examples, half the shuffles kept the focus or the readability). Another length
     bin, the other readability and focus, and as many keywords, other words of the same document
     (:func:`metrics.text.decoy_words`: words from another document are words this one lacks)."""
-    other = {"length": rng.choice([b for b in range(N_LENGTH_BINS) if b != controls["length"]]),
-             "keywords": decoy_words(pair["document"], pair["reference"], len(controls.get("keywords", [])), rng),
-             "readability": next(r for r in READABILITY if r != controls["readability"]),
-             "focus": next(f for f in FOCUS if f != controls["focus"])}
+    other = {
+        "length": rng.choice([b for b in range(N_LENGTH_BINS) if b != controls["length"]]),
+        "keywords": decoy_words(pair["document"], pair["reference"], len(controls.get("keywords", [])), rng),
+        "readability": next(r for r in READABILITY if r != controls["readability"]),
+        "focus": next(f for f in FOCUS if f != controls["focus"]),
+    }
     return {name: other[name] for name in CONTROLS if name in controls and other[name] != []}
 
 
@@ -235,11 +290,20 @@ def macsum_length_set(rows: list[dict]) -> list[dict]:
     for row in rows:
         if row["topic"].strip():
             continue
-        records.append({"id": row["id"], "document": row["source"],
-                        "controls": {"length": MACSUM_LENGTH_BINS[row["length"]]}, "target": row["reference"],
-                        "dataset": "macsum_doc", "composition": "length", "doc_id": row["doc_id"],
-                        "shuffle_group": row["doc_id"], "macsum_length": row["length"],
-                        "reference_words": len(row["reference"].split())})
+        records.append(
+            {
+                "id": row["id"],
+                "document": row["source"],
+                "controls": {"length": MACSUM_LENGTH_BINS[row["length"]]},
+                "target": row["reference"],
+                "dataset": "macsum_doc",
+                "composition": "length",
+                "doc_id": row["doc_id"],
+                "shuffle_group": row["doc_id"],
+                "macsum_length": row["length"],
+                "reference_words": len(row["reference"].split()),
+            }
+        )
     return records
 
 
@@ -251,27 +315,41 @@ def mixed(examples: list[dict], split: str, seed: int) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training build-data ccs", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training build-data ccs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
-    parser.add_argument("--sources", default=",".join(DEFAULT_SOURCES),
-                        help=f"comma-separated, from: {', '.join(SOURCES)} (default: {','.join(DEFAULT_SOURCES)}; "
-                             "macsum_doc is CC BY-NC-ND: non-commercial and no derivatives, so opt in knowingly)")
+    parser.add_argument(
+        "--sources",
+        default=",".join(DEFAULT_SOURCES),
+        help=f"comma-separated, from: {', '.join(SOURCES)} (default: {','.join(DEFAULT_SOURCES)}; "
+        "macsum_doc is CC BY-NC-ND: non-commercial and no derivatives, so opt in knowingly)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-keywords", type=int, default=3, help="keywords per example: 1 to this many")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N pairs of each split")
-    parser.add_argument("--long-repeats", type=int, default=1,
-                        help="write each train example asking for a length past bin 0 this many times (default 1)")
+    parser.add_argument(
+        "--long-repeats",
+        type=int,
+        default=1,
+        help="write each train example asking for a length past bin 0 this many times (default 1)",
+    )
     add_data_dir_argument(parser)
     args = parser.parse_args(argv)
     set_data_dir(args.data_dir)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     unknown = sorted(set(sources) - set(SOURCES))
     if unknown or args.max_keywords < 1 or args.long_repeats < 1:
-        parser.error(f"unknown source(s) {unknown}; allowed: {', '.join(SOURCES)}" if unknown
-                     else "--max-keywords and --long-repeats must be at least 1")
-    built = {source: build_source(source, args.seed, args.max_keywords, args.limit, args.long_repeats)
-             for source in sources}
+        parser.error(
+            f"unknown source(s) {unknown}; allowed: {', '.join(SOURCES)}"
+            if unknown
+            else "--max-keywords and --long-repeats must be at least 1"
+        )
+    built = {
+        source: build_source(source, args.seed, args.max_keywords, args.limit, args.long_repeats) for source in sources
+    }
     for split in SPLITS:
         examples = mixed([example for source in sources for example in built[source][split]], split, args.seed)
         if split == "test":  # one fair test set for every choice of sources (module docstring)
@@ -279,12 +357,21 @@ def main(argv: list[str] | None = None) -> None:
         path = Path(args.out) / f"{split}.jsonl"
         write_jsonl(path, examples)
         kinds = Counter(e["composition"] for e in examples)
-        labels = Counter(f"{k}={e['controls'][k]}" for e in examples for k in ("length", "readability", "focus")
-                         if k in e["controls"])
-        origin = (f"scitldr test, {len({e['pair'] for e in examples})} targets x 2 readability levels" if split == "test"
-                  else ", ".join(f"{s} {len(built[s][split])}" for s in sources))
-        print(f"{path}: {len(examples)} examples ({origin}); "
-              f"compositions {dict(sorted(kinds.items()))}; labels {dict(sorted(labels.items()))}")
+        labels = Counter(
+            f"{k}={e['controls'][k]}"
+            for e in examples
+            for k in ("length", "readability", "focus")
+            if k in e["controls"]
+        )
+        origin = (
+            f"scitldr test, {len({e['pair'] for e in examples})} targets x 2 readability levels"
+            if split == "test"
+            else ", ".join(f"{s} {len(built[s][split])}" for s in sources)
+        )
+        print(
+            f"{path}: {len(examples)} examples ({origin}); "
+            f"compositions {dict(sorted(kinds.items()))}; labels {dict(sorted(labels.items()))}"
+        )
 
 
 if __name__ == "__main__":

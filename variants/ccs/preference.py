@@ -16,6 +16,7 @@ A focus prefers no sentence. Position is what the judge learned, the cue rule is
 and MiniLM's closeness to the paper's definitions of the two focus levels chose sentences the judge
 agreed with less often than a focus-blind extract did (docs/log.md): focus is left to the model.
 """
+
 from __future__ import annotations
 
 from metrics.text import WORD

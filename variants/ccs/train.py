@@ -15,6 +15,7 @@ loadable with ``AutoPeftModelForSeq2SeqLM``; ``--merge`` also writes ``merged/``
 adapter folded in, a plain transformers model. ``--preset tiny`` trains on a small random T5, which
 is saved in ``tiny-preset-base/`` beside the adapter (an adapter needs its base).
 """
+
 from __future__ import annotations
 
 import copy
@@ -27,12 +28,15 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, T5ForConditionalGeneration
 
 from ..base import read_record, write_record
+from ..presets import tiny_t5_config, tiny_t5_tokenizer
 from . import ADAPTER_CONFIG, CCSVariant
 
-from ..presets import tiny_t5_config, tiny_t5_tokenizer
-
-PAPER_DEFAULTS = {"base_model": "google/flan-t5-xxl", "learning_rate": 1e-4, "num_train_epochs": 20,
-                  "max_target_length": 320}  # bin 4 summaries run past 200 words, about 300 T5 tokens
+PAPER_DEFAULTS = {
+    "base_model": "google/flan-t5-xxl",
+    "learning_rate": 1e-4,
+    "num_train_epochs": 20,
+    "max_target_length": 320,
+}  # bin 4 summaries run past 200 words, about 300 T5 tokens
 TINY_BASE = "tiny-preset-base"  # the name says "preset": the model card then calls it a test model
 MERGED = "merged"
 BART_PROJECTIONS = {"q_proj", "k_proj", "v_proj", "out_proj"}  # a BART base (e.g. the zoo's MiniLM-initialised one)
@@ -45,9 +49,13 @@ class Arguments:
     lora_r: int = field(default=8, metadata={"help": "LoRA rank"})
     lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling numerator (the update is scaled by alpha/r)"})
     lora_dropout: float = field(default=0.1, metadata={"help": "dropout on the LoRA branch's input"})
-    lora_target_modules: str = field(default="q,v", metadata={
-        "help": "attention projections that get an adapter, comma-separated: q,v (peft's default for T5) or q,k,v,o; "
-                "on a BART base: q_proj,v_proj (or k_proj, out_proj)"})
+    lora_target_modules: str = field(
+        default="q,v",
+        metadata={
+            "help": "attention projections that get an adapter, comma-separated: q,v (peft's default for T5) or q,k,v,o; "
+            "on a BART base: q_proj,v_proj (or k_proj, out_proj)"
+        },
+    )
     merge: bool = field(default=False, metadata={"help": f"also write the merged model to OUTPUT_DIR/{MERGED}"})
 
     def __post_init__(self):
@@ -58,8 +66,10 @@ class Arguments:
             raise ValueError(f"--lora-dropout must be in [0, 1), got {self.lora_dropout}")
         unknown = sorted(set(self.targets) - {"q", "k", "v", "o"} - BART_PROJECTIONS)
         if unknown or not self.targets:
-            raise ValueError(f"--lora-target-modules: unknown {unknown}; allowed: q, k, v, o (T5) or "
-                             f"{', '.join(sorted(BART_PROJECTIONS))} (BART)")
+            raise ValueError(
+                f"--lora-target-modules: unknown {unknown}; allowed: q, k, v, o (T5) or "
+                f"{', '.join(sorted(BART_PROJECTIONS))} (BART)"
+            )
         if self.merge and self.method != "lora":
             raise ValueError("--merge needs --method lora (a prompt model has no adapter to merge)")
 
@@ -82,8 +92,13 @@ class Run:
 def lora_config(own: Arguments):
     from peft import LoraConfig, TaskType
 
-    return LoraConfig(task_type=TaskType.SEQ_2_SEQ_LM, r=own.lora_r, lora_alpha=own.lora_alpha,
-                      lora_dropout=own.lora_dropout, target_modules=own.targets)
+    return LoraConfig(
+        task_type=TaskType.SEQ_2_SEQ_LM,
+        r=own.lora_r,
+        lora_alpha=own.lora_alpha,
+        lora_dropout=own.lora_dropout,
+        target_modules=own.targets,
+    )
 
 
 def build(own: Arguments, data):
@@ -102,8 +117,10 @@ def build(own: Arguments, data):
 
         run.tiny_base = copy.deepcopy(model) if data.preset == "tiny" else None
         run.model = model = get_peft_model(model, lora_config(own))
-    trainable, total = (sum(p.numel() for p in model.parameters() if p.requires_grad),
-                        sum(p.numel() for p in model.parameters()))
+    trainable, total = (
+        sum(p.numel() for p in model.parameters() if p.requires_grad),
+        sum(p.numel() for p in model.parameters()),
+    )
     run.parameters = {"trainable": trainable, "total": total, "trainable_share": trainable / total}
     log.info("trainable parameters: %d of %d (%.4f%%)", trainable, total, 100 * trainable / total)
     print(f"trainable parameters: {trainable:,} of {total:,} ({100 * trainable / total:.4f}%)")
@@ -117,8 +134,12 @@ def save_assets(out: Path, run: Run) -> dict:
     extra: dict = {"parameters": run.parameters}
     if run.own.method != "lora":
         return extra
-    extra["lora"] = {"r": run.own.lora_r, "alpha": run.own.lora_alpha, "dropout": run.own.lora_dropout,
-                     "target_modules": run.own.targets}
+    extra["lora"] = {
+        "r": run.own.lora_r,
+        "alpha": run.own.lora_alpha,
+        "dropout": run.own.lora_dropout,
+        "target_modules": run.own.targets,
+    }
     adapter_file = out / ADAPTER_CONFIG
     adapter = json.loads(adapter_file.read_text(encoding="utf-8"))
     if run.tiny_base is not None:

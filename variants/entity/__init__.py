@@ -24,22 +24,36 @@ only; pairs whose reference never names it dropped), so no target is made by Lea
 Files: data builder ``variants/entity/data.py`` (``python -m training build-data entity``); trainer
 defaults and flags ``variants/entity/train.py`` (``python -m training entity``); model ``models/gsum``.
 """
+
 from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from metrics.entity import TITLES, aliases, mentions, person_like, sentences_mentioning
 from metrics.support import sentence_spans
 from metrics.text import sentences
-from models.gsum.processing_gsum import GUIDANCE_LENGTH, GSumProcessor, absent, guidance, gsum_input
+from models.gsum.processing_gsum import GUIDANCE_LENGTH, GSumProcessor, absent, gsum_input, guidance
 
-from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                   check_document, processor_settings, reference_scores)
+from ..base import (
+    Baseline,
+    Control,
+    ControlError,
+    Paper,
+    Prepared,
+    Score,
+    Summarizer,
+    Summary,
+    Variant,
+    check_document,
+    processor_settings,
+    reference_scores,
+)
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +83,9 @@ def ner():
 
         return spacy.load(NER_MODEL, exclude=["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer"])
     except (ImportError, OSError) as err:
-        raise MissingNERModel(f"the named-entity model {NER_MODEL!r} cannot be loaded ({err}); "
-                              "run `bash scripts/setup.sh` to install it") from None
+        raise MissingNERModel(
+            f"the named-entity model {NER_MODEL!r} cannot be loaded ({err}); run `bash scripts/setup.sh` to install it"
+        ) from None
 
 
 def entity_names(doc) -> list[str]:
@@ -143,8 +158,10 @@ def lead_sentences(document: str, entity: str, n: int = LEAD) -> list[str]:
 def entity_of(controls: dict) -> str:
     entity = " ".join(str(controls.get("entity") or "").split())
     if not entity:
-        raise ControlError("control 'entity' is empty: name a person or organization of the document, "
-                           "e.g. {\"entity\": \"Angela Merkel\"}")
+        raise ControlError(
+            "control 'entity' is empty: name a person or organization of the document, "
+            'e.g. {"entity": "Angela Merkel"}'
+        )
     return entity
 
 
@@ -154,10 +171,16 @@ def supported_mentions(summary: str, document: str, entity: str) -> dict:
     or glued to another sentence, is no mention. ``mentioned``, ``sentence_coverage`` (over all the
     summary's sentences), ``sentences`` and ``sentences_mentioning``, as :func:`metrics.entity.entity_scores`."""
     summary_sentences = sentences(summary)
-    naming = sum(any(mentions(span, entity, document=document) for span in sentence_spans(s, document))
-                 for s in summary_sentences)
-    return {"mentioned": int(naming > 0), "sentence_coverage": naming / len(summary_sentences) if summary_sentences else 0.0,
-            "sentences": len(summary_sentences), "sentences_mentioning": naming}
+    naming = sum(
+        any(mentions(span, entity, document=document) for span in sentence_spans(s, document))
+        for s in summary_sentences
+    )
+    return {
+        "mentioned": int(naming > 0),
+        "sentence_coverage": naming / len(summary_sentences) if summary_sentences else 0.0,
+        "sentences": len(summary_sentences),
+        "sentences_mentioning": naming,
+    }
 
 
 class GuidanceIds(list):
@@ -194,8 +217,10 @@ class Lead3Entity(Baseline):
         picked = lead_sentences(document, entity)
         if picked:
             return Summary(" ".join(picked))
-        return Summary(" ".join(sentences(document)[:LEAD]),
-                       [absent(entity) + "; this is the document's first three sentences (Lead-3)"])
+        return Summary(
+            " ".join(sentences(document)[:LEAD]),
+            [absent(entity) + "; this is the document's first three sentences (Lead-3)"],
+        )
 
 
 class Lead3(Baseline):
@@ -224,18 +249,33 @@ class EntityVariant(Variant):
 }""",
     )
     methods = ("sentences", "name")
-    controls = (Control("entity", "text", "the person or organization to summarize for, as the document names it "
-                        "(a person's surname also counts as a mention)", required=True),)
+    controls = (
+        Control(
+            "entity",
+            "text",
+            "the person or organization to summarize for, as the document names it "
+            "(a person's surname also counts as a mention)",
+            required=True,
+        ),
+    )
     metric_names = ("entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum")
     control_metrics = ("entity_coverage", "entity_mentioned")
     # EntSUM Table 3 (ROUGE x100 there, fractions here). The paper's ROUGE-L is set beside our rougeLsum:
     # on multi-sentence summaries ROUGE-1.5.5's ROUGE-L is the summary-level (sentence-split) LCS.
-    reported = tuple({"system": system, "source": "Table 3",
-                      "metrics": {"rouge1": r1 / 100, "rouge2": r2 / 100, "rougeLsum": rl / 100}}
-                     for system, r1, r2, rl in (
-                         ("Lead3ovr (Lead-3)", 34.44, 19.14, 30.97), ("Lead3ent", 68.41, 60.51, 65.03),
-                         ("GSumovr", 40.29, 24.87, 37.30), ("GSument-name", 51.71, 40.49, 48.75),
-                         ("GSument-sent", 61.45, 52.04, 58.37)))
+    reported = tuple(
+        {
+            "system": system,
+            "source": "Table 3",
+            "metrics": {"rouge1": r1 / 100, "rouge2": r2 / 100, "rougeLsum": rl / 100},
+        }
+        for system, r1, r2, rl in (
+            ("Lead3ovr (Lead-3)", 34.44, 19.14, 30.97),
+            ("Lead3ent", 68.41, 60.51, 65.03),
+            ("GSumovr", 40.29, 24.87, 37.30),
+            ("GSument-name", 51.71, 40.49, 48.75),
+            ("GSument-sent", 61.45, 52.04, 58.37),
+        )
+    )
 
     def guidance(self, document: str, entity: str, method: str) -> tuple[str, list[str]]:
         """The guidance text for a method, and notices: without a sentence naming the entity, the
@@ -246,10 +286,13 @@ class EntityVariant(Variant):
     def prepare(self, document: str, controls: dict, method: str, assets: EntityAssets | None = None) -> Prepared:
         method, entity = self.check_method(method), entity_of(controls)
         if assets is None or assets.tokenizer is None:
-            raise ValueError("the entity variant's prepare tokenizes the guidance: give EntityAssets with the "
-                             "model's tokenizer (a loaded summarizer's .assets)")
-        text, extra, notices, said = gsum_input(document, entity, method, assets.tokenizer,
-                                                assets.guidance_length(method))
+            raise ValueError(
+                "the entity variant's prepare tokenizes the guidance: give EntityAssets with the "
+                "model's tokenizer (a loaded summarizer's .assets)"
+            )
+        text, extra, notices, said = gsum_input(
+            document, entity, method, assets.tokenizer, assets.guidance_length(method)
+        )
         return Prepared(text, {"guidance_input_ids": GuidanceIds(extra["guidance_input_ids"], said)}, notices)
 
     def processor(self, summarizer: Summarizer) -> GSumProcessor:
@@ -264,8 +307,10 @@ class EntityVariant(Variant):
         sentences would; Lead-3 as guidance would instead steer towards the lead."""
         self.check_method(method)
         if assets is None or assets.tokenizer is None:
-            raise ValueError("the entity variant's neutral input tokenizes an empty guidance: give EntityAssets "
-                             "with the model's tokenizer")
+            raise ValueError(
+                "the entity variant's neutral input tokenizes an empty guidance: give EntityAssets "
+                "with the model's tokenizer"
+            )
         tokenizer = assets.tokenizer
         ids = tokenizer("", truncation=False)["input_ids"]
         padded = GuidanceIds(ids + [tokenizer.pad_token_id] * (assets.guidance_length(method) - len(ids)), "")
@@ -283,20 +328,36 @@ class EntityVariant(Variant):
 
         model, tokenizer = load_seq2seq(path, device, **kwargs)
         assets = EntityAssets(tokenizer, record.get("max_guidance_length"))
-        return Seq2SeqSummarizer(self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record)
+        return Seq2SeqSummarizer(
+            self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record
+        )
 
-    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
-              assets: EntityAssets | None = None) -> dict[str, Score]:
+    def score(
+        self,
+        summary: str,
+        document: str,
+        controls: dict,
+        reference: str | None = None,
+        assets: EntityAssets | None = None,
+    ) -> dict[str, Score]:
         entity = entity_of(controls)
         found = supported_mentions(summary, document, entity)
         scores = {
-            "entity_coverage": Score(found["sentence_coverage"], "share of the summary's sentences that name the "
-                                     "entity (full name or surname) in words the document supports; 1 = every "
-                                     "sentence is about it",
-                                     {"sentences": {"in the summary": found["sentences"],
-                                                    "naming the entity": found["sentences_mentioning"]}}),
-            "entity_mentioned": Score(float(found["mentioned"]), "1 when the summary names the entity in words the "
-                                      "document supports, else 0"),
+            "entity_coverage": Score(
+                found["sentence_coverage"],
+                "share of the summary's sentences that name the "
+                "entity (full name or surname) in words the document supports; 1 = every "
+                "sentence is about it",
+                {
+                    "sentences": {
+                        "in the summary": found["sentences"],
+                        "naming the entity": found["sentences_mentioning"],
+                    }
+                },
+            ),
+            "entity_mentioned": Score(
+                float(found["mentioned"]), "1 when the summary names the entity in words the document supports, else 0"
+            ),
         }
         scores.update(reference_scores(summary, reference))
         return scores
@@ -316,8 +377,9 @@ class EntityVariant(Variant):
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
         """The entity's names (full name, surname) that the summary uses."""
         entity = entity_of(controls)
-        return [name for name in aliases(entity)
-                if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", summary, re.IGNORECASE)]
+        return [
+            name for name in aliases(entity) if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", summary, re.IGNORECASE)
+        ]
 
     def suggestions(self, document: str, assets: Any = None) -> dict[str, list[str]]:
         """The persons and organizations the document names, most mentioned first."""
@@ -334,9 +396,17 @@ class EntityVariant(Variant):
         groups: dict[str, list[dict]] = {}
         for row in rows:
             groups.setdefault(row.get("dataset", "?"), []).append(row)
-        return {dataset: {"n": len(group), **{name: sum(r[name] for r in group) / len(group) for name in self.metric_names
-                                              if all(r.get(name) is not None for r in group)}}
-                for dataset, group in groups.items()}
+        return {
+            dataset: {
+                "n": len(group),
+                **{
+                    name: sum(r[name] for r in group) / len(group)
+                    for name in self.metric_names
+                    if all(r.get(name) is not None for r in group)
+                },
+            }
+            for dataset, group in groups.items()
+        }
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """Rule-(a) examples (:mod:`variants.entity.data`) of the bundled ``bbc_summary`` test split

@@ -31,6 +31,7 @@ summary of any of the document's entities beat such a pass.
 Writes ``{train,val,test}.jsonl`` (both sources together, ``dataset`` naming each) and prints counts. The
 output depends only on the data and the options: NER is deterministic and order is the files' order.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,6 +44,7 @@ from tqdm.auto import tqdm
 from metrics.entity import aliases, sentences_mentioning
 from metrics.io import write_jsonl
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
+
 from . import LEAD, lead_sentences, named_entities, salient_entities
 
 SOURCES = ("cnndm_sample", "bbc_summary")
@@ -85,17 +87,27 @@ def other_entity(entity: str, named: list[tuple[str, int]], min_mentions: int, s
     return random.Random(seed).choice(pool) if pool else None
 
 
-def entity_examples(records: list[dict], dataset: str, min_mentions: int = 2,
-                    max_entities: int | None = None, workers: int = 1,
-                    test: bool = False) -> tuple[list[dict], Counter]:
+def entity_examples(
+    records: list[dict],
+    dataset: str,
+    min_mentions: int = 2,
+    max_entities: int | None = None,
+    workers: int = 1,
+    test: bool = False,
+) -> tuple[list[dict], Counter]:
     """Examples for the most mentioned entities of each record (``source``, ``target``), and counts.
     ``test``: targets by rule (a) only; an entity its reference never names, or whose target would be
     Lead3ent's output, gives no example."""
     counts: Counter = Counter(documents=len(records))
     out = []
     names_per_record = named_entities([r["source"] for r in records], workers=workers)
-    for record, names in tqdm(zip(records, names_per_record), total=len(records), desc=f"NER {dataset}",
-                              unit="article", disable=len(records) < 100):
+    for record, names in tqdm(
+        zip(records, names_per_record),
+        total=len(records),
+        desc=f"NER {dataset}",
+        unit="article",
+        disable=len(records) < 100,
+    ):
         counts["entities"] += len(names)
         named = salient_entities(record["source"], names)
         salient = [(name, k) for name, k in named if k >= min_mentions]
@@ -111,11 +123,22 @@ def entity_examples(records: list[dict], dataset: str, min_mentions: int = 2,
                     continue
             else:
                 target, from_reference = proxy_target(record["source"], record["target"], entity)
-            counts["target: reference only" if from_reference == len(target) else
-                   "target: lead only" if from_reference == 0 else "target: reference + lead"] += 1
-            example = {"id": f"{record['id']}-e{number}", "document": record["source"],
-                       "controls": {"entity": entity}, "target": " ".join(target), "dataset": dataset,
-                       "source_id": record["id"], "target_from_reference": from_reference}
+            counts[
+                "target: reference only"
+                if from_reference == len(target)
+                else "target: lead only"
+                if from_reference == 0
+                else "target: reference + lead"
+            ] += 1
+            example = {
+                "id": f"{record['id']}-e{number}",
+                "document": record["source"],
+                "controls": {"entity": entity},
+                "target": " ".join(target),
+                "dataset": dataset,
+                "source_id": record["id"],
+                "target_from_reference": from_reference,
+            }
             if test:
                 other = other_entity(entity, named, min_mentions, example["id"])
                 if other is None:
@@ -127,8 +150,9 @@ def entity_examples(records: list[dict], dataset: str, min_mentions: int = 2,
     return out, counts
 
 
-def build_split(source: str, split: str, limit: int | None = None, min_mentions: int = 2,
-                max_entities: int | None = None) -> list[dict]:
+def build_split(
+    source: str, split: str, limit: int | None = None, min_mentions: int = 2, max_entities: int | None = None
+) -> list[dict]:
     """The examples of one bundled split; ``test`` by rule (a) only (the leaderboard's test set is
     ``bbc_summary`` then ``cnndm_sample`` ``test``)."""
     records = load_source(source, split)[:limit]
@@ -140,7 +164,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
     parser.add_argument("--sources", nargs="+", choices=SOURCES, default=list(SOURCES))
     parser.add_argument("--min-mentions", type=int, default=2, help="sentences that must name an entity (default 2)")
-    parser.add_argument("--max-entities", type=int, default=None, help="at most N entities per article, most mentioned first")
+    parser.add_argument(
+        "--max-entities", type=int, default=None, help="at most N entities per article, most mentioned first"
+    )
     parser.add_argument("--limit", type=int, default=None, help="only the first N articles of each split (quick runs)")
     parser.add_argument("--workers", type=int, default=1, help="NER processes (spaCy n_process; 2 on 2 cores: 1.8x)")
     add_data_dir_argument(parser)
@@ -151,20 +177,27 @@ def main(argv: list[str] | None = None) -> None:
     for split in SPLITS:
         examples, counts = [], Counter()
         for source in args.sources:
-            records = load_source(source, split)[:args.limit]
-            made, made_counts = entity_examples(records, source, args.min_mentions, args.max_entities,
-                                                args.workers, test=split == "test")
+            records = load_source(source, split)[: args.limit]
+            made, made_counts = entity_examples(
+                records, source, args.min_mentions, args.max_entities, args.workers, test=split == "test"
+            )
             examples += made
             counts += made_counts
         path = Path(args.out) / f"{split}.jsonl"
         write_jsonl(path, examples)
-        print(f"{path}: {counts['examples']} examples from {counts['documents']} articles "
-              f"({', '.join(args.sources)}); {counts['entities']} entities found, {counts['too few mentions']} "
-              f"named in fewer than {args.min_mentions} sentences; targets: "
-              f"{counts['target: reference only']} reference only, {counts['target: reference + lead']} "
-              f"reference + lead, {counts['target: lead only']} lead only"
-              + (f"; dropped: {counts['not named in the reference']} (reference never names the entity), "
-                 f"{counts['target equals Lead3ent']} (target is Lead3ent's output)" if split == "test" else ""))
+        print(
+            f"{path}: {counts['examples']} examples from {counts['documents']} articles "
+            f"({', '.join(args.sources)}); {counts['entities']} entities found, {counts['too few mentions']} "
+            f"named in fewer than {args.min_mentions} sentences; targets: "
+            f"{counts['target: reference only']} reference only, {counts['target: reference + lead']} "
+            f"reference + lead, {counts['target: lead only']} lead only"
+            + (
+                f"; dropped: {counts['not named in the reference']} (reference never names the entity), "
+                f"{counts['target equals Lead3ent']} (target is Lead3ent's output)"
+                if split == "test"
+                else ""
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ be the most stable"): learning rate 3e-5, 500 warm-up steps, weight decay 0.01, 
 (the recipe's label smoothing 0.1 is left out: the shared collator gives the model labels, not decoder
 inputs, which the Trainer's label smoother needs). ``--preset tiny`` trains a small random GSum on CPU.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -20,22 +21,35 @@ from dataclasses import dataclass, field
 from transformers import AutoConfig, AutoTokenizer
 
 from models import GSumConfig, GSumForConditionalGeneration
-from . import GUIDANCE_LENGTH, EntityAssets, EntityVariant
 
 from ..presets import tiny_bart_config, tiny_tokenizer
+from . import GUIDANCE_LENGTH, EntityAssets, EntityVariant
 
-PAPER_DEFAULTS = {"learning_rate": 3e-5, "warmup_steps": 500, "weight_decay": 0.01, "max_grad_norm": 0.1,
-                  "per_device_train_batch_size": 4}
+PAPER_DEFAULTS = {
+    "learning_rate": 3e-5,
+    "warmup_steps": 500,
+    "weight_decay": 0.01,
+    "max_grad_norm": 0.1,
+    "per_device_train_batch_size": 4,
+}
 
 
 @dataclass
 class Arguments:
     method: str = field(default="sentences", metadata={"help": "the guidance: sentences | name"})
-    warm_start: str | None = field(default=None, metadata={"help": "a plain BART (Hub id or folder) to warm-start "
-                                                                    "GSum from (default: --base-model)"})
-    guidance_top_layers: int = field(default=1, metadata={"help": "top encoder layers of the guidance's own (GSum: 1)"})
-    max_guidance_length: int | None = field(default=None, metadata={
-        "help": f"guidance tokens kept (default: {GUIDANCE_LENGTH['sentences']} for sentences, {GUIDANCE_LENGTH['name']} for name)"})
+    warm_start: str | None = field(
+        default=None,
+        metadata={"help": "a plain BART (Hub id or folder) to warm-start GSum from (default: --base-model)"},
+    )
+    guidance_top_layers: int = field(
+        default=1, metadata={"help": "top encoder layers of the guidance's own (GSum: 1)"}
+    )
+    max_guidance_length: int | None = field(
+        default=None,
+        metadata={
+            "help": f"guidance tokens kept (default: {GUIDANCE_LENGTH['sentences']} for sentences, {GUIDANCE_LENGTH['name']} for name)"
+        },
+    )
 
     def __post_init__(self):
         EntityVariant().check_method(self.method)
@@ -48,8 +62,9 @@ def build(own: Arguments, data):
     length = own.max_guidance_length or GUIDANCE_LENGTH[own.method]
     if data.preset == "tiny":
         tokenizer = tiny_tokenizer()
-        model = GSumForConditionalGeneration(tiny_bart_config(tokenizer, GSumConfig,
-                                                              guidance_top_layers=own.guidance_top_layers))
+        model = GSumForConditionalGeneration(
+            tiny_bart_config(tokenizer, GSumConfig, guidance_top_layers=own.guidance_top_layers)
+        )
         return model, tokenizer, EntityAssets(tokenizer, length)
     if own.warm_start:
         data.base_model = own.warm_start  # what steersum.json and the card name as the base

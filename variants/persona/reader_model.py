@@ -15,6 +15,7 @@ wants more than a reader who likes every topic equally). A sentence's preference
 (L1-normalized) dotted with the interest. A model can still learn it: the titles show the
 preferences, and the preferences fix the interest.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,19 +32,22 @@ class InterestSpace:
         self.vectorizer, self.nmf, self.profiles = vectorizer, nmf, profiles
 
     @classmethod
-    def fit(cls, corpus: list[str], labelled: list[tuple[str, str]], n_themes: int = N_THEMES) -> "InterestSpace":
+    def fit(cls, corpus: list[str], labelled: list[tuple[str, str]], n_themes: int = N_THEMES) -> InterestSpace:
         """Themes from ``corpus`` (texts), topic profiles from ``labelled`` ``(text, topic)`` pairs."""
         if len(corpus) < 2 or not labelled:
-            raise ValueError(f"an interest space needs a corpus of at least 2 texts and labelled texts; "
-                             f"got {len(corpus)} and {len(labelled)}")
+            raise ValueError(
+                f"an interest space needs a corpus of at least 2 texts and labelled texts; "
+                f"got {len(corpus)} and {len(labelled)}"
+            )
         vectorizer = TfidfVectorizer(stop_words="english", min_df=2, max_df=0.5, sublinear_tf=True)
         matrix = vectorizer.fit_transform(corpus)
         nmf = NMF(n_components=min(n_themes, len(corpus) - 1), init="nndsvd", max_iter=500, random_state=0).fit(matrix)
         space = cls(vectorizer, nmf, {})
         mixtures = space.mixtures([text for text, _ in labelled])
         topics = sorted({topic for _, topic in labelled})
-        space.profiles = {t: mixtures[[i for i, (_, topic) in enumerate(labelled) if topic == t]].mean(axis=0)
-                          for t in topics}
+        space.profiles = {
+            t: mixtures[[i for i, (_, topic) in enumerate(labelled) if topic == t]].mean(axis=0) for t in topics
+        }
         return space
 
     def mixtures(self, texts: list[str]) -> np.ndarray:
@@ -58,8 +62,9 @@ class InterestSpace:
         weights = np.array([preferences.get(t, 0.0) for t in sorted(self.profiles)])
         return weights @ profiles - profiles.mean(axis=0) * weights.sum()
 
-    def sentence_preference(self, sentences: list[str], preferences: dict[str, float],
-                            mixtures: np.ndarray | None = None) -> np.ndarray:
+    def sentence_preference(
+        self, sentences: list[str], preferences: dict[str, float], mixtures: np.ndarray | None = None
+    ) -> np.ndarray:
         """How much the reader wants each sentence (``mixtures``: the sentences' own, when computed)."""
         mixtures = self.mixtures(sentences) if mixtures is None else mixtures
         return mixtures @ self.interest(preferences)

@@ -37,6 +37,7 @@ average, and the first test TLDR of each paper scores doc_keyword_recall 0.407.
 Files: data builder ``variants/tdsum/data.py`` (``python -m training build-data tdsum``); trainer
 defaults and flags ``variants/tdsum/train.py`` (``python -m training tdsum``); model ``models/tdsum``.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,19 +52,39 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from metrics.rouge_k import extract_keywords, found_keywords
 from metrics.support import supported_spans
 from metrics.text import STOPWORDS, WORD, sentences, words
-from models.tdsum.processing_tdsum import (BOOST_SCORE, VECTORIZER_FILE, TDSumProcessor, control_terms, steer,  # noqa: F401
-                                           token_scores, word_scores)
+from models.tdsum.processing_tdsum import (  # noqa: F401
+    BOOST_SCORE,
+    VECTORIZER_FILE,
+    TDSumProcessor,
+    control_terms,
+    steer,
+    token_scores,
+    word_scores,
+)
 
-from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                   check_document, processor_settings, reference_scores)
+from ..base import (
+    Baseline,
+    Control,
+    ControlError,
+    Paper,
+    Prepared,
+    Score,
+    Summarizer,
+    Summary,
+    Variant,
+    check_document,
+    processor_settings,
+    reference_scores,
+)
 
 TOP_TERMS = 5  # the document's keywords for doc_keyword_recall (SciTLDR: ~4-5 keywords, Table 4)
 BASELINE_SENTENCES = 2  # extreme summaries are one or two sentences (SciTLDR, XSum)
 BASELINE_WORDS = 18  # the baseline's budget: median words of the SciTLDR training TLDRs (tests/test_tdsum.py checks)
 METHODS = ("tdsum", "rwenc", "rwgen", "tdmtl")
 SETTINGS = ("tfidf_attention", "rwenc_layers", "rwgen_lambda", "tdmtl_lambda")  # models.tdsum.TDSumConfig
-TFIDF_SETTINGS = dict(lowercase=True, token_pattern=WORD.pattern, stop_words=sorted(STOPWORDS), norm="l2",
-                      sublinear_tf=False)
+TFIDF_SETTINGS = dict(
+    lowercase=True, token_pattern=WORD.pattern, stop_words=sorted(STOPWORDS), norm="l2", sublinear_tf=False
+)
 
 
 # --- the TF-IDF vocabulary ---------------------------------------------------------------------
@@ -77,15 +98,18 @@ def fit_vectorizer(documents: list[str], min_df: int = 2) -> TfidfVectorizer:
 def save_vectorizer(vectorizer: TfidfVectorizer, folder: str | Path) -> None:
     """Vocabulary and IDF as JSON (a pickle would be refused by the Hub export: loading one runs code)."""
     terms = sorted(vectorizer.vocabulary_, key=vectorizer.vocabulary_.get)
-    Path(folder, VECTORIZER_FILE).write_text(json.dumps(
-        {"terms": terms, "idf": [float(x) for x in vectorizer.idf_], "min_df": vectorizer.min_df}) + "\n",
-        encoding="utf-8")
+    Path(folder, VECTORIZER_FILE).write_text(
+        json.dumps({"terms": terms, "idf": [float(x) for x in vectorizer.idf_], "min_df": vectorizer.min_df}) + "\n",
+        encoding="utf-8",
+    )
 
 
 def load_vectorizer(folder: str | Path) -> TfidfVectorizer:
     file = Path(folder, VECTORIZER_FILE)
     if not file.is_file():
-        raise FileNotFoundError(f"{folder}: no {VECTORIZER_FILE} (a TDSum checkpoint saves its TF-IDF vocabulary there)")
+        raise FileNotFoundError(
+            f"{folder}: no {VECTORIZER_FILE} (a TDSum checkpoint saves its TF-IDF vocabulary there)"
+        )
     saved = json.loads(file.read_text(encoding="utf-8"))
     vectorizer = TfidfVectorizer(vocabulary={t: i for i, t in enumerate(saved["terms"])}, **TFIDF_SETTINGS)
     vectorizer.idf_ = np.asarray(saved["idf"], dtype=np.float64)
@@ -97,8 +121,9 @@ class TokenScores(list):
 
     def __str__(self) -> str:
         nonzero = [s for s in self if s]
-        return (f"{len(self)} per-token TF-IDF scores, {len(nonzero)} non-zero"
-                + (f", highest {max(nonzero):.3f}" if nonzero else ""))
+        return f"{len(self)} per-token TF-IDF scores, {len(nonzero)} non-zero" + (
+            f", highest {max(nonzero):.3f}" if nonzero else ""
+        )
 
 
 @dataclass
@@ -134,8 +159,15 @@ class TDSumAssets:
         and suppressions applied; cut as ``encode`` cuts the ids and padded with 0 to
         ``max_source_length`` (:func:`models.tdsum.processing_tdsum.token_scores`). Returns the scores and,
         per document, notices about the controls."""
-        scores, notices = token_scores(self.tokenizer, documents, controls, self.vectorizer.vocabulary_,
-                                       self.vectorizer.idf_, self.max_source_length, self.method)
+        scores, notices = token_scores(
+            self.tokenizer,
+            documents,
+            controls,
+            self.vectorizer.vocabulary_,
+            self.vectorizer.idf_,
+            self.max_source_length,
+            self.method,
+        )
         return [TokenScores(row) for row in scores], notices
 
     def steered(self, doc: DocumentWords, controls: dict) -> tuple[np.ndarray, list[str]]:
@@ -154,8 +186,13 @@ class TDSumAssets:
 
 
 # --- the model-free baseline -------------------------------------------------------------------
-def keyword_covering_extract(document: str, keywords: list[str], weights: dict[str, float],
-                             n_sentences: int = BASELINE_SENTENCES, budget_words: int | None = BASELINE_WORDS) -> str:
+def keyword_covering_extract(
+    document: str,
+    keywords: list[str],
+    weights: dict[str, float],
+    n_sentences: int = BASELINE_SENTENCES,
+    budget_words: int | None = BASELINE_WORDS,
+) -> str:
     """Greedy keyword cover within a budget of words (whitespace tokens; ``None``: no budget):
     repeatedly take the sentence that adds the most weight of keywords not yet covered among those
     that still fit, up to ``n_sentences`` or until nothing is added; output in document order. When
@@ -186,7 +223,7 @@ def keyword_covering_extract(document: str, keywords: list[str], weights: dict[s
     tokens = sents[best].split()
     hits = [j for j, token in enumerate(tokens) if set(words(token)) & set(keywords)]
     start = max(0, min(hits[0] if hits else 0, len(tokens) - budget))
-    return " ".join(tokens[start:start + budget])
+    return " ".join(tokens[start : start + budget])
 
 
 def supported_found(summary: str, document: str, keywords: list[str]) -> list[str]:
@@ -209,8 +246,10 @@ def cut_sentence_notices(document: str, text: str, budget_words: int = BASELINE_
     fits it): the summary then ends, or starts, mid-sentence."""
     if not text or text in sentences(document) or len(sentences(text)) > 1:
         return []
-    return [f"the summary is part of a sentence, cut to the baseline's budget of {budget_words} words (no whole "
-            "sentence with the keywords fits it), so it ends mid-sentence"]
+    return [
+        f"the summary is part of a sentence, cut to the baseline's budget of {budget_words} words (no whole "
+        "sentence with the keywords fits it), so it ends mid-sentence"
+    ]
 
 
 # --- the variant ---------------------------------------------------------------------------------
@@ -241,15 +280,23 @@ class TDSumVariant(Variant):
     # words pasted after it wins it (docs/pasted-controls.md). boosted_found counts only supported words.
     control_metrics = ("boosted_found",)
     # Table 8, SciTLDR (x100 in the paper). R-L is left out: the paper's R-L is not ROUGE-Lsum.
-    reported = tuple({"system": system, "source": "Table 8 (SciTLDR)",
-                      "metrics": {"rouge1": r1, "rouge2": r2, "rouge_k_refs": rk}}
-                     for system, r1, r2, rk in (("BART", 0.4393, 0.2231, 0.4136), ("RwEnc", 0.4398, 0.2239, 0.4103),
-                                                ("RwGen", 0.4396, 0.2235, 0.4160), ("TDMTL", 0.4408, 0.2248, 0.4185),
-                                                ("TDSum", 0.4355, 0.2174, 0.4304),
-                                                ("PreSumm (extractive)", 0.3043, 0.1136, 0.2506)))
+    reported = tuple(
+        {"system": system, "source": "Table 8 (SciTLDR)", "metrics": {"rouge1": r1, "rouge2": r2, "rouge_k_refs": rk}}
+        for system, r1, r2, rk in (
+            ("BART", 0.4393, 0.2231, 0.4136),
+            ("RwEnc", 0.4398, 0.2239, 0.4103),
+            ("RwGen", 0.4396, 0.2235, 0.4160),
+            ("TDMTL", 0.4408, 0.2248, 0.4185),
+            ("TDSum", 0.4355, 0.2174, 0.4304),
+            ("PreSumm (extractive)", 0.3043, 0.1136, 0.2506),
+        )
+    )
     controls = (
-        Control("boost", "keywords", "words the summary should contain: their TF-IDF input is raised to the "
-                "highest score a word can have"),
+        Control(
+            "boost",
+            "keywords",
+            "words the summary should contain: their TF-IDF input is raised to the highest score a word can have",
+        ),
         Control("suppress", "keywords", "words to play down: their TF-IDF input is set to 0"),
     )
 
@@ -264,15 +311,19 @@ class TDSumVariant(Variant):
         checked = super().validate(controls, assets)
         both = sorted(set(control_terms(checked.get("boost"))) & set(control_terms(checked.get("suppress"))))
         if both:
-            raise ControlError(f"word(s) {', '.join(map(repr, both))} are both boosted and suppressed; "
-                               "allowed: a word in one of the two lists")
+            raise ControlError(
+                f"word(s) {', '.join(map(repr, both))} are both boosted and suppressed; "
+                "allowed: a word in one of the two lists"
+            )
         return checked
 
     def prepare(self, document: str, controls: dict, method: str, assets: TDSumAssets | None = None) -> Prepared:
         self.check_method(method)
         if assets is None or assets.tokenizer is None:
-            raise ValueError("TDSum's prepare needs the model's assets (vectorizer and tokenizer): "
-                             "load the checkpoint with variants.load_summarizer")
+            raise ValueError(
+                "TDSum's prepare needs the model's assets (vectorizer and tokenizer): "
+                "load the checkpoint with variants.load_summarizer"
+            )
         scores, notices = assets.token_scores([check_document(document)], [controls])
         return Prepared(document, {"tfidf": scores[0]}, notices[0])
 
@@ -313,13 +364,21 @@ class TDSumVariant(Variant):
 
         model, tokenizer = load_seq2seq(path, device, **kwargs)
         settings = {name: getattr(model.config, name, None) for name in SETTINGS}
-        assets = TDSumAssets(load_vectorizer(path), tokenizer, int(record.get("max_source_length", 1024)),
-                             record["method"], settings)
-        return Seq2SeqSummarizer(self, record.get("name", Path(path).name), record["method"], model, tokenizer,
-                                 assets, record)
+        assets = TDSumAssets(
+            load_vectorizer(path), tokenizer, int(record.get("max_source_length", 1024)), record["method"], settings
+        )
+        return Seq2SeqSummarizer(
+            self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record
+        )
 
-    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
-              assets: TDSumAssets | None = None) -> dict[str, Score]:
+    def score(
+        self,
+        summary: str,
+        document: str,
+        controls: dict,
+        reference: str | None = None,
+        assets: TDSumAssets | None = None,
+    ) -> dict[str, Score]:
         """``boosted_found`` when words are boosted, else ``doc_keyword_recall``; ``assets`` is
         ignored: every system is scored with the committed default vectorizer."""
         suppressed = control_terms(controls.get("suppress"))
@@ -328,21 +387,33 @@ class TDSumVariant(Variant):
             # A boosted word counts inside a run of words the document supports (metrics.support): boost
             # words pasted after any text are no evidence that the control steered the summary.
             name, keywords = "boosted_found", boosted
-            meaning = ("share of the boosted words the summary uses inside runs of words the document supports "
-                       "(found / given; a boosted word the document lacks counts as missed)")
+            meaning = (
+                "share of the boosted words the summary uses inside runs of words the document supports "
+                "(found / given; a boosted word the document lacks counts as missed)"
+            )
         else:
             name, keywords = "doc_keyword_recall", default_assets().top_terms(document, exclude=frozenset(suppressed))
-            meaning = (f"share of the document's own top {TOP_TERMS} TF-IDF terms found in the summary (not the "
-                       "paper's ROUGE-K, whose keywords come from reference summaries; none without a term)")
-        found = (supported_found(summary, document, keywords) if name == "boosted_found"
-                 else found_keywords(summary, keywords))
-        scores = {name: Score(len(found) / len(keywords) if keywords else None, meaning,
-                              {"keywords": keywords, "found": found})}
+            meaning = (
+                f"share of the document's own top {TOP_TERMS} TF-IDF terms found in the summary (not the "
+                "paper's ROUGE-K, whose keywords come from reference summaries; none without a term)"
+            )
+        found = (
+            supported_found(summary, document, keywords)
+            if name == "boosted_found"
+            else found_keywords(summary, keywords)
+        )
+        scores = {
+            name: Score(
+                len(found) / len(keywords) if keywords else None, meaning, {"keywords": keywords, "found": found}
+            )
+        }
         if suppressed:
             present = set(words(summary)) & set(suppressed)
-            scores["suppressed_absent"] = Score(1 - len(present) / len(suppressed), "share of the suppressed "
-                                                "words the summary leaves out (1 = none of them appears)",
-                                                {"present": sorted(present)})
+            scores["suppressed_absent"] = Score(
+                1 - len(present) / len(suppressed),
+                "share of the suppressed words the summary leaves out (1 = none of them appears)",
+                {"present": sorted(present)},
+            )
         scores.update(reference_scores(summary, reference))
         return scores
 
@@ -374,8 +445,11 @@ class TDSumVariant(Variant):
         return {"boost": (assets or default_assets()).top_terms(document, n=8)}
 
     def card_facts(self, assets: TDSumAssets | None = None) -> dict[str, Any]:
-        return {"example_document": EXAMPLE_DOCUMENT, "example_controls": {"boost": ["summaries"]},
-                "model_settings": dict.fromkeys(SETTINGS) | (assets.settings if assets else {})}
+        return {
+            "example_document": EXAMPLE_DOCUMENT,
+            "example_controls": {"boost": ["summaries"]},
+            "model_settings": dict.fromkeys(SETTINGS) | (assets.settings if assets else {}),
+        }
 
 
 EXAMPLE_DOCUMENT = (
@@ -402,4 +476,6 @@ def default_documents() -> list[str]:
     """What the default vectorizer is fitted on."""
     from variants.sources import load_source
 
-    return [r["source"] for r in load_source("scitldr", "train")] + [r["source"] for r in load_source("xsum", "sample")]
+    return [r["source"] for r in load_source("scitldr", "train")] + [
+        r["source"] for r in load_source("xsum", "sample")
+    ]

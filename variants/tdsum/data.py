@@ -19,6 +19,7 @@ SciTLDR keeps its official splits; the target of a dev/test paper with several T
 The paper trains on SciTLDR with full texts (5,000 words on average, Table 4); the bundled SciTLDR is
 the abstract-only SciTLDR-A.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,9 +37,19 @@ BLIND_TOP_TERMS = 10  # a document's terms this high in TF-IDF are never asked f
 
 def scitldr_examples(split: str) -> list[dict]:
     records = load_source("scitldr", SCITLDR_SPLITS[split])
-    return [{"id": f"scitldr-{split}-{r['id']}", "document": r["source"], "controls": {}, "target": r["targets"][0],
-             "dataset": "scitldr", "references": r["targets"], "title": r["title"]}
-            for r in records if r["source"].strip() and r["targets"]]
+    return [
+        {
+            "id": f"scitldr-{split}-{r['id']}",
+            "document": r["source"],
+            "controls": {},
+            "target": r["targets"][0],
+            "dataset": "scitldr",
+            "references": r["targets"],
+            "title": r["title"],
+        }
+        for r in records
+        if r["source"].strip() and r["targets"]
+    ]
 
 
 def reference_boosts(example: dict, assets) -> list[str]:
@@ -47,8 +58,11 @@ def reference_boosts(example: dict, assets) -> list[str]:
     :class:`variants.tdsum.TDSumAssets`), at most :data:`BOOSTS_PER_EXAMPLE`."""
     in_document = set(words(example["document"]))
     blind = set(assets.top_terms(example["document"], BLIND_TOP_TERMS))
-    wanted = [w for w in dict.fromkeys(words(example["target"]))
-              if w.isalpha() and len(w) >= 4 and w not in STOPWORDS and w in in_document and w not in blind]
+    wanted = [
+        w
+        for w in dict.fromkeys(words(example["target"]))
+        if w.isalpha() and len(w) >= 4 and w not in STOPWORDS and w in in_document and w not in blind
+    ]
     return wanted[:BOOSTS_PER_EXAMPLE]
 
 
@@ -62,7 +76,9 @@ def with_reference_boosts(examples: list[dict], assets, seed: int = 0) -> list[d
         if boosts := reference_boosts(e, assets):
             rng = random.Random(f"{seed}:{e['id']}")
             decoys = decoy_words(e["document"], e["target"], len(boosts), rng)
-            out.append({**e, "controls": {"boost": boosts}, **({"shuffled_controls": {"boost": decoys}} if decoys else {})})
+            out.append(
+                {**e, "controls": {"boost": boosts}, **({"shuffled_controls": {"boost": decoys}} if decoys else {})}
+            )
     return out
 
 
@@ -81,26 +97,49 @@ def xsum_examples(seed: int) -> dict[str, list[dict]]:
     random.Random(seed).shuffle(records)
     cut_train, cut_val = int(0.8 * len(records)), int(0.9 * len(records))
     parts = {"train": records[:cut_train], "val": records[cut_train:cut_val], "test": records[cut_val:]}
-    return {split: [{"id": f"xsum-{r['id']}", "document": r["source"], "controls": {}, "target": r["target"],
-                     "dataset": "xsum", "references": [r["target"]]} for r in rows]
-            for split, rows in parts.items()}
+    return {
+        split: [
+            {
+                "id": f"xsum-{r['id']}",
+                "document": r["source"],
+                "controls": {},
+                "target": r["target"],
+                "dataset": "xsum",
+                "references": [r["target"]],
+            }
+            for r in rows
+        ]
+        for split, rows in parts.items()
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training build-data tdsum", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m training build-data tdsum",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
     parser.add_argument("--source", choices=["scitldr", "xsum"], default="scitldr")
-    parser.add_argument("--seed", type=int, default=0, help="xsum: shuffle before splitting; the training boosts' draw")
-    parser.add_argument("--train-boost-share", type=float, default=0.5,
-                        help="share of training examples given their reference's words as boosts (default 0.5)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="xsum: shuffle before splitting; the training boosts' draw"
+    )
+    parser.add_argument(
+        "--train-boost-share",
+        type=float,
+        default=0.5,
+        help="share of training examples given their reference's words as boosts (default 0.5)",
+    )
     add_data_dir_argument(parser)
     args = parser.parse_args(argv)
     if not 0.0 <= args.train_boost_share <= 1.0:
         parser.error(f"--train-boost-share must be in [0, 1], got {args.train_boost_share}")
     set_data_dir(args.data_dir)
-    splits = ({split: scitldr_examples(split) for split in SCITLDR_SPLITS} if args.source == "scitldr"
-              else xsum_examples(args.seed))
+    splits = (
+        {split: scitldr_examples(split) for split in SCITLDR_SPLITS}
+        if args.source == "scitldr"
+        else xsum_examples(args.seed)
+    )
     from . import default_assets
 
     assets = default_assets()

@@ -25,6 +25,7 @@ unseen topic, shuffled among the topics of the same document (docs/evaluation-ta
 Files: data builder ``variants/topic/data.py`` (``python -m training build-data topic``); trainer
 defaults and flags ``variants/topic/train.py`` (``python -m training topic``); model ``models/topic_bart``.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,20 @@ from metrics.text import WORD, sentences
 from models.topic_bart import processing_topic_bart as processing
 from models.topic_bart.processing_topic_bart import TAG, TOPIC, TopicProcessor, topic_text
 
-from ..base import (Baseline, Control, ControlError, Paper, Prepared, Score, Summarizer, Summary, Variant,
-                   processor_settings, reference_scores, whole_groups)
+from ..base import (
+    Baseline,
+    Control,
+    ControlError,
+    Paper,
+    Prepared,
+    Score,
+    Summarizer,
+    Summary,
+    Variant,
+    processor_settings,
+    reference_scores,
+    whole_groups,
+)
 
 SPECIAL_TOKENS = [TAG, TOPIC]
 DEFAULT_TOP_N = 100  # representative terms per topic (Sec. 5.1: "top-N=100")
@@ -66,7 +79,7 @@ class TopicAssets:
             self._terms[topic] = frozenset(self.space.representative_terms(topic, self.top_n))
         return self._terms[topic]
 
-    def resolve(self, controls: dict) -> tuple["TopicAssets", list[str]]:
+    def resolve(self, controls: dict) -> tuple[TopicAssets, list[str]]:
         """Assets that know the requested topic: an unseen topic gets its representative terms from
         the topic space on the fly, from ``topic_words`` (or the topic's own name) (Sec. 5.3)."""
         topic = controls["topic"]
@@ -76,8 +89,10 @@ class TopicAssets:
         try:
             space = self.space.with_topic(topic, words=[w.strip() for w in words.split(",") if w.strip()])
         except ValueError as err:
-            raise ControlError(f"unseen topic {topic!r}: {err}; describe it with a few known words in "
-                               f"'topic_words' or pick one of: {', '.join(self.space.topics)}") from None
+            raise ControlError(
+                f"unseen topic {topic!r}: {err}; describe it with a few known words in "
+                f"'topic_words' or pick one of: {', '.join(self.space.topics)}"
+            ) from None
         notice = f"unseen topic {topic!r}: its representative terms come from the words {words!r}"
         return replace(self, space=space, _terms={}), [notice]
 
@@ -182,18 +197,27 @@ class TopicBaseline(Baseline):
         return Summary(text, notices + unmatched_topic_notices(document, controls["topic"], assets.space, unseen))
 
 
-def unmatched_topic_notices(document: str, topic: str, space: TopicSpace, unseen: bool,
-                            n_sentences: int = 3) -> list[str]:
+def unmatched_topic_notices(
+    document: str, topic: str, space: TopicSpace, unseen: bool, n_sentences: int = 3
+) -> list[str]:
     """A notice when no sentence shares a term with the topic's vector: every similarity is 0, so the
     extract is the first sentences (Lead-3) and STAS is 0 whatever was asked. Typical of an unseen
     topic named by one word the document does not use ("football" for a match report)."""
     sents = sentences(document)
     if len(sents) <= n_sentences or space.affinities(sents)[:, space.topics.index(topic)].max() > 0:
         return []
-    hint = ("describe the topic in 'topic_words' with a few words this document uses (for a match report: "
-            "striker, league, match)") if unseen else "this document is not about it"
-    return [f"no sentence of the document uses a term of topic {topic!r}, so the extract is its first {n_sentences} "
-            f"sentences (Lead-3) and STAS is 0: {hint}"]
+    hint = (
+        (
+            "describe the topic in 'topic_words' with a few words this document uses (for a match report: "
+            "striker, league, match)"
+        )
+        if unseen
+        else "this document is not about it"
+    )
+    return [
+        f"no sentence of the document uses a term of topic {topic!r}, so the extract is its first {n_sentences} "
+        f"sentences (Lead-3) and STAS is 0: {hint}"
+    ]
 
 
 class TopicVariant(Variant):
@@ -222,18 +246,36 @@ class TopicVariant(Variant):
     # rows have no STAS.
     reported = (
         {"system": "PG", "source": "Table 2", "metrics": {"rouge1": 0.268, "rouge2": 0.092, "rougeLsum": 0.245}},
-        {"system": "Topic-Oriented PG", "source": "Table 2",
-         "metrics": {"rouge1": 0.341, "rouge2": 0.136, "rougeLsum": 0.312}},
-        {"system": "BART (no topic)", "source": "Table 2",
-         "metrics": {"stas": 0.5186, "rouge1": 0.3046, "rouge2": 0.1192, "rougeLsum": 0.2057}},
-        {"system": "BARTtag", "source": "Table 2",
-         "metrics": {"stas": 0.6842, "rouge1": 0.3930, "rouge2": 0.1806, "rougeLsum": 0.3667}},
-        {"system": "BARTemb", "source": "Table 2",
-         "metrics": {"stas": 0.6850, "rouge1": 0.4015, "rouge2": 0.1853, "rougeLsum": 0.3741}},
-        {"system": "BARTpre", "source": "Table 2",
-         "metrics": {"stas": 0.7190, "rouge1": 0.4158, "rouge2": 0.1955, "rougeLsum": 0.3874}},
-        {"system": "BARTpre+tag", "source": "Table 2",
-         "metrics": {"stas": 0.7236, "rouge1": 0.4166, "rouge2": 0.1957, "rougeLsum": 0.3883}},
+        {
+            "system": "Topic-Oriented PG",
+            "source": "Table 2",
+            "metrics": {"rouge1": 0.341, "rouge2": 0.136, "rougeLsum": 0.312},
+        },
+        {
+            "system": "BART (no topic)",
+            "source": "Table 2",
+            "metrics": {"stas": 0.5186, "rouge1": 0.3046, "rouge2": 0.1192, "rougeLsum": 0.2057},
+        },
+        {
+            "system": "BARTtag",
+            "source": "Table 2",
+            "metrics": {"stas": 0.6842, "rouge1": 0.3930, "rouge2": 0.1806, "rougeLsum": 0.3667},
+        },
+        {
+            "system": "BARTemb",
+            "source": "Table 2",
+            "metrics": {"stas": 0.6850, "rouge1": 0.4015, "rouge2": 0.1853, "rougeLsum": 0.3741},
+        },
+        {
+            "system": "BARTpre",
+            "source": "Table 2",
+            "metrics": {"stas": 0.7190, "rouge1": 0.4158, "rouge2": 0.1955, "rougeLsum": 0.3874},
+        },
+        {
+            "system": "BARTpre+tag",
+            "source": "Table 2",
+            "metrics": {"stas": 0.7236, "rouge1": 0.4166, "rouge2": 0.1957, "rougeLsum": 0.3883},
+        },
     )
 
     def test_examples(self, max_samples: int | None = None, join: str = "interleaved") -> list[dict]:
@@ -266,17 +308,24 @@ class TopicVariant(Variant):
         # the test TopicSpace.with_topic applies: a topic is usable when one of its words has a known term (a
         # topic the smaller judge does not know gets no STAS, its ROUGE still counts)
         vocabulary = default_assets().space.vectorizer.vocabulary_
-        records, _ = macsum_topic_set(load_source("macsum_doc", "val"),
-                                      lambda words: any(t in vocabulary for w in words for t in analyze(w)))
+        records, _ = macsum_topic_set(
+            load_source("macsum_doc", "val"), lambda words: any(t in vocabulary for w in words for t in analyze(w))
+        )
         return whole_groups(records, max_samples)
 
     def controls_for(self, assets: TopicAssets | None = None) -> tuple[Control, ...]:
         assets = assets or default_assets()
         closed = bool(assets.embedding_topics)
         return (
-            Control("topic", "choice", "the topic the summary should be about; tag/prepend models also take "
-                    "an unseen topic typed as free text", choices=tuple(assets.embedding_topics or assets.space.topics),
-                    open=not closed, required=True),
+            Control(
+                "topic",
+                "choice",
+                "the topic the summary should be about; tag/prepend models also take "
+                "an unseen topic typed as free text",
+                choices=tuple(assets.embedding_topics or assets.space.topics),
+                open=not closed,
+                required=True,
+            ),
             Control("topic_words", "text", "for an unseen topic: a few comma-separated words that describe it"),
         )
 
@@ -289,8 +338,10 @@ class TopicVariant(Variant):
         topic = controls["topic"]
         if self.check_method(method) == "emb":
             if topic not in assets.embedding_topics:
-                raise ControlError(f"method 'emb' only knows the topics it was trained on; unknown topic {topic!r}; "
-                                   f"allowed: {', '.join(assets.embedding_topics)}")
+                raise ControlError(
+                    f"method 'emb' only knows the topics it was trained on; unknown topic {topic!r}; "
+                    f"allowed: {', '.join(assets.embedding_topics)}"
+                )
             return Prepared(document, {"topic_ids": assets.embedding_topics.index(topic)})
         assets, notices = assets.resolve(controls)
         tag = tagger(assets.terms(topic)) if "tag" in method else None
@@ -335,27 +386,50 @@ class TopicVariant(Variant):
         from ..seq2seq import Seq2SeqSummarizer, load_seq2seq
 
         model, tokenizer = load_seq2seq(path, device, **kwargs)
-        assets = TopicAssets(TopicSpace.load(path), int(record.get("top_n", DEFAULT_TOP_N)),
-                             list(getattr(model.config, "topics", []) or []))
-        return Seq2SeqSummarizer(self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record)
+        assets = TopicAssets(
+            TopicSpace.load(path),
+            int(record.get("top_n", DEFAULT_TOP_N)),
+            list(getattr(model.config, "topics", []) or []),
+        )
+        return Seq2SeqSummarizer(
+            self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record
+        )
 
-    def score(self, summary: str, document: str, controls: dict, reference: str | None = None,
-              assets: TopicAssets | None = None) -> dict[str, Score]:
+    def score(
+        self,
+        summary: str,
+        document: str,
+        controls: dict,
+        reference: str | None = None,
+        assets: TopicAssets | None = None,
+    ) -> dict[str, Score]:
         """STAS in the judge's space (:meth:`metrics.stas.TopicSpace.judge`), never the summarizer's own
         (``assets``), which its tags and the baseline were built from."""
         space = judge_space(controls)
         if space is None:
-            scores = {"stas": Score(None, f"STAS cannot judge the topic {controls['topic']!r}: its judge knows none "
-                                          "of the topic's words")}
+            scores = {
+                "stas": Score(
+                    None,
+                    f"STAS cannot judge the topic {controls['topic']!r}: its judge knows none of the topic's words",
+                )
+            }
             scores.update(reference_scores(summary, reference))
             return scores
         affinity = space.affinities([summary])[0]
         stas, raw, share = supported_stas(summary, document, controls["topic"], space)
-        scores = {"stas": Score(stas, "topic affinity of what the document supports: STAS (cosine to the requested "
-                                "topic over the best topic's) of the summary's runs of words found in the document, "
-                                "times their share of its words (1 = about the topic, and all from the document)",
-                                {"affinity": dict(zip(space.topics, map(float, affinity))),
-                                 "stas_of_whole_summary": raw, "supported_share": share})}
+        scores = {
+            "stas": Score(
+                stas,
+                "topic affinity of what the document supports: STAS (cosine to the requested "
+                "topic over the best topic's) of the summary's runs of words found in the document, "
+                "times their share of its words (1 = about the topic, and all from the document)",
+                {
+                    "affinity": dict(zip(space.topics, map(float, affinity))),
+                    "stas_of_whole_summary": raw,
+                    "supported_share": share,
+                },
+            )
+        }
         scores.update(reference_scores(summary, reference))
         return scores
 

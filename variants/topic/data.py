@@ -12,6 +12,7 @@ article always first, a topic-blind rule taking sentences 0, 2, 4 would score li
 reference is most similar to in the TopicSpace, and articles whose best two topics are within
 ``--margin`` of each other ("more than one dominant topic") are discarded, as in the paper.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,8 @@ from collections import Counter
 from pathlib import Path
 
 from metrics.io import write_jsonl
-from variants.sources import add_data_dir_argument, load_source, set_data_dir
 from metrics.text import sentences
+from variants.sources import add_data_dir_argument, load_source, set_data_dir
 
 SPLITS = {"bbc_summary": ("train", "val", "test"), "cnndm_sample": ("train", "val", "test")}
 
@@ -30,7 +31,7 @@ def interleave(first: list[str], second: list[str]) -> list[str]:
     """Sentences taken in turn from both articles: a1[0], a2[0], a1[1], a2[1], ... then the rest."""
     mixed = []
     for i in range(max(len(first), len(second))):
-        mixed += first[i:i + 1] + second[i:i + 1]
+        mixed += first[i : i + 1] + second[i : i + 1]
     return mixed
 
 
@@ -74,16 +75,18 @@ def super_articles(articles: list[dict], seed: int, split: str, dataset: str, jo
         for suffix, (main, other, main_sents, other_sents) in (("a", (a1, a2, s1, s2)), ("b", (a2, a1, s2, s1))):
             main_leads = rng.random() < 0.5
             mixed = mix(main_sents, other_sents) if main_leads else mix(other_sents, main_sents)
-            out.append({
-                "id": f"super-{split}-{number:05d}{suffix}",
-                "document": " ".join(mixed),
-                "controls": {"topic": main["topic"]},
-                "target": main["target"],
-                "dataset": dataset,
-                "sources": [main["id"], other["id"]],
-                "other_topic": other["topic"],
-                "leading": (main if main_leads else other)["id"],
-            })
+            out.append(
+                {
+                    "id": f"super-{split}-{number:05d}{suffix}",
+                    "document": " ".join(mixed),
+                    "controls": {"topic": main["topic"]},
+                    "target": main["target"],
+                    "dataset": dataset,
+                    "sources": [main["id"], other["id"]],
+                    "other_topic": other["topic"],
+                    "leading": (main if main_leads else other)["id"],
+                }
+            )
     return out
 
 
@@ -118,11 +121,19 @@ def macsum_topic_set(rows: list[dict], known) -> tuple[list[dict], Counter]:
             counts["no word of the topic in the topic space"] += 1
             continue
         by_document.setdefault(row["doc_id"], []).append(
-            {"id": row["id"], "document": row["source"], "controls": {"topic": topic, "topic_words": topic},
-             "target": row["reference"], "dataset": "macsum_doc", "doc_id": row["doc_id"],
-             "shuffle_group": row["doc_id"], "macsum_length": row["length"]})
+            {
+                "id": row["id"],
+                "document": row["source"],
+                "controls": {"topic": topic, "topic_words": topic},
+                "target": row["reference"],
+                "dataset": "macsum_doc",
+                "doc_id": row["doc_id"],
+                "shuffle_group": row["doc_id"],
+                "macsum_length": row["length"],
+            }
+        )
     records = []
-    for document, group in by_document.items():
+    for group in by_document.values():
         if len({r["controls"]["topic"] for r in group}) < 2:
             counts["only one topic in the document"] += len(group)
             continue
@@ -150,7 +161,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", required=True, help="output folder for {train,val,test}.jsonl")
     parser.add_argument("--source", choices=sorted(SPLITS), default="bbc_summary")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--margin", type=float, default=0.02, help="cnndm_sample: minimum gap between the best two topics")
+    parser.add_argument(
+        "--margin", type=float, default=0.02, help="cnndm_sample: minimum gap between the best two topics"
+    )
     add_data_dir_argument(parser)
     args = parser.parse_args(argv)
     set_data_dir(args.data_dir)
@@ -162,7 +175,9 @@ def main(argv: list[str] | None = None) -> None:
         path = Path(args.out) / f"{split}.jsonl"
         write_jsonl(path, examples)
         topics = Counter(e["controls"]["topic"] for e in examples)
-        print(f"{path}: {len(examples)} super-articles from {len(records)} articles; topics {dict(sorted(topics.items()))}")
+        print(
+            f"{path}: {len(examples)} super-articles from {len(records)} articles; topics {dict(sorted(topics.items()))}"
+        )
 
 
 if __name__ == "__main__":

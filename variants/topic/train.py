@@ -6,6 +6,7 @@
 Defaults follow the paper (Sec. 5.1): BART-large, learning rate 3e-5, batch size 4, top-N = 100
 representative terms. ``--preset tiny`` trains a small random BART of the same architecture on CPU.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,10 +15,10 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BartConfig, BartF
 
 from metrics.stas import TopicSpace
 from models import TopicBartConfig, TopicBartForConditionalGeneration
-from . import DEFAULT_TOP_N, SPECIAL_TOKENS, TopicAssets, TopicVariant
 
 from ..presets import tiny_bart_config, tiny_tokenizer
 from ..seq2seq import add_control_tokens
+from . import DEFAULT_TOP_N, SPECIAL_TOKENS, TopicAssets, TopicVariant
 
 PAPER_DEFAULTS = {"learning_rate": 3e-5, "per_device_train_batch_size": 4}
 
@@ -26,7 +27,9 @@ PAPER_DEFAULTS = {"learning_rate": 3e-5, "per_device_train_batch_size": 4}
 class Arguments:
     method: str = field(default="prepend-tag", metadata={"help": "tag | emb | prepend | prepend-tag"})
     top_n: int = field(default=DEFAULT_TOP_N, metadata={"help": "representative terms tagged per topic (paper: 100)"})
-    topic_space: str | None = field(default=None, metadata={"help": "folder of a saved TopicSpace (default: bundled BBC)"})
+    topic_space: str | None = field(
+        default=None, metadata={"help": "folder of a saved TopicSpace (default: bundled BBC)"}
+    )
 
     def __post_init__(self):
         TopicVariant().check_method(self.method)
