@@ -14,6 +14,7 @@ says so and goes on with what it has.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -155,6 +156,28 @@ def file_sizes(root: Path = ROOT) -> dict[str, int]:
     }
 
 
+# An absolute path on a machine: a root folder such systems put checkouts, homes and scratch space in,
+# then more. A Hub id (org/name) or a relative data name (ccs/train.jsonl) has no leading slash.
+MACHINE_PATH = re.compile(
+    r"(?<![\w.~:/-])/(?:home|tmp|work|root|Users|mnt|scratch|var|opt|data|srv|private)/[^\s\"'<>)`]+"
+)
+TEXT_SUFFIXES = (".json", ".md", ".txt", ".py", ".yaml", ".yml", ".cfg")
+
+
+def machine_paths(folder: str | Path, checkout: str | Path | None = None) -> list[str]:
+    """``"file: path"`` for every absolute machine path (and every mention of ``checkout``, by default the
+    repository's own folder) in the text files under ``folder``: what a stored record or an exported repo
+    must never hold, since it would say nothing on another machine but where someone once trained."""
+    folder = Path(folder)
+    checkout = str(Path(checkout) if checkout else ROOT.parent)
+    found = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        hits = MACHINE_PATH.findall(text) + ([checkout] if checkout in text else [])
+        found += [f"{path.relative_to(folder)}: {hit}" for hit in dict.fromkeys(hits)]
+    return found
+
+
 def budget_problems(root: Path = ROOT, max_total: int = MAX_TOTAL_BYTES, max_file: int = MAX_FILE_BYTES) -> list[str]:
     """Each way the store breaks its budget, as a sentence; none when it fits."""
     sizes = file_sizes(root)
@@ -181,6 +204,7 @@ __all__ = [
     "budget_problems",
     "file_sizes",
     "load_stored_model",
+    "machine_paths",
     "tokenizer_folder",
     "model_path",
     "names",

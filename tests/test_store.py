@@ -582,3 +582,20 @@ def test_a_card_quotes_the_leaderboard_as_served_and_alone():
         "- `concatenated`, 40 examples, as served: stas 0.700 (effect +0.100 [+0.000, +0.100], does not stand)",
     ]
     assert measured_lines("other", board) == []
+
+
+def test_no_stored_record_or_card_names_a_machine_path(committed_store, tiny_store, tmp_path):
+    import store
+    from training.storing import data_name
+
+    assert store.machine_paths(store.ROOT) == []  # the index, every record, report and card, the store's code
+    # put() writes the data file as its folder and name, wherever training read it from
+    record = read_record(tiny_store.parent / "models" / "topic-prepend-tag")
+    assert record["train_file"] == "topic/train.jsonl" and store.machine_paths(tiny_store.parent) == []
+    assert data_name("/work/x/ck/data/ccs/train.jsonl") == "ccs/train.jsonl" and data_name("a/b.jsonl") == "a/b.jsonl"
+    # the check can fail: a record as the zoo used to store it, and a card naming the checkout
+    write_record(tmp_path, {"train_file": "/tmp/s9/zoo/data/persona/train.jsonl"})
+    (tmp_path / "README.md").write_text(f"trained in {store.ROOT.parent}/ck\n")
+    found = store.machine_paths(tmp_path)
+    assert "steersum.json: /tmp/s9/zoo/data/persona/train.jsonl" in found
+    assert f"README.md: {store.ROOT.parent}" in found

@@ -29,8 +29,25 @@ from store.compact import is_compact, weights_fingerprint, write_compact
 from variants.base import read_record, write_record
 from variants.seq2seq import GUIDANCE_FIELD
 
+DATA_FILE_FIELDS = ("train_file", "eval_file")  # record fields that name a data file
 SKIPPED = {"model.safetensors", "training_args.bin", "training_args.json", "README.md", "optimizer.pt", "scheduler.pt"}
 SKIPPED_DIRS = ("checkpoint-", "merged", "tiny-preset-base", "runs")
+
+
+def data_name(path: str | None) -> str | None:
+    """A data file as a name that means the same on any machine: its folder and file
+    (``/work/x/ck/data/ccs/train.jsonl`` -> ``ccs/train.jsonl``, the variant's built set and its split).
+    A stored record travels with the repository and into every exported repo; the machine's path
+    would say nothing there but where someone once trained."""
+    if not path:
+        return path
+    parts = Path(path).parts
+    return "/".join(parts[-2:]) if Path(path).is_absolute() else str(path)
+
+
+def portable_record(record: dict) -> dict:
+    """``record`` with every data file field (:data:`DATA_FILE_FIELDS`) as a :func:`data_name`."""
+    return {key: data_name(value) if key in DATA_FILE_FIELDS else value for key, value in record.items()}
 
 
 def general_measure(report: dict) -> dict:
@@ -49,7 +66,7 @@ def variant_effect(variant_id: str, report: dict) -> dict | None:
     from variants import get_variant
 
     effects = (report.get("control_sensitivity") or {}).get("effect") or {}
-    name = next((n for n in get_variant(variant_id).control_metrics if n in effects), None)
+    name = next((n for n in get_variant(variant_id).evaluation.control_metrics if n in effects), None)
     if name is None:
         return None
     e = effects[name]
@@ -278,6 +295,7 @@ def put(
         point_at_base(staging, f"../{store.GENERAL}")
         # the record names the base it was checked against (by fingerprint), not where it lay when trained
         write_record(staging, {**read_record(staging), "base_model": f"store/models/{store.GENERAL}"})
+    write_record(staging, portable_record(read_record(staging)))
     # minified: a report keeps every example three times (right, shuffled, γ = 1), each with its controls
     (staging / Path(report_file).name).write_text(json.dumps(report, separators=(",", ":")) + "\n", encoding="utf-8")
     entry = store.StoredModel(
