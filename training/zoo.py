@@ -68,7 +68,7 @@ class ZooModel:
     variant: str
     method: str
     build: tuple[str, ...] = ()  # build-data flags
-    train: tuple[str, ...] = ()  # trainer flags besides the shared ones
+    train: tuple[tuple[str, object], ...] = ()  # trainer fields besides the shared ones: (name, value)
     quick_build: tuple[str, ...] = ()  # build-data flags that keep --quick runs small
     learning_rate: float = 2e-4  # below the general run's 3e-4: it starts from a trained summarizer
     source_tokens: int = 256
@@ -89,7 +89,7 @@ MODELS = [
         "topic",
         "prepend-tag",
         ("--source", "bbc_summary"),
-        ("--adapter-rank", "16", "--adapter-targets", "q_proj,k_proj,v_proj,out_proj,fc1,fc2"),
+        (("adapter_rank", 16), ("adapter_targets", "q_proj,k_proj,v_proj,out_proj,fc1,fc2")),
         source_tokens=384,
         learning_rate=1e-3,
         constraints=True,
@@ -115,7 +115,7 @@ MODELS = [
         "ccs",
         "lora",
         ("--long-repeats", "3"),
-        ("--lora-target-modules", "q_proj,k_proj,v_proj,out_proj", "--lora-r", "16"),
+        (("lora_target_modules", "q_proj,k_proj,v_proj,out_proj"), ("lora_r", 16)),
         quick_build=("--limit", "6"),
         source_tokens=384,
         target_tokens=192,
@@ -230,19 +230,12 @@ def remove_checkpoints(folder: Path) -> None:
 
 
 def build_data(model: ZooModel, root: Path, budget: Budget) -> Path:
-    from .__main__ import main as training_main
+    from . import cli
 
     folder = root / "data" / model.variant
     if not (folder / "test.jsonl").is_file():
-        training_main(
-            [
-                "build-data",
-                model.variant,
-                "--out",
-                str(folder),
-                *model.build,
-                *(model.quick_build if budget.quick else ()),
-            ]
+        cli.build_data(
+            model.variant, ["--out", str(folder), *model.build, *(model.quick_build if budget.quick else ())]
         )
     return folder
 
@@ -250,63 +243,40 @@ def build_data(model: ZooModel, root: Path, budget: Budget) -> Path:
 def train_variant_model(model: ZooModel, general: Path, data: Path, out: Path, budget: Budget) -> None:
     import torch
 
-    from .__main__ import main as training_main
+    from . import cli
     from .seq2seq import latest_checkpoint
 
     steps = budget.steps(model)
     source, target = budget.shape(model)
-    args = [
-        model.variant,
-        "--method",
-        model.method,
-        "--base-model",
-        str(general),
-        "--train-file",
-        str(data / "train.jsonl"),
-        "--output-dir",
-        str(out),
-        "--max-steps",
-        str(steps),
-        "--per-device-train-batch-size",
-        str(budget.batch(model)),
-        "--gradient-accumulation-steps",
-        "1",
-        "--learning-rate",
-        str(model.learning_rate),
-        "--warmup-steps",
-        str(min(50, steps // 10)),
-        "--max-source-length",
-        str(source),
-        "--max-target-length",
-        str(target),
-        "--save-steps",
-        "100",
-        "--save-total-limit",
-        "2",
-        "--logging-steps",
-        "10",
-        "--report-to",
-        "none",
-        "--generation-num-beams",
-        "2",
-        "--dataloader-pin-memory",
-        "false",
-        "--adapter",
-        "lora",
-        *model.train,
-    ]
+    values = {
+        "method": model.method,
+        "base_model": str(general),
+        "train_file": str(data / "train.jsonl"),
+        "output_dir": str(out),
+        "max_steps": steps,
+        "per_device_train_batch_size": budget.batch(model),
+        "gradient_accumulation_steps": 1,
+        "learning_rate": model.learning_rate,
+        "warmup_steps": min(50, steps // 10),
+        "max_source_length": source,
+        "max_target_length": target,
+        "save_steps": 100,
+        "save_total_limit": 2,
+        "logging_steps": 10,
+        "report_to": "none",
+        "generation_num_beams": 2,
+        "dataloader_pin_memory": False,
+        "adapter": "lora",
+        "max_train_samples": budget.max_train_samples,
+        "max_train_seconds": budget.max_train_seconds,
+        "resume_from_checkpoint": str(resume) if (resume := latest_checkpoint(out)) else None,
+        **dict(model.train),
+    }
     if not torch.cuda.is_available():  # as train_general: the processes of a launch train together over gloo
-        args += ["--use_cpu", "True"]
-    if budget.max_train_samples:
-        args += ["--max-train-samples", str(budget.max_train_samples)]
-    if budget.max_train_seconds:
-        args += ["--max-train-seconds", str(budget.max_train_seconds)]
+        values["use_cpu"] = True
     if model.variant == "persona":
-        args += ["--readers", str(data / "persona_readers.json")]
-    resume = latest_checkpoint(out)
-    if resume:
-        args += ["--resume-from-checkpoint", str(resume)]
-    training_main(args)
+        values["readers"] = str(data / "persona_readers.json")
+    cli.train_variant(model.variant, *cli.training_arguments(model.variant, **values))
 
 
 def eval_batch_size() -> int:
