@@ -9,7 +9,7 @@ Model: the converted MiniLM-BART base (``python -m training base minilm``: real 
 BART encoder, the decoder warm-started from them; 37M parameters), used as a topic ``prepend``
 summarizer: not trained to summarize, so its text means nothing, but its cost per step is a trained
 model's of that shape. Without the MiniLM package, a random tiny BART (said so in the section).
-Inputs: bundled BBC test super-articles (two articles interleaved, ``TopicVariant.test_examples``),
+Inputs: bundled BBC test super-articles (two articles interleaved, ``TopicEvaluation.test_examples``),
 each with its topic, cut to 512 tokens; one batch, sorted by length, as the evaluation runs it, and
 one article alone, as the Space serves a request.
 Checks on the same batch: the unconditional pass run on the controlled input itself reproduces beam
@@ -151,7 +151,7 @@ def run() -> str:
     from variants import get_variant
     from variants.seq2seq import GenerationSettings
 
-    records = get_variant("topic").test_examples(N_EXAMPLES)
+    records = get_variant("topic").evaluation.test_examples(N_EXAMPLES)
     summarizer, described = summarizer_for_timing()
     rows, checks = [], []
     for beams, batch in ((1, records), (BEAMS, records), (BEAMS, records[:1])):

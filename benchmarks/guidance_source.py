@@ -55,7 +55,7 @@ def run() -> str:
     ]
     for name in MODELS:
         summarizer = load_summarizer(name)
-        records = summarizer.variant.test_examples(N_EXAMPLES)
+        records = summarizer.variant.evaluation.test_examples(N_EXAMPLES)
         summaries(summarizer, records[:1], GAMMA)  # warm-up: first-call costs out of the timings
         for batch in (records, records[:1]):
             (plain_s, _), (once_s, once), (again_s, again) = interleaved(

@@ -58,7 +58,7 @@ def measure(size: str, way: str) -> dict:
     import torch
     from transformers import T5Config, T5ForConditionalGeneration
 
-    from variants.ccs.train import Arguments, lora_config
+    from variants.ccs.train import LoraSettings, lora_config
     from variants.presets import tiny_t5_config, tiny_t5_tokenizer
 
     torch.set_num_threads(1)  # see the module docstring
@@ -72,7 +72,7 @@ def measure(size: str, way: str) -> dict:
     if way == "lora":
         from peft import get_peft_model
 
-        model = get_peft_model(model, lora_config(Arguments()))
+        model = get_peft_model(model, lora_config(LoraSettings()))
     generator = torch.Generator().manual_seed(1)
     batch = {
         "input_ids": torch.randint(3, config.vocab_size, (BATCH, SOURCE_TOKENS), generator=generator),

@@ -127,14 +127,14 @@ def build(shape: Shape, tiny: bool = False):
         return PersonaBartForConditionalGeneration(bart_config(PersonaBartConfig, tiny, **PERSONA_HISTORY))
     from peft import get_peft_model
 
-    from variants.ccs.train import Arguments, lora_config
+    from variants.ccs.train import LoraSettings, lora_config
     from variants.presets import TINY_T5
 
     size = FLAN_T5_SIZES[shape.name.split("-")[2]]
     config = T5Config(
         **({"vocab_size": TINY_VOCAB, **TINY_T5} if tiny else {**FLAN_T5, **size}), decoder_start_token_id=0
     )
-    return get_peft_model(T5ForConditionalGeneration(config), lora_config(Arguments()))
+    return get_peft_model(T5ForConditionalGeneration(config), lora_config(LoraSettings()))
 
 
 def parameters(model) -> tuple[int, int]:

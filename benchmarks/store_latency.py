@@ -32,7 +32,7 @@ SLIDER = 2.0  # a control strength a user picks on the page
 
 def request(variant) -> tuple[str, dict]:
     """A 400-word document of the variant's test set (or its longest) with that example's controls."""
-    records = variant.test_examples(200)
+    records = variant.evaluation.test_examples(200)
     record = next(
         (r for r in records if len(r["document"].split()) >= WORDS),
         max(records, key=lambda r: len(r["document"].split())),

@@ -18,6 +18,6 @@ push it, and package the Space.
   models and the Space, its catalog pinned to the revisions pushed
 
 Nothing here is written per variant: a variant plugs in through its :class:`variants.base.Variant`
-(``paper``, ``description``, ``controls_for``, ``metric_names``, ``prepare``, ``load``, and the
+(``paper``, ``description``, ``controls_for``, ``evaluation.metric_names``, ``prepare``, ``load``, and the
 optional ``processor`` and ``card_facts``) and, to say more than the generic card, ``templates/<variant id>.md``.
 """

@@ -337,3 +337,62 @@ def score_records(records: list[dict], source: str = "<records>", focus_judge: F
         "examples or a constant side, ΔFKGL without both readability levels. "
         "rougeL is F1 in [0, 1] (the paper's Table 4 shows x100).",
     }
+
+
+# ---- corpus columns of an evaluation report (the paper's Table 4, per composition of controls) ----
+
+CORPUS_METRICS = ("length_pcc", "delta_fkgl", "focus_f1")  # Table 4 columns that are not per-example means
+
+
+def composition(controls: dict) -> str:
+    """The requested controls as one name in the paper's order, e.g. ``length+keywords+focus``."""
+    return "+".join(name for name in CONTROLS if controls.get(name) not in (None, "", [])) or "none"
+
+
+def paper_metrics(rows: list[dict]) -> dict[str, dict]:
+    """The paper's Table 4 columns over an evaluation report's rows (``training.evaluate``: each
+    row has ``controls``, ``summary`` and the per-example ``rougeL``), for all rows (``"all"``) and
+    for each composition of controls."""
+    return {"all": group_metrics(rows), **composition_metrics(rows)}
+
+
+def composition_metrics(rows: list[dict]) -> dict[str, dict]:
+    groups: dict[str, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(composition(row["controls"]), []).append(row)
+    return {name: group_metrics(group) for name, group in groups.items()}
+
+
+def group_metrics(group: list[dict]) -> dict:
+    """ROUGE-L, length PCC and MAD, keyword SR, FKGL per level and ΔFKGL, focus F1 (macro over the two
+    labels) of one group of rows. Length comes from the summaries; keywords, FKGL and focus from the
+    rows' own scores (``keyword_sr``, ``fkgl_normal`` / ``fkgl_high``, ``focus_match``), which
+    :meth:`CCSVariant.score` computed against the document."""
+    corpus = score_records(
+        [
+            {"prediction": r["summary"], "controls": {"length": r["controls"]["length"]}}
+            for r in group
+            if r["controls"].get("length") is not None
+        ]
+    )["corpus"]
+    normal, high = (
+        mean([r[f"fkgl_{level}"] for r in group if r.get(f"fkgl_{level}") is not None]) for level in READABILITY
+    )
+    asked = [r for r in group if r.get("focus_match") is not None]
+    other = dict(zip(FOCUS, reversed(FOCUS)))  # two labels: a miss is a reading of the other one
+    read = [r["controls"]["focus"] if r["focus_match"] else other[r["controls"]["focus"]] for r in asked]
+    return {
+        "n": len(group),
+        "rougeL": mean([r["rougeL"] for r in group if r.get("rougeL") is not None]),
+        "length_pcc": corpus.get("length_pcc"),
+        "length_mad": corpus.get("length_mad"),
+        "keyword_sr": mean([r["keyword_sr"] for r in group if r.get("keyword_sr") is not None]),
+        "fkgl_normal": normal,
+        "fkgl_high": high,
+        "delta_fkgl": normal - high if normal is not None and high is not None else None,
+        "focus_f1": focus_f1(read, [r["controls"]["focus"] for r in asked])["macro"] if asked else None,
+    }
+
+
+def mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None

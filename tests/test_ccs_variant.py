@@ -16,19 +16,11 @@ import pytest
 import torch
 
 import variants.ccs as ccs_module
-from metrics.ccs import delta_fkgl, length_bins, length_pcc
+from metrics.ccs import delta_fkgl, group_metrics, length_bins, length_pcc, paper_metrics
 from metrics.io import read_jsonl
 from metrics.text import sentences
 from variants import ControlError, get_variant
-from variants.ccs import (
-    EXAMPLE_DOCUMENT,
-    CCSVariant,
-    content_keywords,
-    controlled_extract,
-    group_metrics,
-    missing_keywords,
-    paper_metrics,
-)
+from variants.ccs import EXAMPLE_DOCUMENT, CCSVariant, content_keywords, controlled_extract, missing_keywords
 from variants.ccs.data import Labeller, build_source, build_test_set, examples_for, read_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -159,7 +151,7 @@ def test_paper_metrics_per_composition_by_hand():
 def test_evaluation_report_carries_the_papers_corpus_columns_and_each_composition(ccs):
     from training.evaluate import evaluate
 
-    records = ccs.test_examples(6)
+    records = ccs.evaluation.test_examples(6)
     records = [
         {**r, "controls": {k: r["controls"][k] for k in keys}}
         for r, keys in zip(records, itertools.cycle([("length",), ("length", "keywords"), ("readability", "focus")]))
@@ -375,13 +367,18 @@ def _batch(tokenizer):
 
 
 def test_only_lora_parameters_change_in_training(tmp_path, capsys):
+    from training.adapter import AdapterArguments
     from training.seq2seq import DataArguments
-    from variants.ccs.train import Arguments, build
+    from variants.ccs.train import PAPER_DEFAULTS, Arguments, build
 
     (tmp_path / "train.jsonl").write_text("{}\n")
-    model, tokenizer, run = build(
-        Arguments(lora_r=4), DataArguments(train_file=str(tmp_path / "train.jsonl"), preset="tiny")
+    adapter = AdapterArguments(
+        **{**{k: v for k, v in PAPER_DEFAULTS.items() if k.startswith("adapter_")}, "adapter_rank": 4}
     )
+    model, tokenizer, run = build(
+        Arguments(), DataArguments(train_file=str(tmp_path / "train.jsonl"), preset="tiny"), adapter
+    )
+    assert (run.lora.rank, run.lora.alpha, run.lora.targets) == (4, 32, ["q", "v"])
     trainable = {name for name, p in model.named_parameters() if p.requires_grad}
     assert trainable and all("lora_" in name for name in trainable)
     # T5's q and v projections only (peft's default for T5), A and B for each: 2 layers x (encoder self,
@@ -542,3 +539,26 @@ def test_export_as_an_adapter_whose_card_snippet_runs(checkpoint, tmp_path, monk
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.count("\n") == 1  # the summary
+
+
+def test_the_retired_lora_flags_are_hidden_aliases_of_the_adapter_flags():
+    import warnings
+
+    from transformers import HfArgumentParser
+
+    from training.adapter import AdapterArguments
+    from variants.ccs.train import PAPER_DEFAULTS, Arguments, LoraSettings
+
+    parser = HfArgumentParser((Arguments, AdapterArguments))
+    parser.set_defaults(**{k: v for k, v in PAPER_DEFAULTS.items() if k.startswith("adapter_")})
+    assert "--adapter-rank" in parser.format_help() and "--lora-r" not in parser.format_help()
+    own, adapter = parser.parse_args_into_dataclasses(["--adapter-alpha", "64"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the new flags alone: no warning
+        assert LoraSettings.of(own, adapter) == LoraSettings(8, 64, 0.1, "q,v")  # ccs's defaults, alpha given
+    own, adapter = parser.parse_args_into_dataclasses(["--lora-r", "16", "--lora-target-modules", "q_proj,v_proj"])
+    with pytest.warns(FutureWarning, match="--lora-r is deprecated: use --adapter-rank"):
+        lora = LoraSettings.of(own, adapter)
+    assert lora == LoraSettings(16, 32, 0.1, "q_proj,v_proj")  # what the zoo's old flags asked for
+    with pytest.raises(ValueError, match=r"--adapter-targets: unknown \['query'\]"):
+        LoraSettings(target_modules="query")

@@ -134,7 +134,7 @@ def test_preferred_sentences_are_biased_along_their_path(bart):
 
 
 def test_ccs_prefers_the_common_worded_sentences_for_high_readability_and_nothing_for_a_focus():
-    from variants.ccs.preference import commonness, preferred_sentences, sentence_rank
+    from variants.ccs.baseline import commonness, preferred_sentences, sentence_rank
 
     sents = [
         "We propose a new method for learning.",

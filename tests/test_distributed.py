@@ -309,7 +309,7 @@ def examples(tmp_path_factory):
 
     folder, files = tmp_path_factory.mktemp("examples"), {}
     for variant_id in ("topic", "tdsum", "persona", "ccs"):
-        records = get_variant(variant_id).test_examples(4)
+        records = get_variant(variant_id).evaluation.test_examples(4)
         files[variant_id] = folder / f"{variant_id}.jsonl"
         files[variant_id].write_text("".join(json.dumps(r) + "\n" for r in records))
     files["entity"] = write_examples(

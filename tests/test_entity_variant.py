@@ -217,7 +217,7 @@ def test_the_test_set_holds_no_lead3ent_output_and_scores_lead3_and_lead3ent(ent
     targets were Lead3ent's output and its ROUGE-1 was 0.938."""
     from training.evaluate import evaluate
 
-    examples = entity.test_examples()
+    examples = entity.evaluation.test_examples()
     assert [e["dataset"] for e in examples] == sorted(e["dataset"] for e in examples)  # bbc_summary first
     assert {e["dataset"] for e in examples} == {"bbc_summary", "cnndm_sample"}
     reports = {s.method: evaluate(s, examples, "test") for s in (entity.baseline(), entity.lead3())}
@@ -274,7 +274,7 @@ def test_shuffled_entity_is_another_entity_of_the_same_document(entity):
     # on the bundled test set: every shuffled entity is named in the example's own document
     from training.evaluate import evaluate
 
-    examples = entity.test_examples()
+    examples = entity.evaluation.test_examples()
     shuffled = evaluate(entity.lead3(), examples, "test", controls="shuffled")
     given = [
         (row["given_controls"]["entity"], e)

@@ -598,8 +598,10 @@ def test_a_lora_adapter_exports_as_an_adapter(tmp_path, monkeypatch):
             "A test variant whose checkpoints are LoRA adapters.",
         )
         paper = Paper("A probe", "Nobody", 2024, "https://example.org", "@misc{probe, title = {A probe}}")
-        methods, metric_names = ("prompt",), ("words",)
-        controls = (Control("length", "integer", "sentences wanted", minimum=1, maximum=3, required=True),)
+        methods = ("prompt",)
+
+        def controls_for(self, assets=None):
+            return (Control("length", "integer", "sentences wanted", minimum=1, maximum=3, required=True),)
 
         def prepare(self, document, controls, method, assets=None):
             return Prepared(f"Length: {controls['length']} | {document}")

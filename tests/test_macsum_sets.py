@@ -51,7 +51,7 @@ def test_whole_groups_cuts_at_a_document_boundary():
 
 # --- macsum-topic --------------------------------------------------------------------------------
 def test_macsum_topic_set_keeps_references_verbatim_and_documents_with_two_topics(rows):
-    records = TOPIC.extra_test_set("macsum-topic")
+    records = TOPIC.evaluation.extra_test_set("macsum-topic")
     by_id = {r["id"]: r for r in rows}
     # fixture: documents 926, 370, 13 have two topics each; 232 and 157 one (left out)
     assert Counter(r["doc_id"] for r in records) == {"macdoc-val-926": 4, "macdoc-val-370": 4, "macdoc-val-13": 4}
@@ -61,10 +61,10 @@ def test_macsum_topic_set_keeps_references_verbatim_and_documents_with_two_topic
         assert record["controls"] == {"topic": macsum_topic(row["topic"]), "topic_words": macsum_topic(row["topic"])}
         assert record["shuffle_group"] == row["doc_id"] and record["dataset"] == "macsum_doc"
     assert macsum_topic("maya harris , policy role") == "maya harris, policy role"
-    assert TOPIC.extra_test_set("macsum-topic") == records  # the same on every call
-    assert len(TOPIC.extra_test_set("macsum-topic", 5)) == 4  # whole documents only
+    assert TOPIC.evaluation.extra_test_set("macsum-topic") == records  # the same on every call
+    assert len(TOPIC.evaluation.extra_test_set("macsum-topic", 5)) == 4  # whole documents only
     with pytest.raises(KeyError, match="no test set 'macsum-length'; it has: macsum-topic"):
-        TOPIC.extra_test_set("macsum-length")
+        TOPIC.evaluation.extra_test_set("macsum-length")
 
 
 def test_macsum_topic_set_drops_topics_the_space_cannot_describe(rows):
@@ -77,7 +77,7 @@ def test_macsum_topic_set_drops_topics_the_space_cannot_describe(rows):
 
 
 def test_macsum_topic_shuffled_pass_asks_for_another_topic_of_the_same_document():
-    records = TOPIC.extra_test_set("macsum-topic")
+    records = TOPIC.evaluation.extra_test_set("macsum-topic")
     topics = {}
     for r in records:
         topics.setdefault(r["doc_id"], set()).add(r["controls"]["topic"])
@@ -90,7 +90,7 @@ def test_macsum_topic_shuffled_pass_asks_for_another_topic_of_the_same_document(
 
 # --- macsum-length -------------------------------------------------------------------------------
 def test_macsum_length_mapping_on_fixture_rows(rows):
-    records = CCS.extra_test_set("macsum-length")
+    records = CCS.evaluation.extra_test_set("macsum-length")
     # fixture: five documents x (short, normal, long), topic-free references only
     assert len(records) == 15 and Counter(r["macsum_length"] for r in records) == {"short": 5, "normal": 5, "long": 5}
     first = {r["macsum_length"]: r for r in records if r["doc_id"] == "macdoc-val-926"}
@@ -102,11 +102,11 @@ def test_macsum_length_mapping_on_fixture_rows(rows):
     }
     assert first["long"]["target"] == next(r["reference"] for r in rows if r["id"] == "macdoc-val-926-r2")
     assert all(r["controls"] == {"length": MACSUM_LENGTH_BINS[r["macsum_length"]]} for r in records)
-    assert macsum_length_set(rows) == records and len(CCS.extra_test_set("macsum-length", 7)) == 6
+    assert macsum_length_set(rows) == records and len(CCS.evaluation.extra_test_set("macsum-length", 7)) == 6
 
 
 def test_macsum_length_shuffle_stays_within_the_document():
-    records = CCS.extra_test_set("macsum-length", 6)
+    records = CCS.evaluation.extra_test_set("macsum-length", 6)
     donors = derangement([r["controls"] for r in records], 0, shuffle_groups(records))
     for i, j in enumerate(donors):
         assert records[j]["doc_id"] == records[i]["doc_id"] and records[j]["controls"] != records[i]["controls"]
@@ -127,7 +127,7 @@ def test_macsum_length_bins_are_the_median_bins_of_the_whole_set(full_data_dir):
 
 @pytest.mark.full_data
 def test_macsum_topic_set_on_the_whole_data(full_data_dir):
-    records = TOPIC.extra_test_set("macsum-topic")
+    records = TOPIC.evaluation.extra_test_set("macsum-topic")
     assert len(records) == 124 and len({r["doc_id"] for r in records}) == 27
     topics = {}
     for r in records:

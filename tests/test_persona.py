@@ -24,6 +24,7 @@ from variants.persona import (
     history_ids,
     history_similarity_extract,
 )
+from variants.persona.baseline import interest_encoder
 from variants.persona.data import (
     build_simulated,
     expected_summary,
@@ -33,7 +34,6 @@ from variants.persona.data import (
     split_click_pool,
     write_pens_layout,
 )
-from variants.persona.interests import interest_encoder
 from variants.persona.reader_model import InterestSpace
 from variants.presets import tiny_bart_config, tiny_tokenizer
 
@@ -436,7 +436,7 @@ def test_one_summary_for_all_readers_no_longer_beats_the_personalized_baseline(f
 
     scorer = rouge_scorer.RougeScorer(["rouge1"], use_stemmer=True)
     r1 = lambda target, summary: scorer.score(target, summary)["rouge1"].fmeasure  # noqa: E731
-    test = VARIANT.test_examples()
+    test = VARIANT.evaluation.test_examples()
     human = {a["id"]: a["target_sentences"] for a in read_jsonl(full_data_dir / "bbc_summary" / "test.jsonl")}
     by_article = {}
     for e in test:
@@ -602,7 +602,7 @@ def test_the_readers_paths_read_no_metric_part(monkeypatch):
     import variants.persona as persona_module
 
     persona = get_variant("persona")
-    document = " ".join(sentences(" ".join(r["document"] for r in persona.test_examples(4)[:1])))
+    document = " ".join(sentences(" ".join(r["document"] for r in persona.evaluation.test_examples(4)[:1])))
     controls = {"reader": next(iter(default_assets().readers))}
     before = (
         persona.constraints(controls).prefer(sentences(document)),

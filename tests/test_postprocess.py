@@ -69,7 +69,7 @@ def test_every_baselines_extractive_summary_comes_out_unchanged():
     checked = 0
     for variant in REGISTRY.values():
         baseline = variant.baseline()
-        records = variant.test_examples(5)
+        records = variant.evaluation.test_examples(5)
         summaries = baseline.summarize([r["document"] for r in records], [r["controls"] for r in records])
         for record, summary in zip(records, summaries):
             text = summary.text.strip()

@@ -55,7 +55,7 @@ def test_shuffle_depends_on_the_seed_and_moves_equal_values_too():
 
 
 def test_shuffled_pass_gives_other_controls_and_scores_against_the_own():
-    records = TOPIC.test_examples(N_TOPIC)
+    records = TOPIC.evaluation.test_examples(N_TOPIC)
     shuffled = evaluate(TOPIC.baseline(), records, "topic.jsonl", controls="shuffled", seed=0)
     assert shuffled["controls"] == "shuffled" and shuffled["shuffle_seed"] == 0
     for record, row in zip(records, shuffled["examples"]):
@@ -69,11 +69,11 @@ def test_shuffled_pass_gives_other_controls_and_scores_against_the_own():
 
 # --- the control effect ---------------------------------------------------------------------------
 def test_topic_baseline_has_a_positive_control_effect_on_stas():
-    report = evaluate_with_sensitivity(TOPIC.baseline(), TOPIC.test_examples(N_TOPIC), "topic.jsonl")
+    report = evaluate_with_sensitivity(TOPIC.baseline(), TOPIC.evaluation.test_examples(N_TOPIC), "topic.jsonl")
     sensitivity = report["control_sensitivity"]
     effect = sensitivity["effect"]["stas"]
     assert (
-        sensitivity["control_metrics"] == list(TOPIC.control_metrics)
+        sensitivity["control_metrics"] == list(TOPIC.evaluation.control_metrics)
         and sensitivity["shuffled"]["controls_changed"] == N_TOPIC
     )
     # Measured on these 20 super-articles: STAS 1.000 with the right topic, 0.578 with another one,
@@ -89,7 +89,7 @@ def test_topic_baseline_has_a_positive_control_effect_on_stas():
 
 
 def test_a_control_blind_summarizer_has_a_control_effect_of_exactly_zero():
-    records = TOPIC.test_examples(N_TOPIC)
+    records = TOPIC.evaluation.test_examples(N_TOPIC)
     lead = LeadK(TOPIC, 60)
     report = evaluate(lead, records, "topic.jsonl")
     sensitivity = control_sensitivity(lead, records, "topic.jsonl", report)
@@ -178,19 +178,21 @@ def test_a_contrast_needs_both_sides():
 @pytest.mark.parametrize("variant_id", sorted(REGISTRY))
 def test_every_variants_control_metrics_are_its_metrics(variant_id):
     variant = REGISTRY[variant_id]
-    assert variant.control_metrics and set(variant.control_metrics) <= set(variant.metric_names)
+    assert variant.evaluation.control_metrics and set(variant.evaluation.control_metrics) <= set(
+        variant.evaluation.metric_names
+    )
 
 
 def test_evaluate_cli_adds_control_sensitivity_unless_told_not_to(tmp_path, capsys):
     from training.__main__ import main as training
 
     data = tmp_path / "topic.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in TOPIC.test_examples(4)))
+    data.write_text("".join(json.dumps(r) + "\n" for r in TOPIC.evaluation.test_examples(4)))
     common = ["evaluate", "--model", "baseline", "--variant", "topic", "--data", str(data)]
     training([*common, "--out", str(tmp_path / "with.json")])
     report = json.loads((tmp_path / "with.json").read_text())
     printed = capsys.readouterr().out
-    assert set(report["control_sensitivity"]["effect"]) == set(TOPIC.control_metrics)
+    assert set(report["control_sensitivity"]["effect"]) == set(TOPIC.evaluation.control_metrics)
     assert "stas: right " in printed and ", pasted " in printed
     training([*common, "--out", str(tmp_path / "without.json"), "--no-control-sensitivity"])
     without = json.loads((tmp_path / "without.json").read_text())
@@ -225,18 +227,18 @@ def test_the_margin_is_right_minus_pasted_minus_half_the_effect_per_example():
 
 
 def test_the_report_has_the_pasted_row_and_a_verdict_per_control_metric():
-    records = TOPIC.test_examples(N_TOPIC)
+    records = TOPIC.evaluation.test_examples(N_TOPIC)
     report = evaluate_with_sensitivity(TOPIC.baseline(), records, "topic.jsonl")
     sensitivity = report["control_sensitivity"]
     pasted, lead = sensitivity["pasted"], sensitivity["lead_k"]
     budget = lead["budget_words"]
     assert pasted["budget_words"] == budget and pasted["n_examples"] == N_TOPIC
     for example, record in zip(pasted["examples"], records):  # Lead-k less the topic's ten terms, then the terms
-        terms = len(TOPIC.paste("", record["controls"]).split())
+        terms = len(TOPIC.evaluation.paste("", record["controls"]).split())
         kept = " ".join(lead_words(record["document"], budget).split()[: budget - terms])
-        assert example["summary"] == " ".join(TOPIC.paste(kept, record["controls"]).split())
+        assert example["summary"] == " ".join(TOPIC.evaluation.paste(kept, record["controls"]).split())
         assert len(example["summary"].split()) <= budget
-    assert set(sensitivity["verdict"]) == set(sensitivity["effect"]) == set(TOPIC.control_metrics)
+    assert set(sensitivity["verdict"]) == set(sensitivity["effect"]) == set(TOPIC.evaluation.control_metrics)
     for name, verdict in sensitivity["verdict"].items():
         effect = sensitivity["effect"][name]
         assert verdict["pasted"] == pytest.approx(pasted["metrics"][name])

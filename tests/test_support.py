@@ -7,7 +7,8 @@ import pytest
 from metrics.ccs import fkgl
 from metrics.support import resegment, support_share, supported_spans
 from variants import REGISTRY
-from variants.ccs import EXAMPLE_DOCUMENT, PASTED_CUES, periods_every
+from variants.ccs import EXAMPLE_DOCUMENT
+from variants.ccs.evaluation import PASTED_CUES, periods_every
 from variants.persona import history_overlap
 
 SPORT = (
@@ -43,14 +44,14 @@ def test_fkgl_against_the_document_is_not_lowered_by_extra_periods():
 
 def test_stas_of_the_topic_terms_alone_is_0_and_of_a_supported_sentence_the_papers():
     topic = REGISTRY["topic"]
-    terms = topic.paste("", {"topic": "sport"}).strip()
+    terms = topic.evaluation.paste("", {"topic": "sport"}).strip()
     score = topic.score(terms, SPORT, {"topic": "sport"})["stas"]
     # the paper's STAS of the bare terms is 1.0; no four of them follow one another in the document
     assert score.details["stas_of_whole_summary"] == pytest.approx(1.0) and score.value == 0.0
     obeying = "The striker scored twice in the cup final on Saturday."
     assert topic.score(obeying, SPORT, {"topic": "sport"})["stas"].value == pytest.approx(1.0)  # supported: share 1
     lead = "Shares in the club rose on Monday."
-    pasted = topic.score(topic.paste(lead, {"topic": "sport"}), SPORT, {"topic": "sport"})["stas"]
+    pasted = topic.score(topic.evaluation.paste(lead, {"topic": "sport"}), SPORT, {"topic": "sport"})["stas"]
     # STAS of the supported run (the lead) times its share of the words: 7 of 17
     only_lead = topic.score(lead, SPORT, {"topic": "sport"})["stas"].value
     assert pasted.value == pytest.approx(only_lead * 7 / 17) and pasted.value < 1.0
@@ -60,7 +61,7 @@ def test_an_entity_named_only_in_a_pasted_sentence_is_not_mentioned():
     entity = REGISTRY["entity"]
     document = "Barack Obama met the leaders in Berlin on Monday. The weather was cold in Berlin on Monday."
     pasted = entity.score(
-        entity.paste("The weather was cold in Berlin on Monday.", {"entity": "Barack Obama"}),
+        entity.evaluation.paste("The weather was cold in Berlin on Monday.", {"entity": "Barack Obama"}),
         document,
         {"entity": "Barack Obama"},
     )
@@ -73,8 +74,8 @@ def test_ccs_keywords_and_focus_count_only_what_the_document_supports():
     ccs = REGISTRY["ccs"]
     lead = EXAMPLE_DOCUMENT.split(". ")[0] + "."  # conceptual: why tagging Manipuri is hard
     controls = {"keywords": ["F-measure", "recall"], "focus": "empirical"}
-    pasted = ccs.score(ccs.paste(lead, controls), EXAMPLE_DOCUMENT, controls)
-    assert ccs.paste(lead, controls).endswith("F-measure, recall. " + PASTED_CUES["empirical"])
+    pasted = ccs.score(ccs.evaluation.paste(lead, controls), EXAMPLE_DOCUMENT, controls)
+    assert ccs.evaluation.paste(lead, controls).endswith("F-measure, recall. " + PASTED_CUES["empirical"])
     # the keyword list and the cue sentence are no four-word run of the abstract: 0 of 2 keywords, and
     # the judge reads the conceptual lead alone
     assert pasted["keyword_sr"].value == 0.0 and pasted["focus_match"].value == 0.0
@@ -91,7 +92,7 @@ def test_tdsum_boosted_words_pasted_after_the_lead_are_not_found():
     document = "We train a parser on news text. The parser improves accuracy on new domains by a wide margin."
     controls = {"boost": ["accuracy"]}
     lead = "We train a parser on news text."
-    assert tdsum.score(tdsum.paste(lead, controls), document, controls)["boosted_found"].value == 0.0
+    assert tdsum.score(tdsum.evaluation.paste(lead, controls), document, controls)["boosted_found"].value == 0.0
     obeying = "The parser improves accuracy on new domains."
     assert tdsum.score(obeying, document, controls)["boosted_found"].value == 1.0
 
@@ -101,7 +102,7 @@ def test_history_overlap_counts_title_terms_only_in_supported_words():
     obeying = "The striker scored twice in the cup final on Saturday."
     # terms striker, score, twice, cup, final, saturday: three of six in the title
     assert history_overlap(obeying, titles, SPORT) == pytest.approx(3 / 6)
-    pasted = REGISTRY["persona"].paste("Shares in the club rose on Monday.", {"history": titles})
+    pasted = REGISTRY["persona"].evaluation.paste("Shares in the club rose on Monday.", {"history": titles})
     assert pasted == "Shares in the club rose on Monday. Striker scores twice."
     # terms share, club, rise, monday, striker, score, twice: the title's three are pasted, not supported
     assert history_overlap(pasted, titles) == pytest.approx(3 / 7)

@@ -429,7 +429,9 @@ def test_boosted_words_are_scored_found_over_given_even_when_the_document_lacks_
     assert both.value == 0.5 and both.details == {"keywords": ["poppins", "markets"], "found": ["markets"]}
     plain = VARIANT.score(summary, document, {})
     assert "boosted_found" not in plain and "not the paper's ROUGE-K" in plain["doc_keyword_recall"].meaning
-    assert VARIANT.metric_names[0] == "rouge_k_refs" and "rouge_k" not in VARIANT.metric_names  # the paper's first
+    assert (
+        VARIANT.evaluation.metric_names[0] == "rouge_k_refs" and "rouge_k" not in VARIANT.evaluation.metric_names
+    )  # the paper's first
 
 
 def test_every_system_is_scored_with_the_committed_default_vectorizer():
@@ -579,9 +581,13 @@ def test_reports_carry_the_papers_rouge_k_over_the_references_keywords():
         "references": ["We use bilingual dictionaries for neural machine translation."],
         "title": "Bilingual dictionaries for low-resource neural machine translation",
     }
-    assert VARIANT.corpus_scores([record], [{"summary": "Bilingual dictionaries help."}]) == {"rouge_k_refs": 0.5}
-    assert VARIANT.corpus_scores([{"references": []}], [{"summary": "x"}]) == {}  # no references: not reported
-    records = VARIANT.test_examples(6)
+    assert VARIANT.evaluation.corpus_scores([record], [{"summary": "Bilingual dictionaries help."}]) == {
+        "rouge_k_refs": 0.5
+    }
+    assert (
+        VARIANT.evaluation.corpus_scores([{"references": []}], [{"summary": "x"}]) == {}
+    )  # no references: not reported
+    records = VARIANT.evaluation.test_examples(6)
     report = evaluate(VARIANT.baseline(), records, "test.jsonl", batch_size=3)
     expected = rouge_k(
         [row["summary"] for row in report["examples"]],
@@ -599,7 +605,7 @@ def test_the_test_set_asks_for_words_of_the_reference_that_blind_extraction_miss
     from variants.tdsum import default_assets
     from variants.tdsum.data import BLIND_TOP_TERMS
 
-    records = VARIANT.test_examples(40)
+    records = VARIANT.evaluation.test_examples(40)
     assets = default_assets()
     for record in records:
         boost = record["controls"]["boost"]

@@ -139,7 +139,7 @@ def test_a_topic_blind_rule_scores_clearly_below_the_topic_baseline(topic):
     from metrics.text import sentences
     from variants.topic import topic_focused_extract
 
-    examples = topic.test_examples()
+    examples = topic.evaluation.test_examples()
     space, topics = default_assets().space, [e["controls"]["topic"] for e in examples]
     baseline = [topic_focused_extract(e["document"], e["controls"]["topic"], space) for e in examples]
     blind = [" ".join(sentences(e["document"])[0:6:2]) for e in examples]

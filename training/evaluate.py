@@ -104,14 +104,14 @@ def evaluate(
         )
     names = [
         n
-        for n in (*variant.metric_names, "output_words", *QUALITY_FIELDS)
+        for n in (*variant.evaluation.metric_names, "output_words", *QUALITY_FIELDS)
         if any(row.get(n) is not None for row in rows)
     ]
     metrics = {}
     for name in names:
         values = [row[name] for row in rows if row.get(name) is not None and not math.isnan(row[name])]
         metrics[name] = sum(values) / len(values) if values else None
-    metrics.update(variant.corpus_scores(records, rows, str(data_file)))
+    metrics.update(variant.evaluation.corpus_scores(records, rows, str(data_file)))
     return {
         "variant": variant.id,
         "model": summarizer.name,
@@ -124,8 +124,8 @@ def evaluate(
         "controls": controls,
         **({"shuffle_seed": seed} if controls == "shuffled" else {}),
         "metrics": metrics,
-        "breakdown": variant.breakdown(rows),
-        **variant.report_extras(records, rows),
+        "breakdown": variant.evaluation.breakdown(rows),
+        **variant.evaluation.report_extras(records, rows),
         "summarize_seconds": seconds,
         "examples": rows,
     }

@@ -9,7 +9,7 @@ kept in its generation config (:func:`variants.seq2seq.save_default_guidance`).
 ``--guidance-sweep 1 1.5 2 3`` evaluates the same examples at each γ (:func:`sweep`): per γ the metrics,
 the control effect with its interval, the shuffled, Lead-k and pasted rows, whether each control metric
 stands, and the seconds spent generating. The leaderboard plots the effect against γ from it
-(:mod:`benchmarks.leaderboard_guidance`).
+(:mod:`benchmarks.leaderboard.guidance`).
 """
 
 from __future__ import annotations
@@ -121,8 +121,8 @@ def sweep(
         "variant": summarizer.variant.id,
         "data": data_file,
         "n_examples": len(records),
-        "control_metrics": list(summarizer.variant.control_metrics),
-        "lower_is_better": sorted(summarizer.variant.lower_is_better),
+        "control_metrics": list(summarizer.variant.evaluation.control_metrics),
+        "lower_is_better": sorted(summarizer.variant.evaluation.lower_is_better),
         "generation": settings.to_json(),
         "default_guidance": settings.guidance,
         "sweep": rows,

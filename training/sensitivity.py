@@ -9,7 +9,7 @@ Beside a system's report (controls given) come two rows:
 * a **control-blind row**, :class:`LeadK`: the document's first sentences up to a length budget in
   words, whatever the controls say;
 * a **pasted row**, :class:`PastedLeadK`: the same Lead-k with the controls' own words pasted in
-  (:meth:`Variant.paste`: the topic's terms, the entity's name, the keywords, a cue sentence, the
+  (:meth:`Evaluation.paste`: the topic's terms, the entity's name, the keywords, a cue sentence, the
   reader's titles), the cheapest imitation of obedience.
 
 The **control effect** of a metric is its mean with the right controls minus its mean with shuffled
@@ -23,7 +23,7 @@ direction the metric rewards (for a lower-is-better metric such as ``length_erro
 a negative one). Metrics that exist only for a whole test set (``egises``, ``length_pcc``, ...)
 get the difference without an interval: there are no per-example scores to resample.
 
-Which metrics measure obedience to the controls is the variant's :attr:`Variant.control_metrics`.
+Which metrics measure obedience to the controls is the variant's :attr:`Evaluation.control_metrics`.
 A control metric **stands** (:func:`verdicts`) when the system with the right controls beats the pasted
 row by at least half its own control effect, beyond what the choice of test documents explains: the
 per-example margin ``(right - pasted) - (right - shuffled) / 2`` is bootstrapped over documents and its
@@ -69,7 +69,7 @@ class LeadK(Baseline):
 
 
 class PastedLeadK(LeadK):
-    """:class:`LeadK` with the controls' own words pasted in by :meth:`Variant.paste`: a summary that
+    """:class:`LeadK` with the controls' own words pasted in by :meth:`Evaluation.paste`: a summary that
     looks obedient to a metric that counts control words, without reading the document for them."""
 
     method = "pasted"
@@ -80,9 +80,9 @@ class PastedLeadK(LeadK):
 
     def extract(self, document: str, controls: dict) -> Summary:
         lead = lead_words(document, self.words).split()
-        added = len(self.variant.paste(" ".join(lead), controls, self.assets).split()) - len(lead)
+        added = len(self.variant.evaluation.paste(" ".join(lead), controls, self.assets).split()) - len(lead)
         kept = " ".join(lead[: max(0, self.words - added)])  # Lead-k gives up the words the paste adds
-        return Summary(" ".join(self.variant.paste(kept, controls, self.assets).split()[: self.words]))
+        return Summary(" ".join(self.variant.evaluation.paste(kept, controls, self.assets).split()[: self.words]))
 
 
 def lead_words(document: str, words: int) -> str:
@@ -112,7 +112,7 @@ def length_budget(report: dict, records: list[dict], budget: str = "outputs") ->
 
 def control_names(variant: Variant, report: dict) -> list[str]:
     """The variant's control metrics that the report has a value for."""
-    return [n for n in variant.control_metrics if report["metrics"].get(n) is not None]
+    return [n for n in variant.evaluation.control_metrics if report["metrics"].get(n) is not None]
 
 
 def control_effect(
@@ -253,10 +253,10 @@ def verdicts(
     the ``right``, ``shuffled``, ``pasted`` and ``lead_k`` reports, in the same order as ``documents``."""
     out = {}
     for name, e in effect.items():
-        lower = name in variant.lower_is_better
+        lower = name in variant.evaluation.lower_is_better
         if e.get("ci_low") is None:
             continue  # a corpus metric: no per-document interval, no verdict
-        contrast = variant.contrasts.get(name)
+        contrast = variant.evaluation.contrasts.get(name)
         if contrast:  # each example has the score of its side; the margin is a contrast of the two sides
             score = [contrast[0] if r.get(contrast[0]) is not None else contrast[1] for r in rows["right"]]
             sides = [s == contrast[0] for s in score]
@@ -302,7 +302,9 @@ def control_sensitivity(
     pasted = lead_k_report(variant, records, data_file, words, budget, summarizer.assets, batch_size, pasted=True)
     names = control_names(variant, report)
     documents = [r["document"] for r in records]
-    effect = control_effect(report, shuffled, names, seed=seed, documents=documents, contrasts=variant.contrasts)
+    effect = control_effect(
+        report, shuffled, names, seed=seed, documents=documents, contrasts=variant.evaluation.contrasts
+    )
     rows = {
         "right": report["examples"],
         "shuffled": shuffled["examples"],

@@ -59,13 +59,13 @@ from statistics import median
 
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from metrics.ccs import CONTROLS, N_LENGTH_BINS, READABILITY, fkgl, length_bin, length_bins
+from metrics.ccs import CONTROLS, N_LENGTH_BINS, READABILITY, composition, fkgl, length_bin, length_bins
 from metrics.focus import FOCUS, focus_parts
 from metrics.io import write_jsonl
 from metrics.text import decoy_words, words
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
 
-from . import composition, content_keywords, missing_keywords
+from .baseline import content_keywords, missing_keywords
 
 SPLITS = ("train", "val", "test")
 SOURCES = ("scitldr", "cnndm_sample", "macsum_doc")
@@ -267,11 +267,10 @@ def opposite_controls(controls: dict, pair: dict, rng: random.Random) -> dict:
 
 MACSUM_LENGTH_SET = "macsum-length"
 # MACSum's relative lengths as CCS length bins: the median bin of the references of that length (the
-# bin that minimizes the mean bin distance to them). Measured on the 93 documents' topic-free
-# references of each length (docs/evaluation-targets.md): short median 30 words (bins 0/1: 81/12),
-# normal 61 words (0/1/2/3: 38/43/10/2), long 88 words (0-4: 21/35/27/7/3). Normal and long share
-# bin 1: MACSum's lengths are relative to the document, and on these news articles both fall mostly
-# in 51-100 words; a test asks for the bin, and their references' word counts are reported apart.
+# bin that minimizes the mean bin distance to them; their distribution is in docs/evaluation-targets.md).
+# Normal and long share bin 1: MACSum's lengths are relative to the document, and on these news articles
+# both fall mostly in 51-100 words; a test asks for the bin, and their references' word counts are
+# reported apart.
 MACSUM_LENGTH_BINS = {"short": 0, "normal": 1, "long": 1}
 
 

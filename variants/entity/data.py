@@ -45,7 +45,8 @@ from metrics.entity import aliases, sentences_mentioning
 from metrics.io import write_jsonl
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
 
-from . import LEAD, lead_sentences, named_entities, salient_entities
+from . import named_entities, salient_entities
+from .baseline import LEAD, lead_sentences
 
 SOURCES = ("cnndm_sample", "bbc_summary")
 SPLITS = ("train", "val", "test")

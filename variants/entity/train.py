@@ -57,7 +57,7 @@ class Arguments:
             raise ValueError(f"--max-guidance-length must be at least 4, got {self.max_guidance_length}")
 
 
-def build(own: Arguments, data):
+def build(own: Arguments, data, adapter=None):
     """Model, tokenizer and assets: a random tiny GSum, a GSum checkpoint, or GSum warm-started from BART."""
     length = own.max_guidance_length or GUIDANCE_LENGTH[own.method]
     if data.preset == "tiny":

@@ -19,7 +19,7 @@ to give it to BART, one ``prepare`` for both:
                       of the article: GSum's guidance signal (Dou et al. 2021, an extractive pick
                       given to the abstractive model) for a reader. The model learns to write from
                       the reader's sentences; a small model learns that in CPU time, where reading
-                      interests from 24-30 raw titles took 2,000 GPU steps.
+                      interests from raw titles took GPU time (docs/log.md).
 
 Controls: ``reader``, one of the readers the summarizer carries (SteerSum bundles *simulated*
 readers, ``variants/persona/assets/persona_readers.json``, built by ``python -m training build-data
@@ -27,16 +27,18 @@ persona``), or ``history``, pasted titles (one per line), which wins over ``read
 all is allowed: the summary is then not personalized, and a notice says so.
 
 Baseline: history-similarity extraction, by meaning: the sentences whose MiniLM embedding is closest
-to the mean of the titles' (:mod:`variants.persona.interests`; TF-IDF word overlap where MiniLM is
+to the mean of the titles' (:mod:`variants.persona.baseline`; TF-IDF word overlap where MiniLM is
 not installed). Metrics: ROUGE against the reader's reference, EGISES, P-Acc.
 Test set: the simulated PENS-format test split: 4 simulated readers per BBC test article, each reader's
 reference the 2 article sentences their hidden topic preferences favour in the readers' own interest
 space (NMF themes of the XSum sample, :mod:`variants.persona.reader_model`; not the topic space of the
 baselines and STAS), their history 24-30 titles drawn from those preferences
 (:mod:`variants.persona.data`); not the baseline's rule (MiniLM or TF-IDF cosine to the history).
-Files: data builder ``variants/persona/data.py`` (``python -m training build-data persona``; also
-reads real PENS files); trainer defaults and flags ``variants/persona/train.py`` (``python -m training
-persona``); model ``models/persona``; bundled readers ``variants/persona/assets/``.
+Files: ``baseline.py`` (history-similarity extraction and its MiniLM encoder), ``evaluation.py`` (test
+set, EGISES, P-Acc, Table 1, the pasted row), ``data.py`` (``python -m training build-data persona``; also
+reads real PENS files) with ``reader_model.py`` (the simulated readers' interest space), ``train.py``
+(trainer defaults and flags, ``python -m training persona``); model ``models/persona``; bundled readers
+``variants/persona/assets/``.
 """
 
 from __future__ import annotations
@@ -44,16 +46,15 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import torch
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics.pairwise import cosine_similarity
 
 from metrics.stas import analyze
 from metrics.support import supported_spans
-from metrics.text import WORD, sentences
+from metrics.text import WORD
 from models.persona.processing_persona import (  # noqa: F401
     HISTORY,
     INTEREST_ENCODER,
@@ -67,7 +68,6 @@ from models.persona.processing_persona import (  # noqa: F401
 )
 
 from ..base import (
-    Baseline,
     Control,
     ControlError,
     Paper,
@@ -80,7 +80,15 @@ from ..base import (
     processor_settings,
     reference_scores,
 )
-from .interests import MISSING_ENCODER, Encode, interest_encoder, interest_sentences
+from .baseline import (  # noqa: F401  (the baseline's pieces, for benchmarks and tests)
+    MISSING_ENCODER,
+    PersonaBaseline,
+    closest_to_history,
+    history_similarity_extract,
+    interest_encoder,
+    reader_sentences,
+)
+from .evaluation import PersonaEvaluation
 
 SPECIAL_TOKENS = [HISTORY]
 DEFAULT_PREFIX_TITLES = 32  # titles put in front of the article: a simulated reader's whole history (24-30)
@@ -119,36 +127,6 @@ class PersonaAssets:
         Path(folder, READERS_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def history_similarity_extract(
-    document: str, titles: list[str], n_sentences: int = 2, encode: Encode | None = None
-) -> str:
-    """The model-free baseline: the ``n_sentences`` sentences of the document closest to the reader's
-    history (:func:`closest_to_history`), in document order; without a history, the lead sentences."""
-    return " ".join(closest_to_history(sentences(document), titles, n_sentences, encode))
-
-
-def closest_to_history(
-    document_sentences: list[str], titles: list[str], n_sentences: int = 2, encode: Encode | None = None
-) -> list[str]:
-    """The baseline's ranking: the ``n_sentences`` sentences closest to the titles, in document order.
-    Closeness is the cosine of the sentence's embedding to the mean of the titles' embeddings when
-    ``encode`` is given (MiniLM, see :mod:`variants.persona.interests`: interests, not shared words),
-    else the TF-IDF cosine to all the titles as one text. The first sentences without titles."""
-    sents = document_sentences
-    if len(sents) <= n_sentences or not titles:
-        return sents[:n_sentences]
-    if encode is not None:
-        return interest_sentences(encode, sents, titles, n_sentences)
-    vectorizer = TfidfVectorizer(analyzer=analyze)
-    try:
-        matrix = vectorizer.fit_transform(sents + [" ".join(titles)])
-    except ValueError:  # no content word anywhere
-        return sents[:n_sentences]
-    similarity = cosine_similarity(matrix[:-1], matrix[-1]).ravel()
-    best = sorted(sorted(range(len(sents)), key=lambda i: (-similarity[i], i))[:n_sentences])
-    return [sents[i] for i in best]
-
-
 def history_overlap(summary: str, titles: list[str], document: str | None = None) -> float | None:
     """Share of the summary's distinct content terms (lemmas, no stop words) that the reader's
     titles also use; None without a history or a content term. With the ``document``, a term counts
@@ -160,28 +138,6 @@ def history_overlap(summary: str, titles: list[str], document: str | None = None
         return None
     shown = terms if document is None else set(analyze(" ".join(supported_spans(summary, document))))
     return len(shown & set(analyze(" ".join(titles)))) / len(terms)
-
-
-def reader_sentences(document: str, titles: list[str]) -> str:
-    """``interest-prefix``'s guide: the baseline's pick of the reader's sentences (MiniLM where installed)."""
-    return history_similarity_extract(document, titles, READER_SENTENCES, interest_encoder())
-
-
-class PersonaBaseline(Baseline):
-    """Sentences closest in meaning to the reader's titles (MiniLM embeddings); TF-IDF word overlap,
-    with a notice, where MiniLM is not installed."""
-
-    name = "baseline: history-similarity extraction"
-
-    def extract(self, document: str, controls: dict) -> Summary:
-        titles = self.assets.history(controls)
-        if not titles:
-            return Summary(history_similarity_extract(document, titles), [NO_HISTORY])
-        encode = interest_encoder()
-        return Summary(
-            history_similarity_extract(document, titles, encode=encode),
-            [] if encode is not None else [MISSING_ENCODER],
-        )
 
 
 class PersonaSummarizer(Summarizer):
@@ -257,15 +213,6 @@ class PersonaSummarizer(Summarizer):
         return out
 
 
-GOLD_AS_INPUT = "gold reference given as input"
-NOT_COMPARABLE = (
-    "The paper's Table 1 scores the authors' models on real PENS headlines; these numbers are quoted "
-    "for context only and are not comparable with scores on other data or models. Its generic models "
-    f"(BigBird-Pegasus, SimCLS, BRIO, ProphetNet, T5) were run with the reader's gold reference added to "
-    f"the document as a title (Sec. 5.1: {GOLD_AS_INPUT})."
-)
-
-
 class PersonaVariant(Variant):
     id = "persona"
     title = "Personalized BART (reading history)"
@@ -286,36 +233,14 @@ class PersonaVariant(Variant):
 }""",
     )
     methods = METHODS
-    metric_names = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
-    control_metrics = ("rouge1", "rouge2", "rougeLsum", "history_overlap", "egises", "p_acc_rouge_l")
-    lower_is_better = ("egises",)
-    # Table 1 (PENS test set, 100 % sample), EGISES, lower is better. Real PENS with the authors'
-    # models: not comparable with SteerSum's numbers on its simulated benchmark. The five generic
-    # models were given each reader's gold reference as a title of the document (Sec. 5.1): their
-    # names say so wherever the rows are shown. The PENS models took the click history.
-    reported = tuple(
-        {"system": system, "source": "Table 1", "metrics": {"egises": value}}
-        for system, value in (
-            *(
-                (f"{name} ({GOLD_AS_INPUT})", value)
-                for name, value in (
-                    ("BigBird-Pegasus", 0.4286),
-                    ("SimCLS", 0.5574),
-                    ("BRIO", 0.6610),
-                    ("ProphetNet", 0.8655),
-                    ("T5 (Base)", 0.8817),
-                )
-            ),
-            ("PENS-NAML T1", 0.8991),
-            ("PENS-NRMS T1", 0.9164),
-            ("PENS-EBNR T1", 0.9531),
-            ("PENS-EBNR T2", 0.9951),
-            ("PENS-NRMS T2", 0.9971),
-        )
-    )
+
+    evaluation_class = PersonaEvaluation
+
+    def default_assets(self) -> PersonaAssets:
+        return default_assets()
 
     def controls_for(self, assets: PersonaAssets | None = None) -> tuple[Control, ...]:
-        assets = assets or default_assets()
+        assets = assets or self.default_assets()
         kind = "simulated " if assets.simulated else ""
         return (
             Control(
@@ -328,14 +253,10 @@ class PersonaVariant(Variant):
             Control("history", "history", "or the reader's clicked news titles, most recent last (wins over reader)"),
         )
 
-    @property
-    def controls(self) -> tuple[Control, ...]:
-        return self.controls_for()
-
     def validate(self, controls: dict | None, assets: PersonaAssets | None = None) -> dict:
         """The schema's checks, plus: a pasted history is one title per line (titles have commas),
         and a reader must be one the summarizer knows."""
-        assets = assets or default_assets()
+        assets = assets or self.default_assets()
         if isinstance(controls, dict) and isinstance(controls.get("history"), str):
             controls = {**controls, "history": [t.strip() for t in controls["history"].splitlines() if t.strip()]}
         checked = super().validate(controls, assets)
@@ -350,7 +271,7 @@ class PersonaVariant(Variant):
         return checked
 
     def prepare(self, document: str, controls: dict, method: str, assets: PersonaAssets | None = None) -> Prepared:
-        assets = assets or default_assets()
+        assets = assets or self.default_assets()
         self.check_method(method)
         titles = assets.history(controls)
         text, extra, notices = persona_input(
@@ -387,7 +308,7 @@ class PersonaVariant(Variant):
         hidden preferences, never from it), biased by :data:`READER_PATH_BIAS`. None without a history."""
         from ..constraints import HardConstraints
 
-        titles = (assets or default_assets()).history(controls)
+        titles = (assets or self.default_assets()).history(controls)
         if not titles:
             return None
         return HardConstraints(
@@ -398,12 +319,16 @@ class PersonaVariant(Variant):
         )
 
     def baseline(self) -> Summarizer:
-        return PersonaBaseline(self, default_assets())
+        return PersonaBaseline(self, self.default_assets())
 
     def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
-        from ..seq2seq import Seq2SeqSummarizer, load_seq2seq
+        """The checkpoint as every variant loads it, wrapped so that ``user-embedding`` encodes each
+        article once for all its readers (:class:`PersonaSummarizer`)."""
+        return PersonaSummarizer(super().load(path, record, device, **kwargs))
 
-        model, tokenizer = load_seq2seq(path, device, **kwargs)
+    def load_assets(self, path: Path, record: dict, model: Any, tokenizer: Any) -> PersonaAssets:
+        """The readers the checkpoint knows (its own file, else the bundled ones) and, for
+        ``user-embedding``, the tokenizer and the shape of ``history_ids`` from the model's config."""
         readers = Path(path) / READERS_FILE
         settings = {"prefix_titles": int(record.get("prefix_titles", DEFAULT_PREFIX_TITLES))}
         if record["method"] == "user-embedding":
@@ -412,15 +337,9 @@ class PersonaVariant(Variant):
                 max_history=model.config.max_history,
                 max_title_tokens=model.config.max_title_tokens,
             )
-        assets = (
-            PersonaAssets.from_file(readers, **settings)
-            if readers.is_file()
-            else PersonaAssets(default_assets().readers, **settings)
-        )
-        base = Seq2SeqSummarizer(
-            self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record
-        )
-        return PersonaSummarizer(base)
+        if readers.is_file():
+            return PersonaAssets.from_file(readers, **settings)
+        return PersonaAssets(default_assets().readers, **settings)
 
     def score(
         self,
@@ -430,7 +349,7 @@ class PersonaVariant(Variant):
         reference: str | None = None,
         assets: PersonaAssets | None = None,
     ) -> dict[str, Score]:
-        titles = (assets or default_assets()).history(controls)
+        titles = (assets or self.default_assets()).history(controls)
         scores = {
             "history_overlap": Score(
                 history_overlap(summary, titles, document),
@@ -441,72 +360,16 @@ class PersonaVariant(Variant):
         scores.update(reference_scores(summary, reference, "this reader's reference"))
         return scores
 
-    def corpus_scores(self, records: list[dict], rows: list[dict], source: str = "<records>") -> dict[str, Any]:
-        """EGISES (lower is better) and P-Acc on ROUGE-L over every (article, reader) summary, when the
-        examples say which article and reader each is (``article_id``, ``user``: PENS-format data)."""
-        if not records or not all("article_id" in r and "user" in r for r in records):
-            return {}
-        from metrics.egises import score_records
-
-        pairs = [
-            {
-                "document": r["document"],
-                "doc_id": r["article_id"],
-                "user": r["user"],
-                "prediction": row["summary"],
-                "references": [r["target"]],
-            }
-            for r, row in zip(records, rows)
-        ]
-        corpus = score_records(pairs, source)["corpus"]
-        return {"egises": corpus["egises"], "p_acc_rouge_l": corpus["p_acc_rouge_l"]}
-
-    def report_extras(self, records: list[dict], rows: list[dict]) -> dict[str, Any]:
-        """ROUGE-Lsum averaged per reader, whether the data is the simulated benchmark, and the paper's
-        Table 1 EGISES quoted for context only (real PENS and the authors' models: not comparable)."""
-        by_reader: dict[str, list[float]] = {}
-        for record, row in zip(records, rows):
-            if "user" in record:
-                by_reader.setdefault(record["user"], []).append(row.get("rougeLsum") or 0.0)
-        simulated = any(r.get("dataset") == "pens_simulated" for r in records)
-        return {
-            "simulated": simulated,
-            "data_note": (
-                "SIMULATED PENS-format benchmark (BBC News Summary articles, made-up readers and reader "
-                "references; variants/persona/data.py): not real PENS"
-            )
-            if simulated
-            else "PENS-format data",
-            "rouge_per_reader": {user: sum(v) / len(v) for user, v in sorted(by_reader.items())},
-            "reported_in_paper": {
-                "note": NOT_COMPARABLE,
-                "table_1_egises": {e["system"]: e["metrics"]["egises"] for e in self.reported},
-            },
-        }
-
-    def test_examples(self, max_samples: int | None = None) -> list[dict]:
-        """The simulated PENS-format test split (seed 0, 4 readers per BBC test article), whole
-        articles first: ``max_samples`` is rounded down to a multiple of the readers per article."""
-        from .data import build_simulated
-
-        test = build_simulated(seed=0)[0]["test"]
-        return test if max_samples is None else test[: max(2, max_samples - max_samples % 4)]
-
-    def paste(self, lead: str, controls: dict, assets: PersonaAssets | None = None) -> str:
-        """Lead-k followed by the reader's clicked titles, one sentence each."""
-        titles = (assets or default_assets()).history(controls)
-        return " ".join([lead, *(t.rstrip(".") + "." for t in titles)])
-
     def evidence(self, summary: str, controls: dict, assets: PersonaAssets | None = None) -> list[str]:
         """The summary's words whose term also occurs in the reader's titles."""
-        history_terms = set(analyze(" ".join((assets or default_assets()).history(controls))))
+        history_terms = set(analyze(" ".join((assets or self.default_assets()).history(controls))))
         return list(dict.fromkeys(w for w in WORD.findall(summary) if set(analyze(w)) & history_terms))
 
     def suggestions(self, document: str, assets: PersonaAssets | None = None) -> dict[str, list[str]]:
-        return {"reader": list((assets or default_assets()).readers)[:10]}
+        return {"reader": list((assets or self.default_assets()).readers)[:10]}
 
     def card_facts(self, assets: PersonaAssets | None = None) -> dict[str, Any]:
-        assets = assets or default_assets()
+        assets = assets or self.default_assets()
         return {
             "example_controls": {"reader": next(iter(assets.readers))},
             "simulated_readers": assets.simulated,
@@ -515,12 +378,7 @@ class PersonaVariant(Variant):
         }
 
 
-_DEFAULT_ASSETS: PersonaAssets | None = None
-
-
+@lru_cache(maxsize=1)
 def default_assets() -> PersonaAssets:
     """The embedded default: SteerSum's bundled simulated readers (BBC titles; see the module docstring)."""
-    global _DEFAULT_ASSETS
-    if _DEFAULT_ASSETS is None:
-        _DEFAULT_ASSETS = PersonaAssets.from_file(BUNDLED_READERS)
-    return _DEFAULT_ASSETS
+    return PersonaAssets.from_file(BUNDLED_READERS)

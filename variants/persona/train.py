@@ -58,7 +58,7 @@ class Arguments:
             raise ValueError(f"--prefix-titles must be positive, got {self.prefix_titles}")
 
 
-def build(persona: Arguments, data):
+def build(persona: Arguments, data, adapter=None):
     """Model, tokenizer and assets: BART + ``[HISTORY]`` for the prefix methods, PersonaBart for
     ``user-embedding`` (its user-encoder settings go in the config, so they travel with the weights)."""
     readers = PersonaAssets.from_file(persona.readers) if persona.readers else default_assets()

@@ -25,17 +25,17 @@ a checkpoint's own, so models and the baseline are compared on the same terms.
 
 Baseline: keyword-covering extraction, sentences chosen greedily to cover the top TF-IDF terms,
 within a budget of :data:`BASELINE_WORDS` words (the median SciTLDR training TLDR), so its output is
-about as long as the references (18.9 words on average in the test set) instead of 2.5 times longer (before the budget: 47.9 words, rouge_k_refs 0.388).
+about as long as the references rather than several times longer (docs/log.md has its scores with and
+without the budget).
 Metrics: headline the paper's ROUGE-K over the reference keywords (``rouge_k_refs``), then
 ROUGE-1/2/Lsum and ``doc_keyword_recall``.
-Test set: SciTLDR-A test, 605 of 618 abstracts → the author's TLDR as target, asking to boost up to two
-words of that TLDR that the document uses outside its top-10 TF-IDF terms (data.with_reference_boosts);
-every TLDR (author and peer-review derived, 2-4) and the paper title as references for ROUGE-K's
-keywords. Measured on it, the baseline finds 0.78 of the boosted words with the right boosts and 0.18
-with another paper's; without boosts it scored rouge_k_refs 0.195, ROUGE-1 0.259, 15.6 words on
-average, and the first test TLDR of each paper scores doc_keyword_recall 0.407.
-Files: data builder ``variants/tdsum/data.py`` (``python -m training build-data tdsum``); trainer
-defaults and flags ``variants/tdsum/train.py`` (``python -m training tdsum``); model ``models/tdsum``.
+Test set: SciTLDR-A test abstracts → the author's TLDR as target, asking to boost up to two words of that
+TLDR that the document uses outside its top-10 TF-IDF terms (data.with_reference_boosts); every TLDR
+(author and peer-review derived, 2-4) and the paper title as references for ROUGE-K's keywords.
+
+Files: ``baseline.py``, ``evaluation.py`` (test set, Table 8, ROUGE-K, the pasted row), ``data.py``
+(``python -m training build-data tdsum``), ``train.py`` (trainer defaults and flags, ``python -m training
+tdsum``); model ``models/tdsum``.
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ from typing import Any
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from metrics.rouge_k import extract_keywords, found_keywords
+from metrics.rouge_k import found_keywords
 from metrics.support import supported_spans
-from metrics.text import STOPWORDS, WORD, sentences, words
+from metrics.text import STOPWORDS, WORD, words
 from models.tdsum.processing_tdsum import (  # noqa: F401
     BOOST_SCORE,
     VECTORIZER_FILE,
@@ -63,23 +63,21 @@ from models.tdsum.processing_tdsum import (  # noqa: F401
 )
 
 from ..base import (
-    Baseline,
     Control,
     ControlError,
     Paper,
     Prepared,
     Score,
     Summarizer,
-    Summary,
     Variant,
     check_document,
     processor_settings,
     reference_scores,
 )
+from .baseline import BASELINE_WORDS, TDSumBaseline, keyword_covering_extract  # noqa: F401
+from .evaluation import TDSumEvaluation
 
 TOP_TERMS = 5  # the document's keywords for doc_keyword_recall (SciTLDR: ~4-5 keywords, Table 4)
-BASELINE_SENTENCES = 2  # extreme summaries are one or two sentences (SciTLDR, XSum)
-BASELINE_WORDS = 18  # the baseline's budget: median words of the SciTLDR training TLDRs (tests/test_tdsum.py checks)
 METHODS = ("tdsum", "rwenc", "rwgen", "tdmtl")
 SETTINGS = ("tfidf_attention", "rwenc_layers", "rwgen_lambda", "tdmtl_lambda")  # models.tdsum.TDSumConfig
 TFIDF_SETTINGS = dict(
@@ -185,71 +183,20 @@ class TDSumAssets:
         return sorted(best, key=lambda t: -best[t])[:n]
 
 
-# --- the model-free baseline -------------------------------------------------------------------
-def keyword_covering_extract(
-    document: str,
-    keywords: list[str],
-    weights: dict[str, float],
-    n_sentences: int = BASELINE_SENTENCES,
-    budget_words: int | None = BASELINE_WORDS,
-) -> str:
-    """Greedy keyword cover within a budget of words (whitespace tokens; ``None``: no budget):
-    repeatedly take the sentence that adds the most weight of keywords not yet covered among those
-    that still fit, up to ``n_sentences`` or until nothing is added; output in document order. When
-    no sentence fits at all, the best one is cut to ``budget_words`` words, starting at its first
-    keyword (or earlier, to fill the budget)."""
-    sents = sentences(document)
-    sizes = [len(s.split()) for s in sents]
-    budget = budget_words if budget_words is not None else sum(sizes)
-    sentence_terms = [set(words(s)) for s in sents]
-
-    def gain(i: int, covered: set) -> float:
-        return sum(weights.get(k, 0.0) for k in keywords if k in sentence_terms[i] and k not in covered)
-
-    chosen, covered = [], set()
-    for _ in range(n_sentences):
-        room = budget - sum(sizes[i] for i in chosen)
-        fits = [i for i in range(len(sents)) if i not in chosen and sizes[i] <= room]
-        best = max(fits, key=lambda i: (gain(i, covered), -i), default=None)
-        if best is None or gain(best, covered) <= 0:
-            break
-        chosen.append(best)
-        covered |= sentence_terms[best]
-    if chosen:
-        return " ".join(sents[i] for i in sorted(chosen))
-    if not sents:
-        return ""
-    best = max(range(len(sents)), key=lambda i: (gain(i, set()), -i))
-    tokens = sents[best].split()
-    hits = [j for j, token in enumerate(tokens) if set(words(token)) & set(keywords)]
-    start = max(0, min(hits[0] if hits else 0, len(tokens) - budget))
-    return " ".join(tokens[start : start + budget])
-
-
 def supported_found(summary: str, document: str, keywords: list[str]) -> list[str]:
     """The keywords that some supported run of the summary holds (:func:`metrics.support.supported_spans`)."""
     found = {keyword for span in supported_spans(summary, document) for keyword in found_keywords(span, keywords)}
     return [keyword for keyword in keywords if keyword in found]
 
 
-class TDSumBaseline(Baseline):
-    name = "baseline: keyword-covering extraction"
-
-    def extract(self, document: str, controls: dict) -> Summary:
-        keywords, weights, notices = self.variant.keywords(document, controls, self.assets)
-        text = keyword_covering_extract(document, keywords, weights)
-        return Summary(text, notices + cut_sentence_notices(document, text))
-
-
-def cut_sentence_notices(document: str, text: str, budget_words: int = BASELINE_WORDS) -> list[str]:
-    """A notice when the extract is a sentence cut at the word budget (no whole sentence with a keyword
-    fits it): the summary then ends, or starts, mid-sentence."""
-    if not text or text in sentences(document) or len(sentences(text)) > 1:
-        return []
-    return [
-        f"the summary is part of a sentence, cut to the baseline's budget of {budget_words} words (no whole "
-        "sentence with the keywords fits it), so it ends mid-sentence"
-    ]
+CONTROLS = (
+    Control(
+        "boost",
+        "keywords",
+        "words the summary should contain: their TF-IDF input is raised to the highest score a word can have",
+    ),
+    Control("suppress", "keywords", "words to play down: their TF-IDF input is set to 0"),
+)
 
 
 # --- the variant ---------------------------------------------------------------------------------
@@ -270,42 +217,14 @@ class TDSumVariant(Variant):
 }""",
     )
     methods = METHODS
-    # rouge_k_refs, the headline: the paper's ROUGE-K, keywords shared by the references and the
-    # title (corpus_scores); boosted_found: the share of the boosted words found (live, with boosts);
-    # doc_keyword_recall: the live score without boosts (the document's own top TF-IDF terms, which the
-    # baseline selects for: not a quality measure).
-    metric_names = ("rouge_k_refs", "rouge1", "rouge2", "rougeLsum", "boosted_found", "doc_keyword_recall")
-    # rouge_k_refs is not a control metric: it is the paper's ROUGE-K, kept as defined for Table 8, and the
-    # boost words of the test set come from the TLDR whose keywords it counts, so Lead-k with the boost
-    # words pasted after it wins it (docs/pasted-controls.md). boosted_found counts only supported words.
-    control_metrics = ("boosted_found",)
-    # Table 8, SciTLDR (x100 in the paper). R-L is left out: the paper's R-L is not ROUGE-Lsum.
-    reported = tuple(
-        {"system": system, "source": "Table 8 (SciTLDR)", "metrics": {"rouge1": r1, "rouge2": r2, "rouge_k_refs": rk}}
-        for system, r1, r2, rk in (
-            ("BART", 0.4393, 0.2231, 0.4136),
-            ("RwEnc", 0.4398, 0.2239, 0.4103),
-            ("RwGen", 0.4396, 0.2235, 0.4160),
-            ("TDMTL", 0.4408, 0.2248, 0.4185),
-            ("TDSum", 0.4355, 0.2174, 0.4304),
-            ("PreSumm (extractive)", 0.3043, 0.1136, 0.2506),
-        )
-    )
-    controls = (
-        Control(
-            "boost",
-            "keywords",
-            "words the summary should contain: their TF-IDF input is raised to the highest score a word can have",
-        ),
-        Control("suppress", "keywords", "words to play down: their TF-IDF input is set to 0"),
-    )
 
-    def test_examples(self, max_samples: int | None = None) -> list[dict]:
-        """The bundled SciTLDR-A test split (the paper's main dataset, Table 8), target the author's TLDR,
-        each example asking to boost words of that TLDR (:func:`variants.tdsum.data.with_reference_boosts`)."""
-        from .data import scitldr_examples, with_reference_boosts
+    evaluation_class = TDSumEvaluation
 
-        return with_reference_boosts(scitldr_examples("test"), default_assets())[:max_samples]
+    def controls_for(self, assets: Any = None) -> tuple[Control, ...]:
+        return CONTROLS
+
+    def default_assets(self) -> TDSumAssets:
+        return default_assets()
 
     def validate(self, controls: dict | None, assets: Any = None) -> dict:
         checked = super().validate(controls, assets)
@@ -346,7 +265,7 @@ class TDSumVariant(Variant):
     def keywords(self, document: str, controls: dict, assets: TDSumAssets | None = None):
         """The words a summary should contain: the boosted ones, else the document's top TF-IDF terms
         (suppressed words left out); with their TF-IDF weights and notices about the controls."""
-        assets = assets or default_assets()
+        assets = assets or self.default_assets()
         doc = document_words([document], assets.vectorizer)[0]
         scores, notices = assets.steered(doc, controls)
         weights = {}
@@ -357,18 +276,13 @@ class TDSumVariant(Variant):
         return boosted or assets.top_terms(document, exclude=suppressed), weights, notices
 
     def baseline(self) -> Summarizer:
-        return TDSumBaseline(self, default_assets())
+        return TDSumBaseline(self, self.default_assets())
 
-    def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
-        from ..seq2seq import Seq2SeqSummarizer, load_seq2seq
-
-        model, tokenizer = load_seq2seq(path, device, **kwargs)
+    def load_assets(self, path: Path, record: dict, model: Any, tokenizer: Any) -> TDSumAssets:
+        """The checkpoint's fitted vectorizer, with the tokenizer its scores are aligned to."""
         settings = {name: getattr(model.config, name, None) for name in SETTINGS}
-        assets = TDSumAssets(
+        return TDSumAssets(
             load_vectorizer(path), tokenizer, int(record.get("max_source_length", 1024)), record["method"], settings
-        )
-        return Seq2SeqSummarizer(
-            self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record
         )
 
     def score(
@@ -417,24 +331,6 @@ class TDSumVariant(Variant):
         scores.update(reference_scores(summary, reference))
         return scores
 
-    def corpus_scores(self, records: list[dict], rows: list[dict], source: str = "<records>") -> dict[str, Any]:
-        """The paper's ROUGE-K (Sec. 3), when the examples carry their ``references`` (and ``title``,
-        counted as one more reference as the paper's Table 8 numbers were made; ``build-data tdsum``
-        writes both): the mean over documents whose references share a keyword."""
-        if not records or not all(r.get("references") for r in records):
-            return {}
-        scores = []
-        for record, row in zip(records, rows):
-            keywords = extract_keywords(record["references"], record.get("title"), always_use_title=True)
-            if keywords:
-                scores.append(len(found_keywords(row["summary"], keywords)) / len(keywords))
-        return {"rouge_k_refs": sum(scores) / len(scores) if scores else None}
-
-    def paste(self, lead: str, controls: dict, assets: TDSumAssets | None = None) -> str:
-        """Lead-k followed by the boosted words."""
-        boosted = control_terms(controls.get("boost"))
-        return f"{lead} {' '.join(boosted)}" if boosted else lead
-
     def evidence(self, summary: str, controls: dict, assets: TDSumAssets | None = None) -> list[str]:
         """The boosted words the summary contains, as written in it (the document's top terms would
         need the document, which this hook is not given)."""
@@ -442,7 +338,7 @@ class TDSumVariant(Variant):
         return list(dict.fromkeys(w for w in WORD.findall(summary) if w.lower() in boosted))
 
     def suggestions(self, document: str, assets: TDSumAssets | None = None) -> dict[str, list[str]]:
-        return {"boost": (assets or default_assets()).top_terms(document, n=8)}
+        return {"boost": (assets or self.default_assets()).top_terms(document, n=8)}
 
     def card_facts(self, assets: TDSumAssets | None = None) -> dict[str, Any]:
         return {

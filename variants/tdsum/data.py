@@ -9,8 +9,8 @@ content words of the author's TLDR that the document uses but does not rank amon
 terms, which a keyword extractor blind to the boosts would pick anyway. The words come from the
 reference, not from the score that judges them (``boosted_found``). A seeded share of the training
 examples (``--train-boost-share``, default half) carries the same kind of boosts, as GSum trains on
-oracle guidance: a model trained on plain TF-IDF alone never sees a score of 1.0 and, measured here,
-ignored boosts after 174 steps (docs/log.md). The rest keep empty controls, so the model also summarizes
+oracle guidance: a model trained on plain TF-IDF alone never sees a score of 1.0 and ignored boosts
+(docs/log.md). The rest keep empty controls, so the model also summarizes
 without any. Each example also keeps all its ``references`` and, for SciTLDR, the paper ``title``, the
 fields ROUGE-K's keyword extraction reads (``python -m metrics rouge-k``; Sec. 3).
 

@@ -100,7 +100,7 @@ def method_settings(args: Arguments, encoder_layers: int) -> dict:
     return settings
 
 
-def build(own: Arguments, data):
+def build(own: Arguments, data, adapter=None):
     """Model, tokenizer and assets: a TDSum model (a BART checkpoint loads into it with only the
     TF-IDF parts new) and the vectorizer fitted on the training documents."""
     documents = [r.get("document") for r in read_jsonl(data.train_file)[: data.max_train_samples]]

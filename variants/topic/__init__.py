@@ -22,8 +22,9 @@ interleaved, which one leads a seeded coin flip per example, the target the summ
 whose topic is asked for; the topic space scoring them is fitted on training articles only.
 Extra test set ``macsum-topic``: MACSum-Doc's human topic-focused summaries, each topic asked as an
 unseen topic, shuffled among the topics of the same document (docs/evaluation-targets.md).
-Files: data builder ``variants/topic/data.py`` (``python -m training build-data topic``); trainer
-defaults and flags ``variants/topic/train.py`` (``python -m training topic``); model ``models/topic_bart``.
+Files: ``baseline.py`` (topic-focused extraction), ``evaluation.py`` (test sets, Table 2, the pasted row),
+``data.py`` (``python -m training build-data topic``), ``train.py`` (trainer defaults and flags,
+``python -m training topic``); model ``models/topic_bart``.
 """
 
 from __future__ import annotations
@@ -35,33 +36,31 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from metrics.stas import TopicSpace, analyze, term
+from metrics.stas import TopicSpace, term
 from metrics.support import support_share, supported_spans
-from metrics.text import WORD, sentences
+from metrics.text import WORD
 from models.topic_bart import processing_topic_bart as processing
 from models.topic_bart.processing_topic_bart import TAG, TOPIC, TopicProcessor, topic_text
 
 from ..base import (
-    Baseline,
     Control,
     ControlError,
     Paper,
     Prepared,
     Score,
     Summarizer,
-    Summary,
     Variant,
     processor_settings,
     reference_scores,
-    whole_groups,
 )
+from .baseline import TopicBaseline, topic_focused_extract, unmatched_topic_notices  # noqa: F401
+from .evaluation import TopicEvaluation
 
 SPECIAL_TOKENS = [TAG, TOPIC]
 DEFAULT_TOP_N = 100  # representative terms per topic (Sec. 5.1: "top-N=100")
 # Added along the path of every document sentence (:meth:`TopicVariant.constraints`): a summary sentence that
-# starts copying one goes on with it. Measured at 2 on the stored model (docs/log.md).
+# starts copying one goes on with it. Chosen on the stored model (docs/log.md).
 DOCUMENT_PATH_BIAS = 2.0
-PASTED_TERMS = 10  # the pasted row's terms: ten of them alone already score STAS 1.0
 
 
 @dataclass
@@ -81,20 +80,35 @@ class TopicAssets:
 
     def resolve(self, controls: dict) -> tuple[TopicAssets, list[str]]:
         """Assets that know the requested topic: an unseen topic gets its representative terms from
-        the topic space on the fly, from ``topic_words`` (or the topic's own name) (Sec. 5.3)."""
+        the topic space on the fly (:func:`with_asked_topic`)."""
         topic = controls["topic"]
         if topic in self.space.topics:
             return self, []
-        words = controls.get("topic_words") or topic
         try:
-            space = self.space.with_topic(topic, words=[w.strip() for w in words.split(",") if w.strip()])
+            space = with_asked_topic(self.space, controls)
         except ValueError as err:
             raise ControlError(
                 f"unseen topic {topic!r}: {err}; describe it with a few known words in "
                 f"'topic_words' or pick one of: {', '.join(self.space.topics)}"
             ) from None
-        notice = f"unseen topic {topic!r}: its representative terms come from the words {words!r}"
+        notice = f"unseen topic {topic!r}: its representative terms come from the words {topic_words(controls)!r}"
         return replace(self, space=space, _terms={}), [notice]
+
+
+def topic_words(controls: dict) -> str:
+    """The words that describe the asked topic: ``topic_words``, else the topic's own name."""
+    return controls.get("topic_words") or controls["topic"]
+
+
+def with_asked_topic(space: TopicSpace, controls: dict) -> TopicSpace:
+    """``space`` knowing the asked topic: as it is for one of its topics; for an unseen one, with the topic
+    added from :func:`topic_words` (Sec. 5.3). Both the summarizer's space (:meth:`TopicAssets.resolve`)
+    and the judge's (:func:`judge_space`) learn an unseen topic this way, so they read the same words.
+    Raises ``ValueError`` when the space knows none of the words."""
+    topic = controls["topic"]
+    if topic in space.topics:
+        return space
+    return space.with_topic(topic, words=[w.strip() for w in topic_words(controls).split(",") if w.strip()])
 
 
 def tag_document(document: str, terms: frozenset[str]) -> str:
@@ -175,51 +189,6 @@ def vocabulary_lemmas(vocabulary: tuple[str, ...]) -> dict[str, Any]:
     return {"forms": dict(sorted(forms.items())), "not_terms": not_terms}
 
 
-def topic_focused_extract(document: str, topic: str, space: TopicSpace, n_sentences: int = 3) -> str:
-    """The model-free baseline: the ``n_sentences`` sentences most similar to the topic vector, in
-    document order (a topic-focused Lead-3)."""
-    sents = sentences(document)
-    if len(sents) <= n_sentences:
-        return " ".join(sents)
-    column = space.topics.index(topic)
-    similarity = space.affinities(sents)[:, column]
-    best = sorted(sorted(range(len(sents)), key=lambda i: (-similarity[i], i))[:n_sentences])
-    return " ".join(sents[i] for i in best)
-
-
-class TopicBaseline(Baseline):
-    name = "baseline: topic-focused extraction"
-
-    def extract(self, document: str, controls: dict) -> Summary:
-        assets, notices = self.assets.resolve(controls)
-        text = topic_focused_extract(document, controls["topic"], assets.space)
-        unseen = controls["topic"] not in self.assets.space.topics
-        return Summary(text, notices + unmatched_topic_notices(document, controls["topic"], assets.space, unseen))
-
-
-def unmatched_topic_notices(
-    document: str, topic: str, space: TopicSpace, unseen: bool, n_sentences: int = 3
-) -> list[str]:
-    """A notice when no sentence shares a term with the topic's vector: every similarity is 0, so the
-    extract is the first sentences (Lead-3) and STAS is 0 whatever was asked. Typical of an unseen
-    topic named by one word the document does not use ("football" for a match report)."""
-    sents = sentences(document)
-    if len(sents) <= n_sentences or space.affinities(sents)[:, space.topics.index(topic)].max() > 0:
-        return []
-    hint = (
-        (
-            "describe the topic in 'topic_words' with a few words this document uses (for a match report: "
-            "striker, league, match)"
-        )
-        if unseen
-        else "this document is not about it"
-    )
-    return [
-        f"no sentence of the document uses a term of topic {topic!r}, so the extract is its first {n_sentences} "
-        f"sentences (Lead-3) and STAS is 0: {hint}"
-    ]
-
-
 class TopicVariant(Variant):
     id = "topic"
     title = "Topic-controlled BART"
@@ -237,84 +206,14 @@ class TopicVariant(Variant):
 }""",
     )
     methods = ("tag", "emb", "prepend", "prepend-tag")
-    metric_names = ("stas", "rouge1", "rouge2", "rougeLsum")
-    # ROUGE is against the asked topic's article: given another topic, a summary is scored against the
-    # wrong article's reference, so ROUGE measures obedience too, and pasting cannot write that reference.
-    control_metrics = ("stas", "rouge1", "rouge2", "rougeLsum")
-    # Table 2 (super-articles from CNN/DailyMail, BART-large) prints percentages; divided by 100 here
-    # to be fractions like ours (39.30 -> 0.3930). The paper's "R-L" is listed as rougeLsum; the PG
-    # rows have no STAS.
-    reported = (
-        {"system": "PG", "source": "Table 2", "metrics": {"rouge1": 0.268, "rouge2": 0.092, "rougeLsum": 0.245}},
-        {
-            "system": "Topic-Oriented PG",
-            "source": "Table 2",
-            "metrics": {"rouge1": 0.341, "rouge2": 0.136, "rougeLsum": 0.312},
-        },
-        {
-            "system": "BART (no topic)",
-            "source": "Table 2",
-            "metrics": {"stas": 0.5186, "rouge1": 0.3046, "rouge2": 0.1192, "rougeLsum": 0.2057},
-        },
-        {
-            "system": "BARTtag",
-            "source": "Table 2",
-            "metrics": {"stas": 0.6842, "rouge1": 0.3930, "rouge2": 0.1806, "rougeLsum": 0.3667},
-        },
-        {
-            "system": "BARTemb",
-            "source": "Table 2",
-            "metrics": {"stas": 0.6850, "rouge1": 0.4015, "rouge2": 0.1853, "rougeLsum": 0.3741},
-        },
-        {
-            "system": "BARTpre",
-            "source": "Table 2",
-            "metrics": {"stas": 0.7190, "rouge1": 0.4158, "rouge2": 0.1955, "rougeLsum": 0.3874},
-        },
-        {
-            "system": "BARTpre+tag",
-            "source": "Table 2",
-            "metrics": {"stas": 0.7236, "rouge1": 0.4166, "rouge2": 0.1957, "rougeLsum": 0.3883},
-        },
-    )
 
-    def test_examples(self, max_samples: int | None = None, join: str = "interleaved") -> list[dict]:
-        """Super-articles (Sec. 4.3) built from the ``bbc_summary`` test split, seed 0. The shuffled pass
-        asks each for the other article's topic (``shuffled_controls``): a topic the super-article treats
-        as much as the right one, where a topic drawn from another example is mostly one neither article
-        is about."""
-        from ..sources import load_source
-        from .data import super_articles
+    evaluation_class = TopicEvaluation
 
-        articles = load_source("bbc_summary", "test")
-        records = super_articles(articles, seed=0, split="test", dataset="bbc_summary", join=join)[:max_samples]
-        return [{**r, "shuffled_controls": {"topic": r["other_topic"]}} for r in records]
-
-    extra_test_sets = ("macsum-topic", "concatenated")
-
-    def extra_test_set(self, name: str, max_samples: int | None = None) -> list[dict]:
-        """``concatenated``: the derived test set's pairs with one article after the other.
-        ``macsum-topic``: MACSum-Doc's human topic-focused summaries (CC BY-NC-ND: references used
-        unchanged, for evaluation only), each topic asked through the unseen-topic path, shuffled
-        among the topics of the same document (:func:`variants.topic.data.macsum_topic_set`); whole
-        documents only (:func:`variants.base.whole_groups`)."""
-        if name not in self.extra_test_sets:
-            return super().extra_test_set(name, max_samples)
-        if name == "concatenated":  # the same pairs, one article after the other, the asked one first or second
-            return self.test_examples(max_samples, join="concatenated")
-        from ..sources import load_source
-        from .data import macsum_topic_set
-
-        # the test TopicSpace.with_topic applies: a topic is usable when one of its words has a known term (a
-        # topic the smaller judge does not know gets no STAS, its ROUGE still counts)
-        vocabulary = default_assets().space.vectorizer.vocabulary_
-        records, _ = macsum_topic_set(
-            load_source("macsum_doc", "val"), lambda words: any(t in vocabulary for w in words for t in analyze(w))
-        )
-        return whole_groups(records, max_samples)
+    def default_assets(self) -> TopicAssets:
+        return default_assets()
 
     def controls_for(self, assets: TopicAssets | None = None) -> tuple[Control, ...]:
-        assets = assets or default_assets()
+        assets = assets or self.default_assets()
         closed = bool(assets.embedding_topics)
         return (
             Control(
@@ -329,12 +228,8 @@ class TopicVariant(Variant):
             Control("topic_words", "text", "for an unseen topic: a few comma-separated words that describe it"),
         )
 
-    @property
-    def controls(self) -> tuple[Control, ...]:
-        return self.controls_for()
-
     def prepare(self, document: str, controls: dict, method: str, assets: TopicAssets | None = None) -> Prepared:
-        assets = assets or default_assets()
+        assets = assets or self.default_assets()
         topic = controls["topic"]
         if self.check_method(method) == "emb":
             if topic not in assets.embedding_topics:
@@ -380,19 +275,14 @@ class TopicVariant(Variant):
         return HardConstraints(prefer=list, prefer_bias=DOCUMENT_PATH_BIAS)
 
     def baseline(self) -> Summarizer:
-        return TopicBaseline(self, default_assets())
+        return TopicBaseline(self, self.default_assets())
 
-    def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
-        from ..seq2seq import Seq2SeqSummarizer, load_seq2seq
-
-        model, tokenizer = load_seq2seq(path, device, **kwargs)
-        assets = TopicAssets(
+    def load_assets(self, path: Path, record: dict, model: Any, tokenizer: Any) -> TopicAssets:
+        """The checkpoint's topic space, its tagged terms per topic and (``emb``) its embedding's topics."""
+        return TopicAssets(
             TopicSpace.load(path),
             int(record.get("top_n", DEFAULT_TOP_N)),
             list(getattr(model.config, "topics", []) or []),
-        )
-        return Seq2SeqSummarizer(
-            self, record.get("name", Path(path).name), record["method"], model, tokenizer, assets, record
         )
 
     def score(
@@ -433,38 +323,24 @@ class TopicVariant(Variant):
         scores.update(reference_scores(summary, reference))
         return scores
 
-    def paste(self, lead: str, controls: dict, assets: TopicAssets | None = None) -> str:
-        """Lead-k followed by the topic's :data:`PASTED_TERMS` top representative terms."""
-        assets, _ = (assets or default_assets()).resolve(controls)
-        return f"{lead} {' '.join(assets.space.representative_terms(controls['topic'], PASTED_TERMS))}"
-
     def evidence(self, summary: str, controls: dict, assets: TopicAssets | None = None) -> list[str]:
         """The summary's words whose lemma is a representative term of the requested topic: the
         words the ``tag`` method would mark, as written in the summary."""
-        assets, _ = (assets or default_assets()).resolve(controls)
+        assets, _ = (assets or self.default_assets()).resolve(controls)
         terms = assets.terms(controls["topic"])
         return list(dict.fromkeys(w for w in WORD.findall(summary) if term(w.lower()) in terms))
 
 
-_DEFAULT_ASSETS: TopicAssets | None = None
-
-
 def judge_space(controls: dict) -> TopicSpace | None:
-    """The space STAS is scored with, knowing the requested topic (an unseen one from its
-    ``topic_words``, as :meth:`TopicAssets.resolve` does); None when the judge knows none of its words."""
-    judge, topic = TopicSpace.judge(), controls["topic"]
-    if topic in judge.topics:
-        return judge
-    words = controls.get("topic_words") or topic
+    """The space STAS is scored with, knowing the requested topic (:func:`with_asked_topic`); None when
+    the judge knows none of its words."""
     try:
-        return judge.with_topic(topic, words=[w.strip() for w in words.split(",") if w.strip()])
+        return with_asked_topic(TopicSpace.judge(), controls)
     except ValueError:
         return None
 
 
+@lru_cache(maxsize=1)
 def default_assets() -> TopicAssets:
     """The embedded default: the topic space fitted on the bundled BBC training articles (5 topics)."""
-    global _DEFAULT_ASSETS
-    if _DEFAULT_ASSETS is None:
-        _DEFAULT_ASSETS = TopicAssets(TopicSpace.default())
-    return _DEFAULT_ASSETS
+    return TopicAssets(TopicSpace.default())

@@ -37,7 +37,7 @@ class Arguments:
             raise ValueError(f"--top-n must be positive, got {self.top_n}")
 
 
-def build(topic: Arguments, data):
+def build(topic: Arguments, data, adapter=None):
     """Model, tokenizer and assets for a method: BART for the token methods, TopicBart for ``emb``
     (a plain BART checkpoint loads into it with only the topic table new)."""
     space = TopicSpace.load(topic.topic_space) if topic.topic_space else TopicSpace.default()

