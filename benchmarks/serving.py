@@ -8,7 +8,7 @@ the checkpoint's :class:`variants.seq2seq.GenerationSettings`, ``torch.set_num_t
 
 * naive: ``summarizer.summarize([document], [controls])`` for each request in turn;
 * SteerSum: the same 16 requests as 16 concurrent ``Service.summarize`` calls (the path every
-  request takes after HTTP), which the :class:`space.service.Batcher` gathers into one ``summarize``;
+  request takes after HTTP), which the :class:`space.batching.Batcher` gathers into one ``summarize``;
   the live metrics are included in its time, so the ratio is conservative;
 * under load: 16 ``gradio_client`` clients × 10 requests each against the app on 127.0.0.1; latency
   per request as the client sees it (the HTTP round trip costs ~0.1 s of client and server CPU per
@@ -86,8 +86,9 @@ def run() -> str:
 
     from benchmarks.generation import THREADS, topic_model
     from space.app import build_app
+    from space.batching import on_torch_thread
     from space.catalog import build_catalog
-    from space.service import Service, on_torch_thread
+    from space.service import Service
 
     torch.set_num_threads(THREADS)
     with tempfile.TemporaryDirectory() as tmp:

@@ -12,23 +12,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 
 import gradio as gr
 
 from variants import InputError
-from variants.base import Control
 
+from .api import api_functions
 from .examples import variant_examples
 from .leaderboard import leaderboard_tab
 from .readers import reader_tab
 from .service import Service, highlight, log_user_error, sweep_values
 from .suggest import SuggestionBox
 from .texts import about, api_help, comparable, compare_note, onboarding, page_url, sweep_note
-from .views import NOT_SET, chart_colours, chart_frame, escape_html, metrics_markdown, table_frame
+from .views import chart_colours, chart_frame, escape_html, metrics_markdown, table_frame
+from .widgets import ControlPanel, example_value
 
 CONCURRENCY_LIMIT = 16  # requests run at once; concurrent ones for one model share a generate call
-MAX_DROPDOWN_INTEGERS = 25  # an optional integer control with at most this many values is a dropdown
 # Passed to launch() (gradio 6 takes css there). Gradio's highlighted text lays tokens out as flex items,
 # breaks words anywhere (word-break: break-all) and pads highlighted tokens apart from the punctuation
 # after them ("Cable ."): flow them as ordinary text instead. Its template leaves whitespace nodes
@@ -85,142 +84,6 @@ def user_errors(function: Callable, escape: bool = True) -> Callable:
     return wrapper
 
 
-# --- control widgets from the schema -------------------------------------------------------
-def default_value(control: Control) -> Any:
-    if control.default is not None:
-        return control.default
-    return control.choices[0] if control.kind == "choice" and control.required and control.choices else None
-
-
-def unset_value(control: Control) -> Any:
-    """What the control's widget shows when the control is left out of the request."""
-    return {"keywords": [], "history": "", "text": ""}.get(control.kind, NOT_SET if offers_not_set(control) else None)
-
-
-def offers_not_set(control: Control) -> bool:
-    """Optional choices, and optional integers with a short range, are dropdowns with a ``not set`` entry
-    (a slider cannot be left unset: the CCS length slider always sent bin 0)."""
-    return not control.required and (
-        control.kind == "choice"
-        or (
-            control.kind == "integer"
-            and control.minimum is not None
-            and control.maximum is not None
-            and control.maximum - control.minimum < MAX_DROPDOWN_INTEGERS
-        )
-    )
-
-
-def choice_list(control: Control, choices) -> list:
-    return [NOT_SET, *choices] if offers_not_set(control) else list(choices)
-
-
-def choice_widget(c: Control) -> gr.Component:
-    value = default_value(c) if default_value(c) is not None else unset_value(c)
-    return gr.Dropdown(
-        choice_list(c, c.choices), value=value, label=c.name, info=c.help, allow_custom_value=c.open, render=False
-    )
-
-
-def integer_widget(c: Control) -> gr.Component:
-    if offers_not_set(c):
-        value = default_value(c) if default_value(c) is not None else NOT_SET
-        return gr.Dropdown(
-            choice_list(c, range(c.minimum, c.maximum + 1)), value=value, label=c.name, info=c.help, render=False
-        )
-    if c.minimum is not None and c.maximum is not None:  # required: a slider always has a value
-        return gr.Slider(
-            c.minimum, c.maximum, value=default_value(c) or c.minimum, step=1, label=c.name, info=c.help, render=False
-        )
-    return gr.Number(value=default_value(c), precision=0, label=c.name, info=c.help, render=False)
-
-
-WIDGETS: dict[str, Callable[[Control], gr.Component]] = {
-    "choice": choice_widget,
-    "text": lambda c: gr.Textbox(value=default_value(c) or "", label=c.name, info=c.help, render=False),
-    "keywords": lambda c: gr.Dropdown(
-        [],
-        value=default_value(c) or [],
-        multiselect=True,
-        allow_custom_value=True,
-        label=c.name,
-        info=c.help + " (type a word, press Enter)",
-        render=False,
-    ),
-    "integer": integer_widget,
-    "history": lambda c: gr.Textbox(
-        value="\n".join(default_value(c) or []), lines=4, label=c.name, info=c.help + " (one per line)", render=False
-    ),
-}
-
-
-def widget_value(control: Control, value: Any) -> Any:
-    """A widget's value as the control expects it (``not set``: None; history: one text per line;
-    integers as int)."""
-    if value == NOT_SET:
-        return None
-    if control.kind == "history" and isinstance(value, str):
-        return [line.strip() for line in value.splitlines() if line.strip()]
-    if control.kind == "integer" and isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def example_value(control: Control, controls: dict) -> Any:
-    """The widget value that sets ``control`` as an example's ``controls`` give it (unset when absent)."""
-    if control.name not in controls:
-        return unset_value(control)
-    value = controls[control.name]
-    return "\n".join(value) if control.kind == "history" and isinstance(value, list) else value
-
-
-class ControlPanel:
-    """One column of widgets per variant; the values of all of them arrive at every event, and
-    :meth:`controls` picks the current variant's. Widgets are made unrendered, so the examples above
-    them can name them; :meth:`render` places them."""
-
-    def __init__(self, service: Service, shown: str):
-        self.shown, self.columns = shown, {}
-        self.widgets = {
-            variant.id: [(c, WIDGETS[c.kind](c)) for c in variant.controls_for(None)]
-            for variant in service.catalog.registry.values()
-        }
-        for variant_id, pairs in self.widgets.items():
-            for control, widget in pairs:
-                widget.elem_id = f"control-{variant_id}-{control.name}"  # for the browser test and custom CSS
-        self.all = [widget for pairs in self.widgets.values() for _, widget in pairs]
-
-    def render(self) -> None:
-        for variant_id, pairs in self.widgets.items():
-            with gr.Column(visible=variant_id == self.shown) as self.columns[variant_id]:
-                for _, widget in pairs:
-                    widget.render()
-
-    def controls(self, variant: str, values: tuple) -> dict:
-        start = 0
-        for variant_id, pairs in self.widgets.items():
-            if variant_id == variant:
-                chosen = zip((c for c, _ in pairs), values[start : start + len(pairs)])
-                typed = {c.name: widget_value(c, v) for c, v in chosen}
-                return {name: v for name, v in typed.items() if v not in (None, "", [])}
-            start += len(pairs)
-        raise InputError(f"unknown variant {variant!r}")
-
-    def narrowed(self, variant: str, schema: tuple[Control, ...]) -> list:
-        """Updates giving the variant's choice widgets the choices the chosen model accepts."""
-        accepted = {c.name: c for c in schema}
-        updates = []
-        for variant_id, pairs in self.widgets.items():
-            for c, _ in pairs:
-                if variant_id == variant and c.kind == "choice" and c.name in accepted:
-                    narrow = accepted[c.name]
-                    value = default_value(narrow) if default_value(narrow) is not None else unset_value(narrow)
-                    updates.append(gr.update(choices=choice_list(narrow, narrow.choices), value=value))
-                else:
-                    updates.append(gr.update())
-        return updates
-
-
 # --- text for the page ---------------------------------------------------------------------
 def model_choices(service: Service, variant: str) -> list[tuple[str, str]]:
     return [
@@ -270,6 +133,7 @@ def build_app(service: Service) -> gr.Blocks:
                 )
                 model = gr.Dropdown(model_choices(service, first), value="baseline", label="model", elem_id="model")
                 strength = strength_slider()
+                rules = rules_checkbox()
             about_text = gr.Markdown(about(service, first), elem_id="about")
             example_columns = examples_section(service, panel, document, reference, first)
             with gr.Row():
@@ -352,9 +216,9 @@ def build_app(service: Service) -> gr.Blocks:
         inputs = [document, reference, variant]
 
         @user_errors
-        def on_generate(document, reference, variant, model, guidance, *values):
+        def on_generate(document, reference, variant, model, guidance, constraints, *values):
             controls = panel.controls(variant, values)
-            result = service.summarize(document, variant, model, controls, reference, guidance)
+            result = service.summarize(document, variant, model, controls, reference, guidance, constraints)
             for notice in result["notices"]:
                 gr.Warning(escape_html(notice))
             frame = chart_frame(result["scores"], result["controls"])
@@ -371,23 +235,28 @@ def build_app(service: Service) -> gr.Blocks:
             )
 
         @user_errors
-        def on_compare(document, reference, variant, models, guidance, *values):
-            results = service.compare(document, variant, models, panel.controls(variant, values), reference, guidance)
+        def on_compare(document, reference, variant, models, guidance, constraints, *values):
+            controls = panel.controls(variant, values)
+            results = service.compare(document, variant, models, controls, reference, guidance, constraints)
             return gr.update(value=table_frame(results, "model"), visible=True)
 
         @user_errors
-        def on_sweep(document, reference, variant, model, control, guidance, *values):
+        def on_sweep(document, reference, variant, model, control, guidance, constraints, *values):
             controls = panel.controls(variant, values)
-            results = service.sweep(document, variant, model, control, controls, reference, guidance)
+            results = service.sweep(document, variant, model, control, controls, reference, guidance, constraints)
             return gr.update(value=table_frame(results, "value"), visible=True)
 
         private = {"api_visibility": "private"}
         generate_button.click(
-            on_generate, [*inputs, model, strength, *panel.all], [summary, metrics, chart], **private
+            on_generate, [*inputs, model, strength, rules, *panel.all], [summary, metrics, chart], **private
         )
         score_button.click(on_score, [own_summary, *inputs, model, *panel.all], own_metrics, **private)
-        compare_button.click(on_compare, [*inputs, compare_models, strength, *panel.all], compare_table, **private)
-        sweep_button.click(on_sweep, [*inputs, model, sweep_control, strength, *panel.all], sweep_table, **private)
+        compare_button.click(
+            on_compare, [*inputs, compare_models, strength, rules, *panel.all], compare_table, **private
+        )
+        sweep_button.click(
+            on_sweep, [*inputs, model, sweep_control, strength, rules, *panel.all], sweep_table, **private
+        )
         model.change(
             user_errors(lambda v, m: service.default_guidance(v, m) if v and m else gr.update()),
             [variant, model],
@@ -411,6 +280,13 @@ def strength_slider() -> gr.Slider:
         label="control strength (γ: 1 = plain generation; higher obeys the controls more, at some cost in fluency)",
         elem_id="strength",
     )
+
+
+def rules_checkbox() -> gr.Checkbox:
+    """The decoding rules switch: on, a model decodes as it is served, with its variant's rules (length
+    bounds, keywords, preferred sentences; :mod:`variants.constraints`); off, the model alone, as every
+    evaluation report shows it beside the served row. Baselines have no rules."""
+    return gr.Checkbox(value=True, label="decoding rules (on: as served; off: the model alone)", elem_id="rules")
 
 
 def sweepable(service: Service, variant: str) -> list[str]:
@@ -486,61 +362,3 @@ def wire_ui(
     ]
     variant.change(on_variant, variant, outputs, api_visibility="private")
     model.change(on_model, [variant, model], panel.all, api_visibility="private")
-
-
-def api_functions(service: Service) -> dict[str, Callable]:
-    """The named endpoints; their signatures (type hints, docstrings) are the API's documentation."""
-
-    def summarize(
-        document: str,
-        variant: str,
-        model: str = "baseline",
-        controls: str = "{}",
-        reference: str = "",
-        guidance: float | None = None,
-    ) -> tuple[str, dict]:
-        """Summarize `document` with a model of `variant` under `controls` (a JSON object), at control
-        strength `guidance` (γ from 1, plain generation, to 10; default: the model's).
-        Returns the summary and a result object: scores, evidence, notices, controls used, γ, timings."""
-        result = service.summarize(document, variant, model, controls, reference, guidance)
-        return result["summary"], result
-
-    def compare(
-        document: str,
-        variant: str,
-        models: str,
-        controls: str = "{}",
-        reference: str = "",
-        guidance: float | None = None,
-    ) -> list[dict]:
-        """The same document and controls through two or more models (comma-separated ids), side by
-        side, at control strength `guidance` (default: each model's own); an error when the variant
-        serves only one model."""
-        return service.compare(
-            document, variant, [m.strip() for m in models.split(",") if m.strip()], controls, reference, guidance
-        )
-
-    def sweep(
-        document: str,
-        variant: str,
-        model: str,
-        control: str,
-        controls: str = "{}",
-        reference: str = "",
-        guidance: float | None = None,
-    ) -> list[dict]:
-        """One model, every value of one control: a choice (e.g. every topic) or a short integer range
-        (e.g. CCS length bins 0-4), at control strength `guidance`."""
-        return service.sweep(document, variant, model, control, controls, reference, guidance)
-
-    def score(
-        summary: str, document: str, variant: str, controls: str = "{}", reference: str = "", model: str = "baseline"
-    ) -> dict:
-        """Live metrics for a given summary under `controls`."""
-        return service.score(summary, document, variant, controls, reference, model)
-
-    def variants() -> dict:
-        """The model catalog and every variant's control schema."""
-        return service.variants()
-
-    return {"summarize": summarize, "compare": compare, "sweep": sweep, "score": score, "variants": variants}

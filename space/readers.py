@@ -18,7 +18,8 @@ import numpy as np
 from metrics.egises import count_terms, distributions, jsd_pairs, rouge_l
 from variants import InputError
 
-from .service import Service, parse_controls
+from .inputs import parse_controls
+from .service import Service
 from .views import escape_markdown
 
 VARIANT = "persona"

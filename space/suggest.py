@@ -13,7 +13,8 @@ import gradio as gr
 
 from variants import InputError
 
-from .service import Service, clip_document, log_user_error
+from .inputs import clip_document
+from .service import Service, log_user_error
 from .views import NOT_SET, escape_html, escape_markdown
 
 

@@ -51,16 +51,15 @@ class Recorder(Summarizer):
 
 
 def test_evaluation_and_the_space_generate_with_the_summarizers_own_settings():
-    from space.service import generate
+    from space.batching import generate
     from training.evaluate import evaluate
 
     recorder = Recorder(GenerationSettings(batch_size=3))
     recorder.variant = mock.Mock(
         score=lambda *a: {},
-        metric_names=(),
-        corpus_scores=lambda *a: {},
-        breakdown=lambda rows: {},
-        report_extras=lambda *a: {},
+        evaluation=mock.Mock(
+            metric_names=(), corpus_scores=lambda *a: {}, breakdown=lambda rows: {}, report_extras=lambda *a: {}
+        ),
         id="fake",
     )
     records = [{"id": str(i), "document": f"d{i} " + "x " * i, "controls": {}, "target": ""} for i in range(7)]
@@ -75,13 +74,13 @@ def test_evaluation_and_the_space_generate_with_the_summarizers_own_settings():
 def test_the_leaderboard_and_the_evaluate_cli_default_to_the_models_settings():
     import inspect
 
-    from benchmarks import leaderboard
+    from benchmarks.leaderboard import cli, harness
     from training.evaluate import evaluate
 
-    assert inspect.signature(leaderboard.run).parameters["batch_size"].default is None
+    assert inspect.signature(harness.run).parameters["batch_size"].default is None
     assert inspect.signature(evaluate).parameters["batch_size"].default is None
-    with mock.patch.object(leaderboard, "run", return_value=None) as run:
-        leaderboard.main(["--out", "x"])
+    with mock.patch.object(harness, "run", return_value=None) as run:
+        cli.main(["--out", "x"])
     assert run.call_args.args[5] is None
 
 

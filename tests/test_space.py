@@ -42,14 +42,16 @@ class ProbeVariant(Variant):
     id, title, description = "probe", "Probe", "Test variant with one control of each kind."
     paper = Paper("A probe", "Nobody", 2024, "https://example.org", "@misc{probe}")
     methods = ("extractive",)
-    controls = (
-        Control("style", "choice", "closed choice", choices=("short", "long"), required=True),
-        Control("word", "choice", "open choice", choices=("alpha", "beta"), open=True),
-        Control("note", "text", "free text"),
-        Control("keywords", "keywords", "words the summary should contain"),
-        Control("sentences", "integer", "sentences to keep", default=2, minimum=1, maximum=5),
-        Control("history", "history", "titles the user read", required=True),
-    )
+
+    def controls_for(self, assets=None):
+        return (
+            Control("style", "choice", "closed choice", choices=("short", "long"), required=True),
+            Control("word", "choice", "open choice", choices=("alpha", "beta"), open=True),
+            Control("note", "text", "free text"),
+            Control("keywords", "keywords", "words the summary should contain"),
+            Control("sentences", "integer", "sentences to keep", default=2, minimum=1, maximum=5),
+            Control("history", "history", "titles the user read", required=True),
+        )
 
     def baseline(self):
         return ProbeBaseline(self)
@@ -150,7 +152,7 @@ def test_topic_evidence_is_the_summarys_topic_terms():
 
 
 def test_parse_controls_and_clip_document():
-    from space.service import MAX_DOCUMENT_CHARS, clip_document, parse_controls
+    from space.inputs import MAX_DOCUMENT_CHARS, clip_document, parse_controls
 
     assert parse_controls('{"topic": "sport"}') == {"topic": "sport"} and parse_controls("") == {}
     with pytest.raises(InputError, match="not valid JSON"):
@@ -165,7 +167,7 @@ def test_parse_controls_and_clip_document():
 
 
 def test_batcher_gathers_concurrent_requests_and_isolates_a_bad_one():
-    from space.service import Batcher
+    from space.batching import Batcher
 
     class Slow(ProbeBaseline):
         calls = []
@@ -198,8 +200,8 @@ def test_batcher_gathers_concurrent_requests_and_isolates_a_bad_one():
 
 
 def test_model_cache_evicts_the_least_recently_used():
+    from space.batching import ModelCache
     from space.catalog import Entry
-    from space.service import ModelCache
 
     loads = []
     entries = [
@@ -267,7 +269,7 @@ def test_views_turn_scores_into_a_table_and_chart_rows():
 def test_every_control_kind_has_a_widget_and_values_come_back_typed(service):
     import gradio as gr
 
-    from space.app import WIDGETS, ControlPanel
+    from space.widgets import WIDGETS, ControlPanel
 
     kinds = {c.kind for v in service.catalog.registry.values() for c in v.controls_for(None)}
     assert kinds <= set(WIDGETS)
@@ -301,8 +303,8 @@ def test_optional_controls_can_be_left_unset(service):
     short integer ranges are dropdowns whose "not set" leaves the control out."""
     import gradio as gr
 
-    from space.app import ControlPanel
     from space.views import NOT_SET
+    from space.widgets import ControlPanel
 
     with gr.Blocks():
         panel = ControlPanel(service, "ccs")
@@ -531,7 +533,7 @@ def test_a_2mb_reference_is_clipped_with_a_notice(client):
 
 
 def test_score_bounds_the_summary_and_the_keywords(client):
-    from space.service import MAX_LIST_ITEMS, MAX_SUMMARY_CHARS
+    from space.inputs import MAX_LIST_ITEMS, MAX_SUMMARY_CHARS
 
     keywords = ["alpha"] + [f"word{i}" for i in range(99)]
     result = client.predict(

@@ -1,6 +1,7 @@
-"""The Space's control strength: the ``guidance`` keyword of ``/summarize``, ``/compare`` and ``/sweep``
-(appended with a default, so earlier calls keep working), the model's default γ when it is not
-given, and a clear error outside 1-10; through the service and through ``gradio_client``."""
+"""The Space's generation switches on ``/summarize``, ``/compare`` and ``/sweep`` (keywords appended with a
+default, so earlier calls keep working): the control strength ``guidance`` (the model's default γ when it
+is not given, a clear error outside 1-10) and ``constraints`` (the decoding rules as served, or the model
+alone); through the service and through ``gradio_client``."""
 
 import json
 import shutil
@@ -10,13 +11,14 @@ from gradio_client.exceptions import AppError
 
 from metrics.io import read_jsonl
 from variants import REGISTRY, InputError
-from variants.seq2seq import save_default_guidance
+from variants.seq2seq import save_default_constraints, save_default_guidance
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
 ]
 MODEL = "local/topic-tiny"
+SERVED = "local/topic-served"  # the same weights, served with the topic variant's decoding rules
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +29,8 @@ def service(tmp_path_factory, tiny_topic_checkpoint):
     root = tmp_path_factory.mktemp("space-guidance")
     shutil.copytree(tiny_topic_checkpoint, root / "checkpoints" / "topic-tiny")
     save_default_guidance(root / "checkpoints" / "topic-tiny", 1.5)  # the model's own default γ
+    shutil.copytree(root / "checkpoints" / "topic-tiny", root / "checkpoints" / "topic-served")
+    save_default_constraints(root / "checkpoints" / "topic-served")
     catalog = root / "catalog.json"
     catalog.write_text(json.dumps({"models": []}))
     return Service(build_catalog(root / "checkpoints", catalog, registry=dict(REGISTRY)))
@@ -65,7 +69,7 @@ def test_the_service_uses_the_models_default_unless_told(service, article):
 
 
 def test_the_batcher_generates_each_strength_apart():
-    from space.service import Batcher
+    from space.batching import Batcher, Switches
     from variants.base import Summarizer, Summary
     from variants.seq2seq import GenerationSettings
 
@@ -82,7 +86,9 @@ def test_the_batcher_generates_each_strength_apart():
 
     recorder = Recorder()
     batcher = Batcher(recorder)
-    batcher._run([("a", {}, _future(), 2.0), ("b", {}, _future(), None), ("c", {}, _future(), 2.0)])
+    batcher._run(
+        [("a", {}, _future(), Switches(2.0)), ("b", {}, _future(), Switches()), ("c", {}, _future(), Switches(2.0))]
+    )
     assert recorder.calls == [(2, 2.0), (1, 1.0)]
 
 
@@ -109,3 +115,25 @@ def test_the_api_takes_guidance_as_a_keyword_on_summarize_compare_and_sweep(clie
     )
     with pytest.raises(AppError, match="got 12"):
         client.predict(article["source"], "topic", MODEL, '{"topic": "sport"}', guidance=12, api_name="/summarize")
+
+
+def test_the_api_switches_the_decoding_rules_on_summarize_compare_and_sweep(client, service, article):
+    controls = '{"topic": "sport"}'
+    _, served = client.predict(article["source"], "topic", SERVED, controls, api_name="/summarize")
+    _, alone = client.predict(article["source"], "topic", SERVED, controls, constraints=False, api_name="/summarize")
+    _, plain = client.predict(article["source"], "topic", MODEL, controls, api_name="/summarize")
+    assert served["constraints"] is True and alone["constraints"] is False and plain["constraints"] is False
+    # the served model with its rules off is the same weights with no rules recorded: the same summary
+    assert alone["summary"] == plain["summary"]
+    rows = client.predict(
+        article["source"], "topic", f"baseline, {SERVED}", controls, "", constraints=False, api_name="/compare"
+    )
+    assert [r["constraints"] for r in rows] == [False, False]
+    assert any("has none to turn off" in n for n in rows[0]["notices"])
+    assert rows[1]["summary"] == plain["summary"]
+    rows = client.predict(article["source"], "topic", SERVED, "topic", "{}", "", constraints=False, api_name="/sweep")
+    assert {r["constraints"] for r in rows} == {False}
+    with pytest.raises(AppError, match=r"constraints must be true .* or false .*, got 'maybe'"):
+        client.predict(article["source"], "topic", SERVED, controls, constraints="maybe", api_name="/summarize")
+    with pytest.raises(InputError, match="got 2"):
+        service.summarize(article["source"], "topic", SERVED, controls, constraints=2)

@@ -93,7 +93,8 @@ def test_persona_baseline_picks_the_readers_interests_not_their_surface_words():
 
 
 def test_persona_baseline_without_minilm_falls_back_to_word_overlap_with_a_notice(monkeypatch):
-    from variants.persona import default_assets, history_similarity_extract, interests
+    from variants.persona import baseline as interests
+    from variants.persona import default_assets, history_similarity_extract
 
     monkeypatch.setitem(interests._state, "encode", None)  # as when the package is not installed
     summary = REGISTRY["persona"].baseline().summarize([MIXED], [{"reader": "sim04-sport"}])[0]
@@ -104,7 +105,7 @@ def test_persona_baseline_without_minilm_falls_back_to_word_overlap_with_a_notic
 
 def test_minilm_never_builds_the_persona_references():
     """The references come from the readers' own interest model (variants.persona.reader_model): the
-    reference builder imports neither the baseline's encoder (variants.persona.interests) nor the
+    reference builder imports neither the baseline's encoder (variants.persona.baseline) nor the
     baseline, so the baseline is not scored against its own rule."""
     from pathlib import Path
 
@@ -116,8 +117,8 @@ def test_minilm_never_builds_the_persona_references():
         for word in (
             "minilm",
             "sentence_transformers",
-            "persona.interests",
-            "from .interests import",
+            "persona.baseline",
+            "from .baseline import",
             "history_similarity",
         )
     )
@@ -208,7 +209,7 @@ def test_readability_on_a_short_abstract_says_it_changed_nothing():
 
 
 def test_a_non_english_document_gets_a_notice_and_english_text_none(service):
-    from space.service import language_notices
+    from space.inputs import language_notices
 
     german = service.summarize(GERMAN, "topic", "baseline", {"topic": "business"})
     assert any(
