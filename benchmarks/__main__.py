@@ -66,10 +66,8 @@ def update_results(name: str, body: str) -> None:
 def main() -> None:
     import sys
 
-    if sys.argv[1:2] == [
-        "leaderboard"
-    ]:  # a command with its own flags (benchmarks/leaderboard.py), not a timing group
-        from benchmarks.leaderboard import main as leaderboard
+    if sys.argv[1:2] == ["leaderboard"]:  # a command with its own flags (benchmarks/leaderboard/), not a timing group
+        from benchmarks.leaderboard.cli import main as leaderboard
         from training.distributed import LaunchError, checked_state
 
         try:  # the launch's process group, before the harness shares the systems out: fewer than asked stops here

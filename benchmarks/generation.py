@@ -17,7 +17,7 @@ process, one after another, on the same inputs, with ``torch.set_num_threads`` p
 * evaluation path: :func:`training.evaluate.evaluate` (what ``python -m training evaluate`` runs once
   the model is loaded), scores included, under the checkpoint's :class:`GenerationSettings`, in fp32,
   in bf16 and in int8 (:func:`variants.seq2seq.int8_copy`);
-* leaderboard path: :func:`benchmarks.leaderboard.evaluate_system` (loads the model from disk,
+* leaderboard path: :func:`benchmarks.leaderboard.harness.evaluate_system` (loads the model from disk,
   evaluates with the right and with shuffled controls, writes the cached report), under the default
   settings: it generates two summaries per example, so its rate counts summaries.
 
@@ -184,7 +184,7 @@ def generated_ids(summarizer, records: list[dict], settings) -> list[list[int]]:
 def run() -> str:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     torch.set_num_threads(THREADS)
-    from benchmarks.leaderboard import evaluate_system
+    from benchmarks.leaderboard.harness import evaluate_system
     from space.catalog import build_catalog
     from training.evaluate import evaluate
     from variants import get_variant, load_summarizer

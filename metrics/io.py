@@ -57,6 +57,14 @@ def write_jsonl(path: str | Path, records: Iterable[dict]) -> int:
     return count
 
 
+def write_atomically(path: Path, text: str) -> None:
+    """Write beside the target, then rename: a killed run leaves the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
 _TYPE_NAMES = {str: "a string", list: "a list", dict: "an object", int: "an integer", float: "a number"}
 
 

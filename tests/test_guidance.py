@@ -473,7 +473,7 @@ def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_defau
     model = tmp_path / "model"
     shutil.copytree(tiny_topic_checkpoint, model)
     data = tmp_path / "test.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").test_examples(3)))
+    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").evaluation.test_examples(3)))
     out = tmp_path / "report.json"
     training(
         [
@@ -547,12 +547,12 @@ def test_a_guidance_sweep_measures_each_gamma_and_its_first_row_is_plain_evaluat
     the leaderboard reads the file it writes into one table row and one plot panel per γ."""
     import json
 
-    from benchmarks.leaderboard_guidance import HEADING, guidance_board, guidance_markdown, plot_guidance, refresh
+    from benchmarks.leaderboard.guidance import HEADING, guidance_board, guidance_markdown, plot_guidance, refresh
     from training.__main__ import main as training
     from training.guidance import SWEEP_FILE
 
     data = tmp_path / "test.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").test_examples(4)))
+    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").evaluation.test_examples(4)))
     plain = tmp_path / "plain.json"
     training(
         [
@@ -718,7 +718,7 @@ def test_the_zoo_sweeps_each_model_and_keeps_the_gamma_it_picks_as_its_default(t
     model = tmp_path / "model"
     shutil.copytree(tiny_topic_checkpoint, model)
     data = tmp_path / "test.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").test_examples(3)))
+    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").evaluation.test_examples(3)))
     summary = evaluate_model(model, data, Budget(0, max_eval_samples=3, guidance_sweep=(1.0, 2.0)))
     swept = json.loads((model / SWEEP_FILE).read_text())
     report = json.loads((model / "eval_report.json").read_text())

@@ -5,6 +5,7 @@ and their formats). Checked on the source, so a
 lazy import inside a function counts too."""
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,99 @@ def test_the_checker_sees_upward_and_relative_imports():
     )
     found = sorted(project_imports(Path("variants/topic/__init__.py"), source))
     assert found == [(2, "training"), (3, "space"), (4, "variants")]
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def top_level_imports(path: Path, known: set[str]) -> set[str]:
+    """The project modules a module imports when it is imported: statements at its top level (inside
+    ``if``/``try`` too), not those inside functions, which run later and cannot close a circle at import
+    time. ``from package import name`` counts the submodule ``package.name`` when there is one."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    body = list(ast.parse(path.read_text(encoding="utf-8")).body)
+    while body:
+        node = body.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            body += node.orelse  # type hints only: not imported when the module runs
+        elif isinstance(node, (ast.If, ast.Try)):
+            body += (
+                node.body
+                + node.orelse
+                + getattr(node, "finalbody", [])
+                + [statement for handler in getattr(node, "handlers", []) for statement in handler.body]
+            )
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            parts = package.split(".")
+            base = ".".join(parts[: len(parts) - node.level + 1]) if node.level else ""
+            source = ".".join(p for p in (base, node.module or "") if p)
+            submodules = {f"{source}.{alias.name}" for alias in node.names} & known
+            # "from package import submodule" needs the submodule; any other name needs the module itself
+            found |= submodules
+            if len(submodules) < len(node.names):
+                found.add(source)
+    # a module's import of itself or its own package's names is not a circle
+    return {m for m in found if m in known and m != name}
+
+
+def import_circles() -> list[list[str]]:
+    """Every circle of module-level imports among the project's modules (a strongly connected
+    component of more than one module, by Tarjan's algorithm)."""
+    paths = {module_name(p): p for p in modules()}
+    known = set(paths)
+    graph = {name: sorted(top_level_imports(path, known)) for name, path in paths.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return circles
+
+
+def test_no_import_circles_between_modules():
+    # Two modules that need each other to be imported (as the leaderboard's tables and guidance once
+    # did) can only be read together; imports inside functions run later and are not counted.
+    circles = import_circles()
+    assert circles == [], circles
+
+
+def test_the_circle_checker_finds_a_circle(tmp_path, monkeypatch):
+    # The check must be able to fail: two modules that import each other at their top level.
+    package = tmp_path / "metrics"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from metrics.b import x\n")
+    (package / "b.py").write_text("import metrics.a\nx = 1\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    assert import_circles() == [["metrics.a", "metrics.b"]]

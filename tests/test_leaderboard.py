@@ -12,7 +12,9 @@ from metrics.quality import QUALITY_FIELDS
 from training.sensitivity import PastedLeadK
 from variants import REGISTRY
 from variants.base import Control, Paper, Summarizer, Summary, Variant
+from variants.evaluation import Evaluation
 from variants.topic import TopicVariant
+from variants.topic.evaluation import TopicEvaluation
 
 MAX_SAMPLES = 4
 
@@ -28,10 +30,17 @@ class FirstWords(Summarizer):
         return [Summary(" ".join(d.split()[:5])) for d in documents]
 
 
+class NoTestSetEvaluation(Evaluation):
+    metric_names = ("length",)
+
+
 class NoTestSet(Variant):
     id, title, description = "untested", "Untested", "A variant that declares no test set."
     paper = Paper("Nothing", "Nobody", 2024, "https://example.org", "@misc{nothing}")
-    methods, controls, metric_names = ("extractive",), (Control("note", "text", "free text"),), ("length",)
+    methods, evaluation_class = ("extractive",), NoTestSetEvaluation
+
+    def controls_for(self, assets=None):
+        return (Control("note", "text", "free text"),)
 
     def baseline(self):
         return FirstWords(self)
@@ -64,7 +73,7 @@ REGISTRY_UNDER_TEST = {"topic": REGISTRY["topic"], "untested": NoTestSet()}
 
 
 def run_board(models_dir, out, **kwargs):
-    from benchmarks.leaderboard import run
+    from benchmarks.leaderboard.harness import run
 
     kwargs.setdefault("state", FakeState(0, 1))
     return run(models_dir, out, max_samples=MAX_SAMPLES, catalog_file=None, registry=REGISTRY_UNDER_TEST, **kwargs)
@@ -105,7 +114,7 @@ def test_harness_writes_json_markdown_and_plots(board_dir):
 def test_test_set_is_the_variants_super_articles(board_dir):
     written = read_jsonl(board_dir / "data" / "topic.jsonl")
     # Passali et al. Sec. 4.3: each super-article mixes two articles' sentences and asks for one's topic
-    assert written == REGISTRY["topic"].test_examples(MAX_SAMPLES)
+    assert written == REGISTRY["topic"].evaluation.test_examples(MAX_SAMPLES)
     assert all(r["controls"]["topic"] != r["other_topic"] and len(r["sources"]) == 2 for r in written)
 
 
@@ -215,7 +224,7 @@ def test_checkpoints_are_tested_against_the_baseline_on_rouge(board_dir):
 def test_the_baseline_comparison_resamples_documents(tmp_path):
     """Four examples of two documents (as persona asks four readers of one article): the bootstrap
     draws 2 documents, not 4 examples, and the id -> document map, not the row order, says which."""
-    from benchmarks.leaderboard import system_row
+    from benchmarks.leaderboard.harness import system_row
 
     def report(rouge1):
         examples = [{"id": f"e{i}", "rouge1": r, "rouge2": r, "rougeLsum": r} for i, r in enumerate(rouge1)]
@@ -244,7 +253,7 @@ def test_the_baseline_comparison_resamples_documents(tmp_path):
 
 
 def test_resume_after_a_killed_run_reuses_the_finished_systems(board_dir, models_dir, tmp_path, monkeypatch):
-    import benchmarks.leaderboard as leaderboard
+    import benchmarks.leaderboard.harness as leaderboard
 
     real_evaluate, evaluated = leaderboard.evaluate, []
 
@@ -268,7 +277,7 @@ def test_resume_after_a_killed_run_reuses_the_finished_systems(board_dir, models
     monkeypatch.setattr(leaderboard, "evaluate", counted)
     run_board(models_dir, tmp_path)
     # each system once per test set (the derived one, then each human-reference set), in all
-    sets = 1 + len(REGISTRY["topic"].extra_test_sets)
+    sets = 1 + len(REGISTRY["topic"].evaluation.extra_test_sets)
     assert evaluated == ["baseline: topic-focused extraction", "topic-tiny"] * sets
     assert load_board(tmp_path)["variants"] == load_board(board_dir)["variants"]
     assert (tmp_path / "leaderboard.md").read_text() == (board_dir / "leaderboard.md").read_text()
@@ -278,12 +287,14 @@ def test_resume_after_a_killed_run_reuses_the_finished_systems(board_dir, models
 
 
 def test_sharded_processes_split_the_systems_and_the_main_one_gathers(board_dir, models_dir, tmp_path, monkeypatch):
-    import benchmarks.leaderboard as leaderboard
+    import benchmarks.leaderboard.harness as leaderboard
 
     real_evaluate, evaluated = leaderboard.evaluate, []
     monkeypatch.setattr(leaderboard, "evaluate", lambda s, *a: evaluated.append(s.name) or real_evaluate(s, *a))
     assert run_board(models_dir, tmp_path, state=FakeState(1, 2)) is None  # not main: evaluates, writes nothing else
-    sets = 1 + len(REGISTRY["topic"].extra_test_sets)  # each system on the derived and each human-reference set
+    sets = 1 + len(
+        REGISTRY["topic"].evaluation.extra_test_sets
+    )  # each system on the derived and each human-reference set
     assert evaluated == ["topic-tiny"] * sets and not (tmp_path / "leaderboard.json").exists()
     run_board(models_dir, tmp_path, state=FakeState(0, 2))
     assert evaluated == ["topic-tiny"] * sets + ["baseline: topic-focused extraction"] * sets
@@ -312,7 +323,7 @@ def test_hub_ids_from_the_catalog_are_scored_when_reachable_and_listed_when_not(
 
     out = tmp_path / "board"
     shutil.copytree(board_dir, out)  # baseline and local checkpoint come from the cache
-    from benchmarks.leaderboard import run
+    from benchmarks.leaderboard.harness import run
 
     topic = run(
         models_dir,
@@ -333,7 +344,7 @@ def test_hub_ids_from_the_catalog_are_scored_when_reachable_and_listed_when_not(
 
 
 def test_shard_covers_every_job_once():
-    from benchmarks.leaderboard import shard
+    from benchmarks.leaderboard.harness import shard
 
     jobs = list(range(7))
     shares = [shard(jobs, i, 3) for i in range(3)]
@@ -341,7 +352,7 @@ def test_shard_covers_every_job_once():
 
 
 def test_unknown_variant_is_refused_with_the_allowed_ones(models_dir, tmp_path, capsys):
-    from benchmarks.leaderboard import main
+    from benchmarks.leaderboard.cli import main
 
     with pytest.raises(ValueError, match=r"unknown variant\(s\) nope; allowed: topic, untested"):
         run_board(models_dir, tmp_path, variants=["nope"])
@@ -365,7 +376,7 @@ def test_every_registered_variants_test_set_is_valid(variant_id):
     """A declared test set must load as ``python -m training evaluate --data`` loads it (or be empty).
     (That it is the same on every call, which the cache key relies on, is checked for topic above.)"""
     variant = REGISTRY[variant_id]
-    records = variant.test_examples(2)
+    records = variant.evaluation.test_examples(2)
     assert isinstance(records, list) and len(records) <= 2
     for record in records:
         assert record["document"].strip() and record["target"].strip() and record["dataset"]
@@ -510,10 +521,9 @@ def test_space_tab_reads_the_latest_leaderboard(board_dir, tmp_path):
         leaderboard_tab(board_dir)
 
 
-class TopicWithHumanSet(TopicVariant):
-    """The topic variant with one extra test set, as a variant with MACSum references declares it."""
+class TopicWithHumanSetEvaluation(TopicEvaluation):
+    """The topic variant's evaluation with one extra test set, as a variant with MACSum references declares it."""
 
-    id = "topic-extra"
     extra_test_sets = ("human",)
 
     def extra_test_set(self, name, max_samples=None):
@@ -522,8 +532,12 @@ class TopicWithHumanSet(TopicVariant):
         return [{**r, "id": f"human-{r['id']}", "dataset": "human_refs"} for r in self.test_examples(max_samples)]
 
 
+class TopicWithHumanSet(TopicVariant):
+    id, evaluation_class = "topic-extra", TopicWithHumanSetEvaluation
+
+
 def test_extra_test_sets_get_their_own_table_with_every_control_row(tmp_path):
-    from benchmarks.leaderboard import run
+    from benchmarks.leaderboard.harness import run
 
     board = run(
         tmp_path / "no-models",
@@ -554,7 +568,7 @@ def test_extra_test_sets_get_their_own_table_with_every_control_row(tmp_path):
 def test_a_model_served_with_guidance_or_rules_is_also_scored_alone(tmp_path):
     """The leaderboard's second row of a model: the same weights at γ = 1 without decoding rules, so the
     table shows what the rules add; a model served plainly gets no second row."""
-    from benchmarks.leaderboard import systems_of
+    from benchmarks.leaderboard.harness import systems_of
     from space.catalog import Catalog, Entry
     from variants.base import write_record
 
@@ -593,7 +607,7 @@ def test_a_model_served_with_guidance_or_rules_is_also_scored_alone(tmp_path):
 
 
 def test_max_samples_takes_one_cap_or_one_per_variant():
-    from benchmarks.leaderboard import sample_caps
+    from benchmarks.leaderboard.cli import sample_caps
 
     assert sample_caps(None) is None and sample_caps(["500"]) == 500
     caps = sample_caps(["500", "ccs=200"])

@@ -8,9 +8,9 @@ per variant beside the paper's own numbers.
 
 Systems come from :func:`space.catalog.build_catalog`, as in the Space: each variant's model-free
 baseline, every model of the store (``store/index.json``), every checkpoint folder (``steersum.json``) under ``--models-dir``, and the catalog file's Hub
-ids when the Hub can be reached. The test set is :meth:`Variant.test_examples`; a variant that declares
-none is listed as skipped. Each name in :attr:`Variant.extra_test_sets` (human references, e.g.
-MACSum-Doc) is a further test set, :meth:`Variant.extra_test_set`, scored the same way in a table of
+ids when the Hub can be reached. The test set is :meth:`Evaluation.test_examples`; a variant that declares
+none is listed as skipped. Each name in :attr:`Evaluation.extra_test_sets` (human references, e.g.
+MACSum-Doc) is a further test set, :meth:`Evaluation.extra_test_set`, scored the same way in a table of
 its own. Each system is scored by :func:`training.evaluate.evaluate` on the test set
 written to ``OUT/data/<variant>.jsonl`` (``<variant>-<name>.jsonl``) and loaded as ``python -m training evaluate --data`` loads it,
 so the numbers are that command's numbers.
@@ -26,11 +26,11 @@ Written to ``--out``:
 * ``leaderboard.md``: one table per variant and test set shaped like the paper's main table (each system
   followed by its shuffled-controls, Lead-k and pasted rows, the paper's rows labelled), and per control
   metric right, shuffled, Lead-k, pasted, the effect with its interval and the verdict
-  (:mod:`benchmarks.leaderboard_tables`);
+  (:mod:`benchmarks.leaderboard.tables`);
 * ``<variant>.png``: one bar chart per metric, ours solid (shuffled-controls, Lead-k and pasted rows pale),
   the paper's hatched;
 * ``guidance.png`` and a "Control strength" table: the control effect against the guidance strength γ
-  for each model whose folder holds a guidance sweep (:mod:`benchmarks.leaderboard_guidance`);
+  for each model whose folder holds a guidance sweep (:mod:`benchmarks.leaderboard.guidance`);
 * ``cache/<variant>/<key>.json``: each system's full evaluation report, keyed by a hash of the model
   (folder contents or Hub revision), the test set and ``--max-samples``. An interrupted run resumes
   from them; delete ``cache/`` to recompute.
@@ -38,7 +38,6 @@ Written to ``--out``:
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import logging
@@ -48,13 +47,14 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from metrics.bootstrap import compare
+from metrics.io import write_atomically
 from training.data import load_examples
 from training.evaluate import evaluate
 from training.sensitivity import control_sensitivity
 from variants import REGISTRY, Variant
 
-from .leaderboard_guidance import guidance_board
-from .leaderboard_tables import write_atomically, write_outputs
+from .guidance import guidance_board
+from .tables import write_outputs
 
 REPORT_VERSION = 3  # in the cache key: 3 = control_sensitivity carries the pasted row and its verdicts
 log = logging.getLogger(__name__)
@@ -90,8 +90,12 @@ def write_test_set(
     out: Path, variant: Variant, max_samples: int | None, name: str | None = None
 ) -> tuple[Path, list[dict]]:
     """The variant's derived test set (``name`` None) or its extra test set ``name`` (one of
-    :attr:`Variant.extra_test_sets`) as a JSONL file (every process writes the same bytes, atomically)."""
-    records = variant.test_examples(max_samples) if name is None else variant.extra_test_set(name, max_samples)
+    :attr:`Evaluation.extra_test_sets`) as a JSONL file (every process writes the same bytes, atomically)."""
+    records = (
+        variant.evaluation.test_examples(max_samples)
+        if name is None
+        else variant.evaluation.extra_test_set(name, max_samples)
+    )
     path = out / "data" / (f"{variant.id}.jsonl" if name is None else f"{variant.id}-{name}.jsonl")
     if records:
         write_atomically(path, "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
@@ -173,7 +177,7 @@ def run(
     for variant in registry.values():
         plan[variant.id] = {}
         cap = max_samples.get(variant.id) if isinstance(max_samples, dict) else max_samples
-        for name in (None, *variant.extra_test_sets):  # None: the derived test set
+        for name in (None, *variant.evaluation.extra_test_sets):  # None: the derived test set
             data_file, records = write_test_set(out, variant, cap, name)
             if not records:
                 plan[variant.id][name] = None
@@ -229,8 +233,8 @@ def variant_board(out: Path, variant: Variant, plan: dict, catalog) -> dict:
     board = {
         "title": variant.title,
         "paper": paper,
-        "metric_names": list(variant.metric_names),
-        "reported": [dict(row) for row in variant.reported],
+        "metric_names": list(variant.evaluation.metric_names),
+        "reported": [dict(row) for row in variant.evaluation.reported],
         "unavailable": [{"model": e.model, "reason": e.reason} for e in catalog.models(variant.id, available=False)],
     }
     extra = {name: test_set_board(out, variant, part) for name, part in plan.items() if name is not None and part}
@@ -238,7 +242,7 @@ def variant_board(out: Path, variant: Variant, plan: dict, catalog) -> dict:
         return {**board, "skipped": "no bundled test set (the variant's test_examples() returns none)"}
     return {
         **board,
-        "control_metrics": list(variant.control_metrics),
+        "control_metrics": list(variant.evaluation.control_metrics),
         **test_set_board(out, variant, plan[None]),
         **({"extra_test_sets": extra} if extra else {}),
     }
@@ -288,7 +292,7 @@ def system_row(
         ids = [e["id"] for e in report["examples"]], [e["id"] for e in baseline["examples"]]
         if ids[0] != ids[1]:
             raise RuntimeError(f"{variant.id}: {row['model']} and the baseline were scored on different examples")
-        names = [n for n in variant.metric_names if "rouge" in n.lower()]
+        names = [n for n in variant.evaluation.metric_names if "rouge" in n.lower()]
         row["vs_baseline"] = compare(
             report["examples"], baseline["examples"], names, groups=[documents[e["id"]] for e in report["examples"]]
         )
@@ -308,91 +312,3 @@ def system_row(
             }
             row["verdict"] = sensitivity["verdict"]
     return row
-
-
-def sample_caps(values: list[str] | None) -> int | dict[str, int] | None:
-    """``--max-samples``: one cap for every variant (``500``), or per variant (``500 ccs=200``: ccs 200, the
-    others 500; a variant not named and no plain number: all its examples)."""
-    if not values:
-        return None
-    caps: dict[str, int] = {}
-    default = None
-    for value in values:
-        name, _, number = value.rpartition("=")
-        if not number.isdigit() or int(number) < 1 or (name and name not in REGISTRY):
-            raise ValueError(
-                f"--max-samples: {value!r} is not N or VARIANT=N with N >= 1 and VARIANT one of {', '.join(REGISTRY)}"
-            )
-        if name:
-            caps[name] = int(number)
-        else:
-            default = int(number)
-    if not caps:
-        return default
-    return {vid: caps.get(vid, default) for vid in REGISTRY}
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks leaderboard",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--models-dir", default="checkpoints", help="folder of checkpoint folders (steersum.json)")
-    parser.add_argument("--out", default="leaderboard", help="output folder (default: ./leaderboard)")
-    parser.add_argument(
-        "--variants", nargs="+", metavar="ID", help=f"variants to run (default: all: {', '.join(REGISTRY)})"
-    )
-    parser.add_argument(
-        "--max-samples",
-        nargs="+",
-        default=None,
-        metavar="N|VARIANT=N",
-        help="test examples per variant (default: all); VARIANT=N sets one variant's, e.g. 500 ccs=200",
-    )
-    parser.add_argument(
-        "--catalog", default=None, help="JSON file of Hub ids pinned to revisions (see space/catalog.py)"
-    )
-    parser.add_argument(
-        "--batch-size",
-        type=int,
-        default=None,
-        help="sources per generate call (default: each model's generation settings)",
-    )
-    parser.add_argument(
-        "--store-cards",
-        action="store_true",
-        help="then rewrite the model store's cards with what this leaderboard measured of each model",
-    )
-    parser.add_argument(
-        "--guidance-only",
-        action="store_true",
-        help="rewrite only the control-strength table and guidance.png of the leaderboard in --out "
-        "from the models' guidance sweeps (guidance_sweep.json), evaluating nothing",
-    )
-    args = parser.parse_args(argv)
-    if args.guidance_only:
-        from space.catalog import build_catalog
-
-        from .leaderboard_guidance import refresh
-
-        catalog = build_catalog(args.models_dir, args.catalog)
-        board = refresh(Path(args.out), [e for vid in REGISTRY for e in catalog.models(vid, available=True)])
-        print(f"control strength: {len(board)} model(s) with a guidance sweep -> {Path(args.out) / 'leaderboard.md'}")
-        return
-    unknown = sorted(set(args.variants or ()) - set(REGISTRY))
-    if unknown:
-        parser.error(f"unknown variant(s) {', '.join(unknown)}; allowed: {', '.join(REGISTRY)}")
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        max_samples = sample_caps(args.max_samples)
-    except ValueError as err:
-        parser.error(str(err))
-    board = run(args.models_dir, args.out, args.variants, max_samples, args.catalog, args.batch_size)
-    if board is not None and args.store_cards:
-        from training.storing import rewrite_cards
-
-        for path in rewrite_cards(board):
-            print(f"rewrote {path}")
-    if board is not None:
-        print((Path(args.out) / "leaderboard.md").read_text(encoding="utf-8"))

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from metrics.io import write_atomically
 from training.guidance import SWEEP_FILE, lead_metric
 
-from .leaderboard_tables import cell, effect_cell, verdict_cell
+from .cells import cell, effect_cell, verdict_cell
 
 HEADING = "## Control strength (classifier-free guidance)"
 
@@ -124,8 +125,6 @@ def refresh(out: Path, entries) -> list[dict]:
     """Rewrite only the control-strength part of an existing leaderboard in ``out`` (its section of
     ``leaderboard.md``, ``guidance.png`` and the ``guidance`` key of ``leaderboard.json``) from the sweeps
     of ``entries``, evaluating nothing (``python -m benchmarks leaderboard --guidance-only``)."""
-    from .leaderboard_tables import write_atomically
-
     board = guidance_board(entries)
     markdown_file, json_file = out / "leaderboard.md", out / "leaderboard.json"
     if not markdown_file.is_file() or not json_file.is_file():

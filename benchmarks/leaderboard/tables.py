@@ -1,38 +1,23 @@
 """The leaderboard's outputs: ``leaderboard.md`` (one table per variant and test set, each system
 followed by its shuffled-controls, Lead-k and pasted rows, then the control effects with the
 verdict against the pasted row), ``<variant>.png`` bar charts and ``leaderboard.json``, all from
-the board that :func:`benchmarks.leaderboard.run` gathers."""
+the board that :func:`benchmarks.leaderboard.harness.run` gathers."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from metrics.bootstrap import N_RESAMPLES
+from metrics.io import write_atomically
+
+from .cells import ALPHA, cell, effect_cell, verdict_cell, words_cell
+from .guidance import guidance_markdown, plot_guidance
 
 REPORTED_LABEL = "reported in paper (different data/base model)"
-ALPHA = 0.05  # a system's ROUGE / ROUGE-K cell is marked when it beats the baseline at p < ALPHA
 SHUFFLED_LABEL = "↳ same system, shuffled controls"
 PASTED_LABEL = "↳ Lead-k + pasted controls"
 PLOT_COLUMNS = 4  # metrics per row of plots
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write beside the target, then rename: a killed run leaves the old file or the new one, never half."""
-    import os
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-
-
-def cell(value: Any, test: dict | None = None) -> str:
-    if value is None:
-        return "–"
-    mark = "†" if test is not None and test["p_value"] < ALPHA and test["difference"] > 0 else ""
-    return f"{value:.4f}{mark}"
 
 
 def variant_markdown(variant_id: str, board: dict) -> str:
@@ -118,39 +103,6 @@ def control_rows(row: dict) -> list[tuple[str, str, dict]]:
     if "pasted" in row:
         rows.append((f"{PASTED_LABEL} ({lead['budget_words']} words)", "pasted", row["pasted"]))
     return rows
-
-
-def words_cell(metrics: dict) -> str:
-    value = metrics.get("output_words")
-    return "–" if value is None else f"{value:.1f}"
-
-
-def effect_cell(effect: dict | None) -> str:
-    """``+0.4222 [+0.3177, +0.5183]``; a corpus metric has no interval."""
-    if effect is None:
-        return "–"
-    if effect["ci_low"] is None:
-        return f"{effect['difference']:+.4f} (corpus)"
-    return f"{effect['difference']:+.4f} [{effect['ci_low']:+.4f}, {effect['ci_high']:+.4f}]"
-
-
-def verdict_cell(verdict: dict | None) -> str:
-    """``stands (+0.0300 [+0.0100, +0.0500])``: the verdict and the margin over the pasted row; a ROUGE-type
-    metric that loses to Lead-k says so."""
-    if verdict is None:  # a corpus metric: nothing to resample
-        return "–"
-    if not isinstance(verdict.get("margin"), dict):  # a report from before margins had intervals
-        return f"{'stands' if verdict['stands'] else 'pasting wins'} (earlier rule, no interval)"
-    text = f"{'stands' if verdict['stands'] else 'does not stand'} ({interval(verdict['margin'])})"
-    lead = verdict.get("vs_lead_k")
-    if lead is not None and lead["ci_low"] <= 0:
-        text += f"; vs Lead-k {interval(lead)}"
-    return text
-
-
-def interval(test: dict) -> str:
-    """``+0.0300 [+0.0100, +0.0500]``: a difference and its 95% interval."""
-    return f"{test['difference']:+.4f} [{test['ci_low']:+.4f}, {test['ci_high']:+.4f}]"
 
 
 def control_effect_markdown(board: dict, part: dict) -> list[str]:
@@ -249,8 +201,6 @@ def write_outputs(out: Path, board: dict) -> None:
         if part.get("systems"):
             plot_variant(out / f"{variant_id}.png", variant_id, part)
             part["plot"] = f"{variant_id}.png"
-    from .leaderboard_guidance import guidance_markdown, plot_guidance
-
     guidance = board.get("guidance") or []
     if guidance:
         plot_guidance(out / "guidance.png", guidance)
