@@ -26,11 +26,9 @@ GROUPS = {
     "persona": ["benchmarks.persona"],
     "tdsum": ["benchmarks.tdsum"],
     "bf16": ["benchmarks.bf16_training"],
-    "dropout": ["benchmarks.attention_dropout"],
     "grouping": ["benchmarks.length_grouping"],
     "compaction": ["benchmarks.compaction"],
     "guidance": ["benchmarks.guidance"],
-    "guidance-source": ["benchmarks.guidance_source"],
     "store": ["benchmarks.store_latency"],
 }
 RESULTS = Path(__file__).with_name("RESULTS.md")

@@ -450,7 +450,7 @@ class Steering:
         """Under guidance, the source encoded once for a batch and its control-free twins when only what
         travels beside the source differs (GSum's guidance, TDSum's scores) and the model's source
         encoding reads the source alone (``encodes_source_alone``): ``generate``'s inputs as its encoder
-        outputs, and the twins' encoder outputs and mask (``benchmarks/guidance_source.py`` times what the
+        outputs, and the twins' encoder outputs and mask (docs/log.md has what the
         twins' own encoder pass cost). Otherwise ``(inputs, None, None)``: nothing changes."""
         encoder = model.get_encoder()
         twins = (
