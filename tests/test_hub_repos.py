@@ -271,7 +271,7 @@ def test_the_copied_part_of_every_processor_is_identical_and_matches_steersum():
 
     files = sorted((ROOT / "models").glob("*/processing_*.py"))
     assert len(files) == 5
-    start, end = "# --- Copied into every SteerSum processor", "# --- end of the copied part"
+    start, end = "# Copied from models.processing_base", "# End of copy"  # scripts/fix_copies.py writes it
     parts = {f.name: f.read_text().split(start, 1)[1].split(end, 1)[0] for f in files}
     assert len(set(parts.values())) == 1, sorted(parts)
     allowed = {

@@ -662,7 +662,7 @@ def gsum_input(document: str, entity: str, method: str, tokenizer, length: int |
     return document, {"guidance_input_ids": ids}, notices + cut_notices, text
 
 
-# --- Copied into every SteerSum processor (the copies are identical: tests/test_hub_repos.py checks) -----
+# Copied from models.processing_base
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
 PROCESSOR_FILE = "processor_config.json"
 POSTPROCESS_FILE = "postprocess.py"  # SteerSum's postprocess, which an exported repo carries beside this file
@@ -679,26 +679,27 @@ def cut(ids: list[int], max_length: int) -> list[int]:
     return ids[: max_length - 1] + ids[-1:] if len(ids) > max_length else ids
 
 
-def check_value(control: dict, value):
-    """One control's value normalized, or a ValueError naming it and what is allowed (SteerSum's
-    ``variants.base.Control.check``, on the control as ``processor_config.json`` lists it)."""
+# Copied from variants.base.check_value
+def check_value(control: dict, value, error=ValueError):
+    """One control's value normalized, or ``error`` (a ValueError) naming it and what is allowed; the control
+    as its ``to_json`` gives it (and as an exported processor's ``processor_config.json`` lists it)."""
     name, kind = control["name"], control["kind"]
     if kind == "choice":
         if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"control '{name}' must be one of {list(control['choices'])}, got {value!r}")
+            raise error(f"control '{name}' must be one of {list(control['choices'])}, got {value!r}")
         value = value.strip()
         if value not in control["choices"] and not control.get("open"):
-            raise ValueError(f"unknown {name} {value!r}; allowed: {', '.join(control['choices'])}")
+            raise error(f"unknown {name} {value!r}; allowed: {', '.join(control['choices'])}")
         return value
     if kind == "text":
         if not isinstance(value, str):
-            raise ValueError(f"control '{name}' must be text, got {type(value).__name__}")
+            raise error(f"control '{name}' must be text, got {type(value).__name__}")
         return value.strip()
     if kind in ("keywords", "history"):
         if isinstance(value, str):
             value = [part for part in (p.strip() for p in value.split(",")) if part]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ValueError(f"control '{name}' must be a list of strings, got {value!r}")
+            raise error(f"control '{name}' must be a list of strings, got {value!r}")
         return [v.strip() for v in value if v.strip()]
     if kind == "integer":
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
@@ -709,7 +710,7 @@ def check_value(control: dict, value):
             or isinstance(value, bool)
             or not ((low is None or value >= low) and (high is None or value <= high))
         ):
-            raise ValueError(f"control '{name}' must be an integer in [{low}, {high}], got {value!r}")
+            raise error(f"control '{name}' must be an integer in [{low}, {high}], got {value!r}")
         return value
     raise ValueError(f"control '{name}' has unknown kind {kind!r}")
 
@@ -876,7 +877,7 @@ class SteerSumProcessor(ProcessorMixin):
         return [os.path.join(save_directory, PROCESSOR_FILE)]
 
 
-# --- end of the copied part ------------------------------------------------------------------------------
+# End of copy
 
 
 class GSumProcessor(SteerSumProcessor):
