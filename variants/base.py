@@ -1,17 +1,23 @@
-"""The variant contract: what every controllable summarizer family declares and provides.
+"""The serving contract: what every controllable summarizer family declares and provides.
 
-A variant is data plus five functions:
+A variant is a schema of controls plus the functions that serve them, in the order a request meets them:
 
-* ``controls`` — a typed schema of the user's controls. The Space turns it into widgets, the API and
-  the training data loader validate against it (:meth:`Variant.validate`).
+* ``controls`` / ``validate`` — the typed schema of the user's controls (``controls_for(assets)``, the one
+  place a variant declares it). The Space turns it into widgets; the API and the training data loader
+  validate against it.
 * ``prepare(document, controls, method, assets)`` — the *one* function that turns a document and its
   controls into model inputs. Training, evaluation, the Space and the model card's usage snippet
   all call it, so a model is always given what it was trained on.
-* ``baseline()`` — the paper's model-free baseline, a :class:`Baseline` (needs no weights).
-* ``load(path, record)`` — a trained checkpoint as a :class:`Summarizer`.
-* ``score(summary, document, controls, ...)`` — live metrics that say whether the controls were obeyed.
+* ``unconditional`` and ``constraints`` — the control-free twin input (for guidance) and the decoding
+  rules the controls imply.
+* ``load(path, record)`` — a trained checkpoint as a :class:`Summarizer` (written once here; a variant
+  reads its own files in ``load_assets``); ``baseline()`` — the paper's model-free baseline.
+* ``score``, ``evidence``, ``suggestions`` — live metrics that say whether the controls were obeyed, the
+  words that show it, and control values worth offering for a document.
 
-A checkpoint folder says which variant it belongs to in ``steersum.json`` (:data:`RECORD_FILE`).
+How a variant is evaluated (test sets, metric names, the paper's numbers) is a second, separate
+contract: ``variant.evaluation`` (:mod:`variants.evaluation`). A checkpoint folder says which variant it
+belongs to in ``steersum.json`` (:data:`RECORD_FILE`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from store.compact import file_sha256
+
+from .evaluation import Evaluation, whole_groups  # noqa: F401  (whole_groups: test sets cut by document)
 
 RECORD_FILE = "steersum.json"
 
@@ -154,6 +162,11 @@ class Summarizer:
     name: str
     method: str
     assets: Any = None
+    # A loaded model's weights, tokenizer and generation settings (variants.seq2seq.GenerationSettings);
+    # None for a model-free baseline, so a caller asks ``summarizer.settings is None``, never hasattr.
+    model: Any = None
+    tokenizer: Any = None
+    settings: Any = None
 
     def controls(self) -> tuple[Control, ...]:
         """The controls this summarizer accepts (a trained model may narrow the variant's choices)."""
@@ -185,31 +198,36 @@ class Baseline(Summarizer):
 
 
 class Variant:
-    """Base class; subclasses set the class attributes and implement the methods below."""
+    """Base class of the serving contract; a variant's package subclasses it, sets the class attributes and
+    implements :meth:`prepare`, :meth:`baseline` and :meth:`score`. Its evaluation (test sets, metric names,
+    the paper's numbers) is a separate object, :attr:`evaluation` (:mod:`variants.evaluation`)."""
 
     id: str
     title: str
     description: str
     paper: Paper
     methods: tuple[str, ...]
-    controls: tuple[Control, ...]
-    metric_names: tuple[str, ...] = ()
-    # The metrics (of metric_names) that measure obedience to the controls: the leaderboard and every
-    # evaluation report give their control effect, given minus shuffled controls (training.sensitivity).
-    control_metrics: tuple[str, ...] = ()
-    # The paper's own numbers for its main table, shown beside ours on the leaderboard and labelled
-    # "reported in paper" (different data and base model). Each: {"system": ..., "source": "Table 2",
-    # "metrics": {metric name: value on the same scale as ours}}.
-    reported: tuple[dict, ...] = ()
-    # Metrics (of metric_names) where lower is better (a length error, EGISES): their control effect is
-    # good when negative, and the pasted row is beaten by scoring below it (training.sensitivity).
-    lower_is_better: tuple[str, ...] = ()
-    # Corpus control metrics that contrast two per-example scores (name -> (one side's, the other's)),
-    # e.g. CCSBench's ΔFKGL: their control effect gets an interval as the per-example metrics' do.
-    contrasts: dict[str, tuple[str, str]] = {}
+    # How the variant is evaluated: ``variant.evaluation`` is one of these, made for the variant.
+    evaluation_class: type[Evaluation] = Evaluation
 
+    def __init__(self):
+        self.evaluation = self.evaluation_class(self)
+
+    # --- the controls ------------------------------------------------------------------------
     def controls_for(self, assets: Any = None) -> tuple[Control, ...]:
-        return self.controls
+        """The controls a summarizer with these assets accepts (a trained model may narrow the choices,
+        e.g. the topics its embedding table knows). Every variant declares its controls here."""
+        raise NotImplementedError(f"variant '{self.id}' declares no controls: define controls_for(assets)")
+
+    @property
+    def controls(self) -> tuple[Control, ...]:
+        """The controls of the variant's default assets (the baseline's)."""
+        return self.controls_for(self.default_assets())
+
+    def default_assets(self) -> Any:
+        """What the baseline, scoring and pasting read when no checkpoint gives its own (a topic space,
+        the bundled readers, a vectorizer), built once. Default: none."""
+        return None
 
     def validate(self, controls: dict | None, assets: Any = None) -> dict:
         """Check a controls object against the schema: unknown names, bad values and missing required
@@ -253,22 +271,29 @@ class Variant:
     def baseline(self) -> Summarizer:
         raise NotImplementedError
 
-    def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
-        raise NotImplementedError
-
     def score(
         self, summary: str, document: str, controls: dict, reference: str | None = None, assets: Any = None
     ) -> dict[str, Score]:
         raise NotImplementedError
 
-    # --- optional ----------------------------------------------------------------------------
-    def paste(self, lead: str, controls: dict, assets: Any = None) -> str:
-        """The pasted-controls adversary: ``lead`` (a control-blind Lead-k) with the controls' own words
-        pasted in (the topic's terms, the entity's name, the keywords, ...), the cheapest way to look
-        obedient. Every control metric must score the controlled baseline well above it
-        (:mod:`training.sensitivity`). ``controls`` are validated. Default: ``lead`` unchanged."""
-        return lead
+    # --- loading a checkpoint ----------------------------------------------------------------
+    def load(self, path: Path, record: dict, device: str | None = None, **kwargs: Any) -> Summarizer:
+        """A trained checkpoint as a summarizer: the model and tokenizer through
+        :func:`variants.seq2seq.load_seq2seq` (full, compact or adapter folders alike), with the assets
+        :meth:`load_assets` reads from the folder."""
+        from .seq2seq import Seq2SeqSummarizer, load_seq2seq
 
+        model, tokenizer = load_seq2seq(path, device, **kwargs)
+        assets = self.load_assets(Path(path), record, model, tokenizer)
+        name = record.get("name", Path(path).name)
+        return Seq2SeqSummarizer(self, name, record["method"], model, tokenizer, assets, record)
+
+    def load_assets(self, path: Path, record: dict, model: Any, tokenizer: Any) -> Any:
+        """What a checkpoint carries besides weights (its topic space, vectorizer, readers), given the
+        loaded model and tokenizer. Default: none."""
+        return None
+
+    # --- optional ----------------------------------------------------------------------------
     def unconditional(self, document: str, method: str, assets: Any = None) -> Prepared:
         """The same document with the controls removed: the input classifier-free guidance contrasts the
         controlled one with (:mod:`variants.guidance`), and the one control dropout trains on
@@ -293,6 +318,7 @@ class Variant:
         the bundled readers), keyed by control name, so the Space can propose them. Default: none."""
         return {}
 
+    # --- publishing (hub_cards) ----------------------------------------------------------------
     def processor(self, summarizer: Summarizer) -> Any:
         """The self-contained processor an exported repo ships (``models/<name>/processing_<name>.py``):
         the same code as :meth:`prepare`, with this summarizer's settings and files, so that
@@ -306,42 +332,6 @@ class Variant:
         and ``example_document`` for the usage snippet; any key overrides the card's own fact of
         that name (see :mod:`hub_cards.card`). Default: none."""
         return {}
-
-    def corpus_scores(self, records: list[dict], rows: list[dict], source: str = "<records>") -> dict[str, Any]:
-        """Metrics that only exist for a whole test set (e.g. EGISES compares the summaries of one
-        article for all its readers), from the examples and their evaluation rows (``summary`` and
-        the live scores). :func:`training.evaluate.evaluate` adds them to the report's ``metrics``.
-        Default: none."""
-        return {}
-
-    def breakdown(self, rows: list[dict]) -> dict[str, dict]:
-        """Corpus metrics per group of examples (e.g. per composition of controls), for the report's
-        ``breakdown``. Default: none."""
-        return {}
-
-    def report_extras(self, records: list[dict], rows: list[dict]) -> dict[str, Any]:
-        """Fields an evaluation report carries beside ``metrics`` for this variant (e.g. ROUGE per
-        reader, a note that the data is simulated), from the examples and their rows. Default: none."""
-        return {}
-
-    # Test sets with human references scored beside the derived one (e.g. MACSum-Doc's topic- and
-    # length-focused summaries), by name; :meth:`extra_test_set` builds each.
-    extra_test_sets: tuple[str, ...] = ()
-
-    def extra_test_set(self, name: str, max_samples: int | None = None) -> list[dict]:
-        """The records of the extra test set ``name`` (one of :attr:`extra_test_sets`), shaped like
-        :meth:`test_examples`' and the same on every call."""
-        raise KeyError(
-            f"variant '{self.id}' has no test set {name!r}; it has: "
-            f"{', '.join(self.extra_test_sets) or 'none besides its derived one'}"
-        )
-
-    def test_examples(self, max_samples: int | None = None) -> list[dict]:
-        """The bundled test set the leaderboard scores every system of this variant on
-        (``python -m benchmarks leaderboard``): at most ``max_samples`` records shaped like training
-        data (``{"id", "document", "controls", "target", "dataset"}``), the same on every call.
-        Default: none, and the leaderboard skips the variant with a note."""
-        return []
 
 
 def processor_settings(summarizer: Summarizer, **settings: Any) -> dict[str, Any]:
@@ -362,23 +352,6 @@ def by_length(lengths: list[int], batch_size: int) -> list[list[int]]:
     by index."""
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-
-
-def whole_groups(records: list[dict], max_samples: int | None, key: str = "doc_id") -> list[dict]:
-    """The first records, whole groups only (records sharing ``key``, e.g. one document's): as many
-    groups as fit in ``max_samples`` records, at least one. A test set whose shuffled controls stay
-    within a document cut this way leaves no record alone with its own controls to shuffle."""
-    if max_samples is None:
-        return records
-    groups: dict[Any, list[dict]] = {}
-    for record in records:
-        groups.setdefault(record[key], []).append(record)
-    kept: list[dict] = []
-    for group in groups.values():
-        if kept and len(kept) + len(group) > max_samples:
-            break
-        kept += group
-    return kept
 
 
 def read_record(path: str | Path) -> dict:
