@@ -440,7 +440,7 @@ def checkpoint(tmp_path_factory, data_dir):
             "16",
             "--max-source-length",
             "256",
-            "--lora-target-modules",
+            "--adapter-targets",
             "q,k,v,o",
             "--report-to",
             "none",

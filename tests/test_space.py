@@ -275,7 +275,7 @@ def test_every_control_kind_has_a_widget_and_values_come_back_typed(service):
     assert kinds <= set(WIDGETS)
     with gr.Blocks():
         panel = ControlPanel(service, "probe")
-    values = [None] * (len(panel.all) - len(ProbeVariant.controls)) + ["long", "gamma", "", ["x"], 3.0, "A\n\n B "]
+    values = [None] * (len(panel.all) - len(ProbeVariant().controls)) + ["long", "gamma", "", ["x"], 3.0, "A\n\n B "]
     assert panel.controls("probe", tuple(values)) == {
         "style": "long",
         "word": "gamma",
