@@ -1,4 +1,4 @@
-"""The layout's one rule: imports run one way (DESIGN.md), from the programs people run down to the
+"""The layout's one rule: imports run one way (docs/architecture.md), from the programs people run down to the
 models and metrics. In full: benchmarks (which measure the Space) → space → training → hub_cards (which
 training's ``--push-to-hub`` exports through) → variants → models, metrics, store (the committed models
 and their formats). Checked on the source, so a

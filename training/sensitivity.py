@@ -1,5 +1,5 @@
 """Control sensitivity: can the evaluation tell a summarizer that obeys its controls from one that
-ignores them? (DESIGN.md, "Evaluation that can fail".)
+ignores them? (docs/evaluation.md, "Control sensitivity".)
 
 Beside a system's report (controls given) come two rows:
 
