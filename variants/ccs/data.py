@@ -26,9 +26,9 @@ Examples (Sec. 3.3): in ``train`` and ``val``, each pair gives one example per s
 compositional data, "tagged with 2-3 attributes"). Deterministic by ``--seed``.
 
 ``--long-repeats N`` writes each ``train`` example that asks for a length past bin 0 N times. The
-TLDRs and highlights are short: 73% of the length-controlled examples ask for bin 0, and a model
-trained on that mix wrote ~33 words whatever length it was asked for (docs/log.md, 2026-11-25). With 3 the
-requests past bin 0 weigh about as much as bin 0. Val and test are never repeated.
+TLDRs and highlights are short: most length-controlled examples ask for bin 0, and a model trained on
+that mix wrote the same length whatever it was asked for (docs/log.md, 2026-11-25). With 3 the requests
+past bin 0 weigh about as much as bin 0. Val and test are never repeated.
 
 The test set (:func:`build_test_set`, whatever ``--sources``) is built so that a summarizer that
 ignores a control cannot score like one that obeys it. From each SciTLDR test abstract whose

@@ -23,22 +23,22 @@ up, by this deterministic rule (``--seed``):
   with 0.25, and the three others share 0.15. Their history is 24-30 titles drawn from the click
   pool, each topic drawn by those preferences, the article uniformly within it (no repeats). A model
   is given up to 32 titles by default (``user-embedding``'s ``max_history``, ``history-prefix``'s
-  ``prefix_titles``), so it sees the whole history, the only evidence of the preferences (with 12-16
-  titles the baseline's ROUGE-1 was barely above a reader-blind summary's: 0.315 vs 0.304).
+  ``prefix_titles``), so it sees the whole history, the only evidence of the preferences (with half as
+  many titles the baseline was barely above a reader-blind summary: docs/log.md).
 * Expected summary of article a for reader r: the ``--summary-sentences`` (2) sentences of a that
   the reader prefers most (:func:`expected_summary`), in document order; ties go to the earlier
   sentence. A sentence's preference is measured in the readers' own *interest space*
   (:mod:`variants.persona.reader_model`): NMF themes of the XSum sample, each topic's theme profile from
   the click pool, the reader's interest the preference-weighted profiles minus their mean. Not the
   topic space the baselines and STAS use: with references made there, guessing the preferences from
-  the titles in that space and applying the rule rebuilt 264 of 412 test references (ROUGE-1 0.828).
+  the titles in that space and applying the rule rebuilt most test references (docs/log.md).
   The reference comes from the hidden preferences, not from the history, and never by the
   baseline's rule (TF-IDF cosine to the history's titles): a model must infer the preferences from
   the titles. Two readers' references differ where the article touches their interests
   differently, which is what EGISES measures.
 * Each val/test article gets ``--readers-per-article`` (4, as PENS's ~4 headlines per news) readers,
   each train article ``--train-readers-per-article`` (2), drawn without replacement. More readers of
-  one article teach more: their references differ (89% of the pairs of train readers), and only the
+  one article teach more: their references differ (most pairs of train readers' do), and only the
   history tells which one is asked for. Readers beyond the first two come from a generator of their own,
   so val and test are the same whatever this number.
 

@@ -4,7 +4,7 @@ A simulated reader prefers some BBC topics (:func:`variants.persona.data.simulat
 sentences of an article they want is decided here, not in the topic space (:mod:`metrics.stas`) that
 the baselines and STAS use. Were the references made in that space, a rule that guesses the
 preferences from the history's titles *in that space* and applies the builder's rule would rebuild
-them (it did: 264 of 412 test references exactly, docs/evaluation-targets.md).
+them (it did, for most test references: docs/evaluation-targets.md).
 
 The space: non-negative matrix factorization (scikit-learn ``NMF``, ``init="nndsvd"``, its randomized SVD seeded)
 of TF-IDF vectors of a different corpus, the XSum sample (BBC articles of other years and subjects).
