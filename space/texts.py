@@ -78,8 +78,10 @@ print(summary, result["scores"])
 Endpoints: `/summarize`, `/compare` (two or more models, comma-separated), `/sweep` (every value of a
 choice, or of a short integer range such as the CCS length bins), `/score`, `/compare_readers` (one
 article, two readers of the persona variant, and how far apart their summaries are), `/variants` (the
-catalog and every variant's control schema). Bad input comes back as an error naming the problem and the
-allowed values; long inputs are cut, with a notice in the result."""
+catalog and every variant's control schema). `/summarize`, `/compare` and `/sweep` also take `guidance=`
+(the control strength γ, 1 to 10) and `constraints=` (true: the decoding rules, as served; false: the
+model alone). Bad input comes back as an error naming the problem and the allowed values; long inputs
+are cut, with a notice in the result."""
 
 
 def page_url(request: gr.Request) -> str:
