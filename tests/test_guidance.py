@@ -705,26 +705,3 @@ def test_the_default_gamma_is_the_best_lower_bound_among_those_that_keep_rouge_a
         row["metrics"] = {"rougeL": row["metrics"].pop("rouge1")}
     assert pick_default(ccs) == 1.0
     assert pick_default(ccs, rouge_tolerance=0.07) == 3.0
-
-
-def test_the_zoo_sweeps_each_model_and_keeps_the_gamma_it_picks_as_its_default(tiny_topic_checkpoint, tmp_path):
-    import json
-    import shutil
-
-    from training.guidance import SWEEP_FILE, pick_default
-    from training.zoo import Budget, evaluate_model
-    from variants import load_summarizer
-
-    model = tmp_path / "model"
-    shutil.copytree(tiny_topic_checkpoint, model)
-    data = tmp_path / "test.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in get_variant("topic").evaluation.test_examples(3)))
-    summary = evaluate_model(model, data, Budget(0, max_eval_samples=3, guidance_sweep=(1.0, 2.0)))
-    swept = json.loads((model / SWEEP_FILE).read_text())
-    report = json.loads((model / "eval_report.json").read_text())
-    default = swept["default_guidance"]
-    assert default == pick_default(swept) and [row["guidance"] for row in swept["sweep"]] == [1.0, 2.0]
-    assert load_summarizer(model).settings.guidance == default  # kept in the generation config
-    row = next(r for r in swept["sweep"] if r["guidance"] == default)
-    assert report["metrics"] == row["metrics"] == summary["metrics"]  # the report is the default γ's
-    assert ("at_guidance_1" in report) == (default != 1.0)

@@ -228,7 +228,11 @@ def tiny_store(tiny_general, tmp_path_factory):
     index = root / "store" / "index.json"
     index.parent.mkdir()
     stored, sentence = put(
-        general, {"sets": {"bbc_summary test": scores}}, general / "general_report.json", index=index
+        general,
+        {"sets": {"bbc_summary test": scores}},
+        general / "general_report.json",
+        index=index,
+        validation={"sets": {"bbc_summary val": scores}},
     )
     assert stored and "stored (new)" in sentence
     topic = next(m for m in MODELS if m.variant == "topic")
@@ -270,7 +274,7 @@ def tiny_store(tiny_general, tmp_path_factory):
         "control_sensitivity": {"effect": {"stas": {"difference": 0.04, "ci_low": 0.01, "ci_high": 0.07, "n": 4}}},
     }
     (out / "eval_report.json").write_text(json.dumps(report))
-    stored, sentence = put(out, report, out / "eval_report.json", index=index)
+    stored, sentence = put(out, report, out / "eval_report.json", index=index, validation={**report, "split": "val"})
     assert stored, sentence
     return index
 
@@ -299,14 +303,14 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
     assert not list((tiny_store.parent / "models" / "general").glob("model*.safetensors"))  # int8 shards only
     # the same measure again is not better: the stored one stays, and the output says so
     zoo_topic = tiny_store.parent.parent / "topic-prepend-tag"
-    report = json.loads((zoo_topic / "eval_report.json").read_text())
-    stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store)
+    report = {**json.loads((zoo_topic / "eval_report.json").read_text()), "split": "val"}
+    stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store, validation=report)
     assert not stored and "kept the stored model" in sentence
     report["control_sensitivity"]["effect"]["stas"]["ci_low"] = 0.02  # a better lower bound replaces it
     trained = read_record(zoo_topic)  # ... and its card says how the new one generates, from its own record
     write_record(zoo_topic, {**trained, "constraints": True, "control_guidance": 3.0})
     try:
-        stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store)
+        stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store, validation=report)
     finally:
         write_record(zoo_topic, trained)
     assert stored and "replaced the stored model, which measured 0.01" in sentence
@@ -318,13 +322,61 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
     other.parent.mkdir()
     other.write_text((tiny_store).read_text())
     report["control_sensitivity"]["effect"]["stas"].update(difference=-0.2, ci_low=-0.3, ci_high=-0.1)
-    stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", name="topic-2", index=other)
+    stored, sentence = put(
+        zoo_topic, report, zoo_topic / "eval_report.json", name="topic-2", index=other, validation=report
+    )
     assert not stored and sentence == (
-        "topic-2: not stored: its stas effect -0.200, interval low end -0.300; "
+        "topic-2: not stored: its stas effect on val -0.200, interval low end -0.300; "
         "the store serves only models whose controls steer them"
     )
     assert store.budget_problems(tiny_store.parent) == []
     assert store.budget_problems(tiny_store.parent, max_total=10_000, max_file=1_000)  # the check can fail
+
+
+def test_admission_reads_the_val_report_and_the_card_the_test_one(tiny_store, tmp_path):
+    """The store admits a model on its val report and keeps its test report: a model whose val effect
+    interval does not lie above 0 is refused however good its test one, one whose val interval does is
+    stored whatever its test one, the index keeps the val measure with its split, and a test report
+    offered as the val one is refused by name."""
+    import shutil
+
+    import store
+    from training.storing import put
+
+    zoo_topic = tiny_store.parent.parent / "topic-prepend-tag"
+    index = tmp_path / "store" / "index.json"
+    index.parent.mkdir()
+    shutil.copy(tiny_store, index)  # the general summarizer and the topic adapter, as stored
+    shutil.copytree(tiny_store.parent / "models", index.parent / "models")
+
+    def report(split, low, high):
+        effect = {"difference": (low + high) / 2, "ci_low": low, "ci_high": high, "n": 4}
+        return {
+            "split": split,
+            "metrics": {"rouge1": 0.2, "stas": 0.5},
+            "control_sensitivity": {"effect": {"stas": effect}},
+        }
+
+    test_good, val_bad = report("test", 0.3, 0.5), report("val", -0.1, 0.2)
+    stored, sentence = put(zoo_topic, test_good, zoo_topic / "eval_report.json", "t", index, validation=val_bad)
+    assert not stored and "its stas effect on val +0.050, interval low end -0.100" in sentence
+    test_bad, val_good = report("test", -0.2, 0.1), report("val", 0.05, 0.15)
+    stored, sentence = put(zoo_topic, test_bad, zoo_topic / "eval_report.json", "t", index, validation=val_good)
+    assert stored, sentence
+    entry = next(m for m in store.read_index(index) if m.name == "t")
+    assert entry.measure["split"] == "val" and entry.measure["score"] == 0.05  # the val interval's low end
+    assert entry.control_effect["ci_low"] == -0.2  # the card and the index report the test effect
+    with pytest.raises(ValueError, match="admits a model on its val report"):
+        put(zoo_topic, test_good, zoo_topic / "eval_report.json", "t", index, validation=test_good)
+    with pytest.raises(ValueError, match="got none"):
+        put(zoo_topic, test_good, zoo_topic / "eval_report.json", "t", index)
+    # a stored model measured on test does not compare with a val measure: it is kept, and the sentence says why
+    rows = json.loads(index.read_text())["models"]
+    for row in rows:
+        row["measure"].pop("split", None)
+    index.write_text(json.dumps({"models": rows}))
+    stored, sentence = put(zoo_topic, test_bad, zoo_topic / "eval_report.json", "t", index, validation=val_good)
+    assert not stored and "it was measured on test, this one on val" in sentence
 
 
 def test_a_base_compacted_where_it_was_trained_is_stored_as_is_and_owns_adapters_trained_on_its_expansion(
@@ -363,7 +415,13 @@ def test_a_base_compacted_where_it_was_trained_is_stored_as_is_and_owns_adapters
     scores = {"rouge1": 0.30, "ratio_to_lead": 0.7, "verbatim_fact_share": 0.9, "examples": 4}
     (packed / "general_report.json").write_text(json.dumps({"sets": {"bbc_summary test": scores}}))
     index = tmp_path / "store" / "index.json"
-    stored, sentence = put(packed, {"sets": {"bbc_summary test": scores}}, packed / "general_report.json", index=index)
+    stored, sentence = put(
+        packed,
+        {"sets": {"bbc_summary test": scores}},
+        packed / "general_report.json",
+        index=index,
+        validation={"sets": {"bbc_summary val": scores}},
+    )
     assert stored, sentence
     folder = index.parent / "models" / "general"
     for shard in packed.glob("compact-*.safetensors"):  # copied byte for byte, not compacted twice
@@ -418,9 +476,14 @@ def test_a_base_compacted_where_it_was_trained_is_stored_as_is_and_owns_adapters
             ]
         )
         (tmp_path / name / "eval_report.json").write_text(json.dumps(report))
-    stored, sentence = put(tmp_path / "on-served", report, tmp_path / "on-served" / "eval_report.json", index=index)
+    val = {**report, "split": "val"}
+    stored, sentence = put(
+        tmp_path / "on-served", report, tmp_path / "on-served" / "eval_report.json", index=index, validation=val
+    )
     assert stored, sentence
-    stored, sentence = put(tmp_path / "on-another", report, tmp_path / "on-another" / "eval_report.json", index=index)
+    stored, sentence = put(
+        tmp_path / "on-another", report, tmp_path / "on-another" / "eval_report.json", index=index, validation=val
+    )
     assert not stored and "is not the stored general summarizer (another one)" in sentence
 
 

@@ -45,8 +45,15 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
         assert record["hyperparameters"]["max_steps"] == 1
         assert record["hyperparameters"]["bf16_weights"] == general_record["hyperparameters"]["bf16_weights"]
         assert (folder / "eval_report.json").is_file() and not list(folder.glob("checkpoint-*"))
-        effect = json.loads((folder / "eval_report.json").read_text())["control_sensitivity"]["effect"]
+        report = json.loads((folder / "eval_report.json").read_text())
+        effect = report["control_sensitivity"]["effect"]
         assert all(v["difference"] == v["given"] - v["shuffled"] for v in effect.values())
+        # every choice on val (the decoding rules, where the variant has them), reported once on test
+        assert (report["split"], report["chosen_on"], record["chosen_on"]) == ("test", "val", "val")
+        assert report["data_file"].endswith("test.jsonl") and (folder / "val_report.json").is_file()
+        val_report = json.loads((folder / "val_report.json").read_text())
+        assert val_report["split"] == "val" and val_report["data_file"].endswith("val.jsonl")
+        assert ("constraints" in record["choices"]) == (model.variant != "tdsum")  # tdsum has no decoding rules
     # every evaluated model went into the quick run's own store (never the committed one), whatever its effect
     # (a plumbing check): the int8 base, then one adapter per variant on it, under the budget (the real
     # MiniLM-BART sizes: 1 step changes no size)
@@ -55,6 +62,8 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
     index = root / "store" / "index.json"
     assert [m.name for m in store.read_index(index)] == ["general", *(m.name for m in MODELS)]
     assert all(m.format == ("int8" if m.name == "general" else "lora") for m in store.read_index(index))
+    assert {m.measure["split"] for m in store.read_index(index)} == {"val"}  # admitted on val
+    assert (root / "general" / "general_val_report.json").is_file()
     assert store.budget_problems(index.parent) == [], store.file_sizes(index.parent)
     assert "store: general: stored (new)" in capsys.readouterr().out
     adapter = json.loads((root / "ccs-lora" / "adapter_config.json").read_text())
@@ -129,3 +138,94 @@ def test_max_steps_replaces_the_time_budget(tmp_path):
         training_main(["zoo", "--max-steps", "0", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="--batch-size 0: must be 1 or more"):
         training_main(["zoo", "--batch-size", "0", "--out", str(tmp_path)])
+
+
+def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, tmp_path, monkeypatch):
+    """The decoding rules and γ are picked from val rows, then the model is evaluated once on test at the
+    chosen settings (γ = 1 beside it). The scores are rigged by split, so that val and test would pick
+    differently by construction: on val the rules raise the lower end of the STAS effect's interval by 0.05
+    and γ = 2 by 0.1; on test the rules lower it and γ = 3 raises it. Every report and the record say where
+    each choice was made."""
+    import shutil
+    from pathlib import Path
+
+    import pytest
+
+    import training.guidance
+    import training.sensitivity
+    from training.guidance import SWEEP_FILE, pick_default, sweep
+    from training.zoo import VAL_REPORT, Budget, evaluate_model, pick_constraints
+    from variants import get_variant, load_summarizer
+    from variants.base import read_record
+    from variants.seq2seq import GUIDANCE_FIELD  # the record's field of the default γ
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_topic_checkpoint, model)
+    data = tmp_path / "topic"
+    data.mkdir()
+    rows = get_variant("topic").evaluation.test_examples(3)
+    for split in ("val", "test"):
+        (data / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    real, calls = training.sensitivity.evaluate_with_sensitivity, []
+    best_guidance, rules = {"val": 2.0, "test": 3.0}, {"val": 0.05, "test": -0.05}
+
+    def rigged(summarizer, records, data_file, *args, **kwargs):
+        report = real(summarizer, records, data_file, *args, **kwargs)
+        split, settings = Path(data_file).stem, summarizer.settings
+        calls.append((split, settings.guidance, settings.constraints))
+        low = (0.1 if settings.guidance == best_guidance[split] else 0.0) + (
+            rules[split] if settings.constraints else 0
+        )
+        report["metrics"]["rouge1"] = 0.3  # no γ and no rule costs ROUGE
+        sensitivity = report["control_sensitivity"]
+        sensitivity["effect"]["stas"] = {"difference": low + 0.1, "ci_low": low, "ci_high": low + 0.2, "n": 3}
+        sensitivity.setdefault("verdict", {})["stas"] = {"stands": True}
+        return report
+
+    monkeypatch.setattr(training.sensitivity, "evaluate_with_sensitivity", rigged)
+    monkeypatch.setattr(training.guidance, "evaluate_with_sensitivity", rigged)
+    summary = evaluate_model(model, data, Budget(0, max_eval_samples=3, guidance_sweep=(1.0, 2.0, 3.0)))
+
+    # val chose the rules on and γ = 2, and every val evaluation came before the one on test
+    swept = json.loads((model / SWEEP_FILE).read_text())
+    assert (swept["split"], swept["chosen_on"], swept["default_guidance"]) == ("val", "val", 2.0)
+    assert swept["data"].endswith("val.jsonl") and [r["guidance"] for r in swept["sweep"]] == [1.0, 2.0, 3.0]
+    assert [c for c in calls if c[0] == "test"] == [("test", 2.0, True), ("test", 1.0, True)]  # once, γ = 1 beside
+    assert calls.index(("test", 2.0, True)) == len(calls) - 2
+    record = read_record(model)
+    assert (record["chosen_on"], record["constraints"], record[GUIDANCE_FIELD]) == ("val", True, 2.0)
+    assert record["choices"] == {
+        "constraints": {"value": True, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
+        "guidance": {
+            "value": 2.0,
+            "swept": [1.0, 2.0, 3.0],
+            "chosen_on": "val",
+            "data": "topic/val.jsonl",
+            "n_examples": 3,
+        },
+    }
+    settings = load_summarizer(model).settings
+    assert (settings.guidance, settings.constraints) == (2.0, True)
+    report = json.loads((model / "eval_report.json").read_text())
+    assert (report["split"], report["chosen_on"], report["choices"]) == ("test", "val", record["choices"])
+    assert report["generation"] == settings.to_json() and "at_guidance_1" in report  # as served: the rules, γ = 2
+    assert report["metrics"] == summary["metrics"] and summary["chosen_on"] == "val"
+    assert report["control_sensitivity"]["effect"]["stas"]["ci_low"] == -0.05  # test's rows at val's choice, reported
+    admitted = json.loads((model / VAL_REPORT).read_text())
+    assert admitted["split"] == "val" and admitted["control_sensitivity"]["effect"]["stas"]["ci_low"] == pytest.approx(
+        0.15
+    )
+
+    # the same rule on the test rows would have chosen otherwise: the rules off, then γ = 3
+    summarizer = load_summarizer(model)
+    from training.data import load_examples
+
+    test = load_examples(data / "test.jsonl", summarizer.variant, summarizer.assets, 3)
+    summarizer.settings = summarizer.settings.but(guidance=1.0, constraints=False)
+    off = rigged(summarizer, test, str(data / "test.jsonl"))
+    summarizer.settings = summarizer.settings.but(constraints=True)
+    on = rigged(summarizer, test, str(data / "test.jsonl"))
+    assert not pick_constraints(off, on, ["stas"], [])
+    summarizer.settings = summarizer.settings.but(constraints=False)
+    on_test, _ = sweep(summarizer, test, str(data / "test.jsonl"), (1.0, 2.0, 3.0), known={1.0: off})
+    assert pick_default(on_test) == 3.0

@@ -3,11 +3,12 @@
 :func:`put` stores a checkpoint the zoo has evaluated: the general summarizer compacted to int8
 (:mod:`store.compact`), a variant model as its adapter folder pointed at ``../general`` with its weights in
 int8 the same way (:func:`store.adapters.compact_adapter`), each with its report and a card, listed in
-``store/index.json``. A stored model is replaced only by one that measures better — the general
-summarizer on ROUGE-1 over the bbc_summary test split, a variant model on the lower end of its
-control-effect interval for its variant's first control metric (ROUGE-1 breaking ties) — and the outcome
-is returned as a sentence for the zoo to print. A variant model whose interval does not lie
-above 0 is not stored at all: a model its controls do not steer (or steer the wrong way) is not served.
+``store/index.json``. Admission is decided on the val split, never on the test split a model's report and
+card show: a stored model is replaced only by one that measures better on val — the general summarizer on
+ROUGE-1 over the bbc_summary val split, a variant model on the lower end of its control-effect interval for
+its variant's first control metric (ROUGE-1 breaking ties) — and the outcome is returned as a sentence for
+the zoo to print. A variant model whose val interval does not lie above 0 is not stored at all: a model its
+controls do not steer (or steer the wrong way) is not served. The index keeps the measure with its split.
 Adapters are tied to the base they were trained on: one whose base is not the stored general summarizer
 is refused, and replacing the general summarizer drops the adapters of the old one from the index
 (retrain them on the new one).
@@ -27,10 +28,11 @@ import store
 from store.adapters import compact_adapter, is_adapter, point_at_base
 from store.compact import is_compact, weights_fingerprint, write_compact
 from variants.base import read_record, write_record
-from variants.seq2seq import GUIDANCE_FIELD
+from variants.decoding import read_strength
 
 DATA_FILE_FIELDS = ("train_file", "eval_file")  # record fields that name a data file
 SKIPPED = {"model.safetensors", "training_args.bin", "training_args.json", "README.md", "optimizer.pt", "scheduler.pt"}
+SKIPPED |= {"val_report.json"}  # what admitted the model: its measure, with its split, is in the index
 SKIPPED_DIRS = ("checkpoint-", "merged", "tiny-preset-base", "runs")
 
 
@@ -50,8 +52,21 @@ def portable_record(record: dict) -> dict:
     return {key: data_name(value) if key in DATA_FILE_FIELDS else value for key, value in record.items()}
 
 
+def report_split(report: dict) -> str | None:
+    """The split a report was measured on: its ``split``; a general summarizer's set names (``bbc_summary val``);
+    else its data file's name (``val.jsonl``: an evaluation report's ``data_file``, a sweep's ``data``); None
+    when it does not say."""
+    if report.get("split"):
+        return report["split"]
+    names = {name.split()[1] for name in report.get("sets") or {} if len(name.split()) > 1}
+    if len(names) == 1:
+        return names.pop()
+    stem = Path(str(report.get("data_file") or report.get("data") or "")).stem
+    return stem if stem in ("train", "val", "test") else None
+
+
 def general_measure(report: dict) -> dict:
-    scores = report["sets"]["bbc_summary test"]
+    scores = next(v for k, v in report["sets"].items() if k.startswith("bbc_summary "))
     return {
         "score": scores["rouge1"],
         "rouge1": scores["rouge1"],
@@ -200,7 +215,7 @@ def card(model: store.StoredModel, folder: Path | None = None, board: dict | Non
             "; it decodes with its decoder's weights requantized to int8 (`dtype: int8-weights`, measured as served)"
         )
     decoding = (["with its hard constraints on"] if record.get("constraints") else []) + (
-        [f"at control strength γ = {record[GUIDANCE_FIELD]:g}"] if record.get(GUIDANCE_FIELD, 1) != 1 else []
+        [f"at control strength γ = {read_strength(record):g}"] if read_strength(record, 1) != 1 else []
     )
     if decoding:
         kind += "; it generates " + " and ".join(decoding) + ", as measured"
@@ -238,18 +253,27 @@ def put(
     name: str | None = None,
     index: Path | None = None,
     require_effect: bool = True,
+    validation: dict | None = None,
 ) -> tuple[bool, str]:
-    """Store ``checkpoint`` (evaluated: ``report``, saved at ``report_file``) under ``name`` if it measures
-    better than the stored one and, for a variant model (unless not ``require_effect``: a plumbing check),
-    its control-effect interval lies above 0; ``(stored, sentence)``."""
+    """Store ``checkpoint`` (its test report ``report``, saved at ``report_file``, which the store keeps and the
+    card shows) under ``name`` if, on ``validation`` (its report on the val split, at the same settings), it
+    measures better than the stored one and, for a variant model (unless not ``require_effect``: a plumbing
+    check), its control-effect interval lies above 0; ``(stored, sentence)``. A ``validation`` report of another
+    split is refused: a model admitted on the numbers it reports would be the luckiest of several tries."""
     checkpoint, index = Path(checkpoint), Path(index or store.INDEX)
     record = read_record(checkpoint)
     general = record["variant"] == store.GENERAL
     name = name or (store.GENERAL if general else checkpoint.name)
+    split = None if validation is None else report_split(validation)
+    if split != "val":
+        raise ValueError(
+            f"{name}: the store admits a model on its val report (validation=); got "
+            + ("none" if validation is None else f"a report on {split or 'an unnamed split'}")
+        )
     models = store.read_index(index)
     old = next((m for m in models if m.name == name), None)
     if general:
-        measure, fingerprint, effect = general_measure(report), weights_fingerprint(checkpoint), None
+        measure, fingerprint, effect = general_measure(validation), weights_fingerprint(checkpoint), None
     else:
         if not is_adapter(checkpoint):
             return (
@@ -266,16 +290,22 @@ def put(
                 f"{name}: not stored: its base {base} is not the stored general summarizer "
                 f"({'none stored' if stored_base is None else 'another one'})"
             )
-        measure, effect = variant_measure(record["variant"], report), variant_effect(record["variant"], report)
+        measure, effect = variant_measure(record["variant"], validation), variant_effect(record["variant"], report)
         if require_effect and (measure["score"] is None or measure["score"] <= 0):
+            admitted = measure["effect"]
             said = (
-                "no control effect measured"
-                if effect is None
-                else (
-                    f"its {effect['metric']} effect {effect['difference']:+.3f}, interval low end {measure['score']:+.3f}"
-                )
+                "no control effect measured on val"
+                if admitted is None
+                else f"its {admitted['metric']} effect on val {admitted['difference']:+.3f}, "
+                f"interval low end {measure['score']:+.3f}"
             )
             return False, f"{name}: not stored: {said}; the store serves only models whose controls steer them"
+    measure["split"] = "val"
+    if old is not None and old.measure.get("split") != "val":
+        return False, (
+            f"{name}: kept the stored model: it was measured on {old.measure.get('split') or 'test'}, this one on "
+            "val, and the two do not compare (measure the stored one on val, or remove it, to replace it)"
+        )
     if old is not None and not better(measure, old.measure):
         return False, f"{name}: kept the stored model (stored {old.measure.get('score')}, new {measure.get('score')})"
     folder = index.parent / "models" / name

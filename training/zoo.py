@@ -21,14 +21,17 @@ its ``max_steps`` is that time over a training step measured on this machine at 
 (``--batch-size``, default 8, and its source / target tokens; kept in ``zoo.json``), so the zoo takes
 about 80 + 5 x N minutes plus evaluation. The step is timed padded to the full lengths; real batches,
 grouped by length (:data:`training.seq2seq.SAMPLING`), are shorter, so a model trains for less: about
-26 of 35 minutes for ccs on a 2-core CPU in fp32. Each model is then evaluated on its variant's test split with its control
-sensitivity, as ``python -m training evaluate`` reports it (shuffled controls scored against the
-right ones, the control effect with intervals, Lead-k), and again at each control strength of
-``--guidance-sweep`` (default γ = 1, 1.5, 2, 3; :func:`training.guidance.sweep`); the γ that
-:func:`training.guidance.pick_default` picks from it becomes the model's default, and its report (with
-γ = 1 beside it) the model's ``eval_report.json``. Reports:
-``<model>/eval_report.json``, ``<model>/guidance_sweep.json``, ``general/general_report.json``, and a
-summary in ``zoo.json``.
+26 of 35 minutes for ccs on a 2-core CPU in fp32.
+
+Every choice is made on the variant's val split (:func:`evaluate_model`): its decoding rules on or off
+(for a variant that has them), then the control strength γ of ``--guidance-sweep`` (default γ = 1, 1.5, 2, 3;
+:func:`training.guidance.sweep`, :func:`training.guidance.pick_default`), and the store's admission. The
+model, at the settings chosen there, is then evaluated once on the test split with its control sensitivity,
+as ``python -m training evaluate`` reports it (shuffled controls scored against the right ones, the control
+effect with intervals, Lead-k; γ = 1 beside it when γ is not 1). Reports: ``<model>/eval_report.json``
+(test; ``chosen_on: val`` and the ``choices``), ``<model>/val_report.json`` and ``<model>/guidance_sweep.json``
+(val), ``general/general_report.json`` (test) and ``general/general_val_report.json`` (val), and a summary
+in ``zoo.json``.
 
 On a GPU, minutes measured per step mean little (an H100 ran the general recipe at 19 steps/s): give
 ``--max-steps N`` instead, the same N for every variant model, and a larger ``--batch-size`` (a small
@@ -36,8 +39,8 @@ model leaves a GPU idle at batch 8); evaluation there generates in batches of 32
 
 Every model is trained as the store keeps it (a variant model is a ``--adapter lora`` adapter on
 ``general/``) and, once evaluated, goes into the store (:func:`training.storing.put`: the general
-summarizer compacted to int8, each adapter beside it) when it measures better than the stored one;
-the output says which (``--store``).
+summarizer compacted to int8, each adapter beside it) when it measures better than the stored one on
+val; the output says which (``--store``).
 
 Under a launcher (``torchrun --nproc_per_node N -m training zoo --max-steps S ...``, ``--use_cpu`` is passed
 on a CPU) every process trains each model on its share of the batches, and process 0 alone converts,
@@ -61,6 +64,10 @@ from .guidance import SWEEP
 
 logger = logging.getLogger(__name__)
 BATCH = 8
+VAL_REPORT = (
+    "val_report.json"  # a variant model's evaluation on val at its chosen settings: what admits it to the store
+)
+GENERAL_VAL_REPORT = "general_val_report.json"  # the general summarizer's on the val sets, likewise
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,6 @@ class ZooModel:
     learning_rate: float = 2e-4  # below the general run's 3e-4: it starts from a trained summarizer
     source_tokens: int = 256
     target_tokens: int = 96
-    constraints: bool = False  # generate with the variant's hard constraints by default (kept in steersum.json)
 
     @property
     def name(self) -> str:
@@ -84,7 +90,6 @@ MODELS = [
     # The paper's best, `prepend-tag`, with LoRA on every attention and feed-forward projection (rank 16): 670
     # steps at batch 32 gave STAS effect +0.19. `prepend` with rank 8 on q/v learned nothing in 411 steps
     # (-0.01), and `prepend-tag` after 91 CPU steps at batch 8 summarized the other article (-0.21).
-    # Decoded along every document sentence's path (its constraints): STAS effect +0.217 where without +0.193.
     ZooModel(
         "topic",
         "prepend-tag",
@@ -92,21 +97,18 @@ MODELS = [
         (("adapter_rank", 16), ("adapter_targets", "q_proj,k_proj,v_proj,out_proj,fc1,fc2")),
         source_tokens=384,
         learning_rate=1e-3,
-        constraints=True,
     ),
     ZooModel("tdsum", "tdsum", ("--source", "scitldr")),
     ZooModel("entity", "sentences", ("--sources", "cnndm_sample", "bbc_summary"), quick_build=("--limit", "6")),
     # The reader's sentences (MiniLM's pick, ~70 tokens) in front of the article. `history-prefix` (24-30 titles,
     # ~176 tokens, at 512) learned nothing in 441 CPU steps (-0.003) and needed 2,000 GPU steps for +0.017.
     # Five readers per training article: their references differ, and only the history says which is asked.
-    # Decoded along the reader's sentences' path (its constraints): +0.020 [+0.000, +0.039] where without +0.006.
     ZooModel(
         "persona",
         "interest-prefix",
         ("--train-readers-per-article", "5"),
         source_tokens=256,
         quick_build=("--max-train-articles", "6", "--max-eval-articles", "4"),
-        constraints=True,
     ),
     # Targets up to 192 tokens: at 96 no summary could reach length bins 2-4 (101-250 words, 9% of the test set).
     # Sources of 384: at 256, 52 of the first 100 test abstracts were cut. Requests past bin 0 three times, as
@@ -115,14 +117,11 @@ MODELS = [
         "ccs",
         "lora",
         ("--long-repeats", "3"),
-        (("lora_target_modules", "q_proj,k_proj,v_proj,out_proj"), ("lora_r", 16)),
+        (("adapter_targets", "q_proj,k_proj,v_proj,out_proj"), ("adapter_rank", 16)),
         quick_build=("--limit", "6"),
         source_tokens=384,
         target_tokens=192,
         learning_rate=1e-3,  # LoRA's usual higher rate: only the adapter trains
-        # 332 steps (0.4 pass) left length unlearned (hit effect +0.02); length bins and keywords
-        # enforced at generation gave +0.27 [+0.04, +0.48], beating the pasted row
-        constraints=True,
     ),
 ]
 
@@ -287,59 +286,132 @@ def eval_batch_size() -> int:
     return 32 if pick_device() == "cuda" else 8
 
 
-def evaluate_model(model_dir: Path, test_file: Path, budget: Budget) -> dict:
-    """The variant's report on its test split with its control sensitivity (:mod:`training.sensitivity`:
-    the same model given shuffled controls, scored against its own, the control effect with paired-bootstrap
-    intervals, and Lead-k), written where the model card reads it."""
+def declares_constraints(variant) -> bool:
+    """Whether ``variant`` has decoding rules to turn on (it overrides :meth:`variants.base.Variant.constraints`)."""
+    from variants.base import Variant
+
+    return type(variant).constraints is not Variant.constraints
+
+
+def sweep_row(guidance: float, report: dict) -> dict:
+    """A report as a row of :func:`training.guidance.sweep`'s table: what :func:`training.guidance.pick_default` reads."""
+    sensitivity = report["control_sensitivity"]
+    return {
+        "guidance": guidance,
+        "metrics": report["metrics"],
+        "effect": sensitivity["effect"],
+        "verdict": sensitivity["verdict"],
+    }
+
+
+def pick_constraints(off: dict, on: dict, control_metrics, lower_is_better) -> bool:
+    """Whether a model generates with its decoding rules, from its reports without (``off``) and with them
+    (``on``) on the same val examples at γ = 1, by the rule that picks γ (:func:`training.guidance.pick_default`)
+    with the rules in the place of a stronger γ: taken only when they make the lead control metric stand,
+    do not lower its effect, raise the lower end of its interval and cost at most 0.02 ROUGE-1 (a tie keeps
+    them off)."""
+    from .guidance import pick_default
+
+    swept = {
+        "control_metrics": list(control_metrics),
+        "lower_is_better": sorted(lower_is_better),
+        "sweep": [sweep_row(1.0, off), sweep_row(2.0, on)],  # 2.0 stands for "rules on"
+    }
+    return pick_default(swept) != 1.0
+
+
+def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
+    """Every choice on the val split, then one report on test.
+
+    On ``data/val.jsonl``: the decoding rules on or off (:func:`pick_constraints`, for a variant that has
+    them), then the control strength γ at each of ``budget.guidance_sweep`` (:func:`training.guidance.sweep`
+    under the chosen rules; :func:`training.guidance.pick_default` picks). Both become the model's defaults.
+    Then the model, as it will be served, is evaluated once on ``data/test.jsonl`` with its control
+    sensitivity (:mod:`training.sensitivity`; γ = 1 beside it when γ is not 1): its ``eval_report.json``,
+    where the card reads it. Every report and the record say the split each choice was made on
+    (``chosen_on``, ``choices``); ``val_report.json`` (the val evaluation at the chosen settings) is what
+    the store admits the model on (:func:`training.storing.put`). Test never chooses: a γ or a rule picked
+    where it is reported would report the luckiest of several tries."""
     from variants import load_summarizer
+    from variants.base import read_record, write_record
     from variants.seq2seq import save_default_guidance
 
     from .data import load_examples
     from .evaluate import REPORT_FILE, write_report
-    from .guidance import SWEEP_FILE, beside_plain, pick_default, sweep
+    from .guidance import SWEEP_FILE, evaluate_guided, pick_default, sweep
     from .sensitivity import evaluate_with_sensitivity
 
     summarizer = load_summarizer(model_dir)
-    records = load_examples(test_file, summarizer.variant, summarizer.assets, budget.max_eval_samples)
-    report = evaluate_with_sensitivity(summarizer, records, str(test_file), eval_batch_size())
-    write_report(report, model_dir / REPORT_FILE)
-    if budget.guidance_sweep:  # the same examples at each control strength, γ = 1 being the report above
+    variant, batch = summarizer.variant, eval_batch_size()
+    val_file, test_file = data / "val.jsonl", data / "test.jsonl"
+    val = load_examples(val_file, variant, summarizer.assets, budget.max_eval_samples)
+    chosen = {"chosen_on": "val", "data": f"{data.name}/val.jsonl", "n_examples": len(val)}  # no machine path
+    plain = summarizer.settings.but(guidance=1.0)
+    summarizer.settings = plain.but(constraints=False)
+    chosen_report = evaluate_with_sensitivity(summarizer, val, str(val_file), batch)
+    choices, constraints = {}, False
+    if declares_constraints(variant):
+        summarizer.settings = plain.but(constraints=True)
+        on = evaluate_with_sensitivity(summarizer, val, str(val_file), batch)
+        evaluation = variant.evaluation
+        constraints = pick_constraints(chosen_report, on, evaluation.control_metrics, evaluation.lower_is_better)
+        choices["constraints"] = {"value": constraints, **chosen}
+        chosen_report = on if constraints else chosen_report
+    summarizer.settings = plain.but(constraints=constraints)
+    guidance = 1.0
+    if budget.guidance_sweep:  # the same val examples at each γ, γ = 1 being the report above
         swept, reports = sweep(
-            summarizer,
-            records,
-            str(test_file),
-            budget.guidance_sweep,
-            eval_batch_size(),
-            known={summarizer.settings.guidance: report},
+            summarizer, val, str(val_file), budget.guidance_sweep, batch, known={1.0: chosen_report}
         )
-        swept["default_guidance"] = default = pick_default(swept)
+        swept["default_guidance"] = guidance = pick_default(swept)
+        swept.update(split="val", chosen_on="val")
         write_report(swept, model_dir / SWEEP_FILE)
-        if default != summarizer.settings.guidance:  # the model generates at its default from now on
-            save_default_guidance(model_dir, default)
-            report = beside_plain(reports[default], summarizer.settings.but(guidance=default), reports.get(1.0))
-            write_report(report, model_dir / REPORT_FILE)
+        choices["guidance"] = {"value": guidance, "swept": list(budget.guidance_sweep), **chosen}
+        chosen_report = reports[guidance]
+    if guidance != 1.0:  # the model generates at its default from now on
+        save_default_guidance(model_dir, guidance)
+    write_report({**chosen_report, "split": "val", "chosen_on": "val", "choices": choices}, model_dir / VAL_REPORT)
+    write_record(
+        model_dir, {**read_record(model_dir), "constraints": constraints, "chosen_on": "val", "choices": choices}
+    )
+
+    summarizer.settings = plain.but(constraints=constraints, guidance=guidance)
+    test = load_examples(test_file, variant, summarizer.assets, budget.max_eval_samples)
+    report = evaluate_guided(summarizer, test, str(test_file), batch)  # reported once, at the chosen settings
+    report.update(split="test", chosen_on="val", choices=choices)
+    write_report(report, model_dir / REPORT_FILE)
     return {
         "metrics": report["metrics"],
         "control_effect": report["control_sensitivity"]["effect"],
+        "chosen_on": "val",
+        "choices": choices,
         **({"generation": report["generation"]} if "generation" in report else {}),
     }
 
 
-def store_model(folder: Path, report_file: Path, index: Path | None, quick: bool = False) -> None:
-    """Put an evaluated model into the store at ``index`` (none: not stored), saying what happened; a
-    ``quick`` run stores its one-step models whatever their effect, so that its store's sizes are checked."""
+def store_model(
+    folder: Path, report_file: Path, val_report_file: Path, index: Path | None, quick: bool = False
+) -> None:
+    """Put an evaluated model into the store at ``index`` (none: not stored), saying what happened: admitted
+    on its val report, stored with its test report; a ``quick`` run stores its one-step models whatever their
+    effect, so that its store's sizes are checked."""
     if index is None:
         return
     from .storing import put
 
     index.parent.mkdir(parents=True, exist_ok=True)
-    _, sentence = put(folder, json.loads(report_file.read_text()), report_file, index=index, require_effect=not quick)
+    _, sentence = put(
+        folder,
+        json.loads(report_file.read_text()),
+        report_file,
+        index=index,
+        require_effect=not quick,
+        validation=json.loads(val_report_file.read_text()),
+    )
     print(f"store: {sentence}", flush=True)
 
 
 def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Path | None = None) -> dict:
-    from variants.seq2seq import save_default_constraints
-
     from .base import ensure_base
     from .distributed import checked_state
     from .general import evaluate_general, train_general
@@ -420,11 +492,14 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
                     if launch.is_main_process:
                         remove_checkpoints(general)
                 if launch.is_main_process:
-                    report = evaluate_general(general, budget.max_eval_samples, eval_batch_size(), RECIPE["num_beams"])
+                    beams = RECIPE["num_beams"]
+                    report = evaluate_general(general, budget.max_eval_samples, eval_batch_size(), beams)
                     (general / "general_report.json").write_text(json.dumps(report, indent=2) + "\n")
+                    val = evaluate_general(general, budget.max_eval_samples, eval_batch_size(), beams, split="val")
+                    (general / GENERAL_VAL_REPORT).write_text(json.dumps(val, indent=2) + "\n")
                     shown = ("rouge1", "ratio_to_lead", "verbatim_fact_share")
                     state["models"]["general"] = {k: {m: v[m] for m in shown} for k, v in report["sets"].items()}
-                    store_model(general, general / "general_report.json", store_index)
+                    store_model(general, general / "general_report.json", general / GENERAL_VAL_REPORT, store_index)
             else:
                 launch.print("done already", flush=True)
                 continue
@@ -442,10 +517,8 @@ def run_zoo(root: Path, only: list[str] | None, budget: Budget, store_index: Pat
                 if launch.is_main_process:
                     remove_checkpoints(out)
             if launch.is_main_process:
-                if model.constraints:
-                    save_default_constraints(out)
-                state["models"][model.name] = evaluate_model(out, data / "test.jsonl", budget)
-                store_model(out, out / "eval_report.json", store_index, budget.quick)
+                state["models"][model.name] = evaluate_model(out, data, budget)
+                store_model(out, out / "eval_report.json", out / VAL_REPORT, store_index, budget.quick)
         if launch.is_main_process:
             state_file.write_text(json.dumps(state, indent=2) + "\n")
         launch.print(f"[{index}/{len(stages)}] {name}: finished in {(time.time() - started) / 60:.1f} min", flush=True)
