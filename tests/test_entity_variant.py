@@ -329,6 +329,53 @@ def test_prepare_gives_the_name_or_the_entitys_sentences_as_padded_guidance(enti
         entity.prepare(DOC, {"entity": "Angela Merkel"}, "name", None)
 
 
+def test_the_input_targets_and_baseline_never_ask_the_metrics_matcher(entity, monkeypatch):
+    """The variant picks sentences with its own matcher (exact alias strings; a surname as written), the
+    metric scores with its own (any case): where they disagree, on a lower-case surname, the guidance, the
+    proxy target and Lead3ent follow the variant's. Replacing the metric's matcher with a failing stand-in
+    everywhere it is bound leaves the model's input, the training target and the baseline unchanged, while
+    the test targets, which the metric's matcher builds, fail: the stand-in is live."""
+    import metrics.entity
+    from variants.entity.baseline import naming
+
+    doc = (
+        DOC + " Reporters said merkel looked tired."
+    )  # a lower-case surname: the metric counts it, a reader's search not
+    sentence = "Reporters said merkel looked tired."
+    assert sentence in metrics.entity.sentences_mentioning(doc, "Angela Merkel")
+    assert sentence not in naming(doc, "Angela Merkel")
+    assets = EntityAssets(tiny_tokenizer(), 64)
+    reference = "Merkel spoke. Then merkel left."
+
+    def made():
+        prepared = entity.prepare(doc, {"entity": "Angela Merkel"}, "sentences", assets)
+        [lead] = entity.baseline().summarize([doc], [{"entity": "Angela Merkel"}])
+        return (
+            list(prepared.extra["guidance_input_ids"]),
+            prepared.text,
+            lead.text,
+            proxy_target(doc, reference, "Angela Merkel"),
+        )
+
+    before = made()
+    assert before[3] == (
+        ["Merkel spoke.", "Angela Merkel arrived in Paris on Monday.", "Merkel met the French president."],
+        1,
+    )
+
+    def failing(*args, **kwargs):
+        raise AssertionError("the metric's matcher was asked")
+
+    originals = {getattr(metrics.entity, name) for name in ("sentences_mentioning", "mentions", "mention_pattern")}
+    for module in list(sys.modules.values()):
+        for name, value in list(getattr(module, "__dict__", {}).items()):
+            if any(value is original for original in originals):
+                monkeypatch.setattr(module, name, failing)
+    assert made() == before
+    with pytest.raises(AssertionError, match="metric's matcher"):
+        reference_target(reference, "Angela Merkel")
+
+
 def test_lead3ent_and_lead3_baselines(entity):
     [ent] = entity.baseline().summarize([DOC], [{"entity": "Angela Merkel"}])
     assert (
