@@ -86,10 +86,16 @@ def user_errors(function: Callable, escape: bool = True) -> Callable:
 
 # --- text for the page ---------------------------------------------------------------------
 def model_choices(service: Service, variant: str) -> list[tuple[str, str]]:
+    """The variant's usable models, in the catalog's order: best measured on the leaderboard first."""
     return [
         (e.title if e.title.startswith(e.model) else f"{e.model} — {e.title}", e.model)
         for e in service.catalog.models(variant, available=True)
     ]
+
+
+def default_model(service: Service, variant: str) -> str:
+    """The model a variant opens with: the first listed, so the page leads with what measures best."""
+    return next((model for _, model in model_choices(service, variant)), "baseline")
 
 
 # --- the app -------------------------------------------------------------------------------
@@ -131,7 +137,9 @@ def build_app(service: Service) -> gr.Blocks:
                     label="variant",
                     elem_id="variant",
                 )
-                model = gr.Dropdown(model_choices(service, first), value="baseline", label="model", elem_id="model")
+                model = gr.Dropdown(
+                    model_choices(service, first), value=default_model(service, first), label="model", elem_id="model"
+                )
                 strength = strength_slider()
                 rules = rules_checkbox()
             about_text = gr.Markdown(about(service, first), elem_id="about")
@@ -326,7 +334,7 @@ def wire_ui(
             gr.update(value=None, visible=False),
         ]
         return (
-            gr.update(choices=choices, value="baseline"),
+            gr.update(choices=choices, value=default_model(service, variant_id)),
             about(service, variant_id),
             compare_note(service, variant_id),
             gr.update(choices=choices, value=[]),

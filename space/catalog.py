@@ -16,6 +16,10 @@ Four sources, in this order:
    A repo is downloaded at start-up when the Hub is reachable; otherwise it is listed as unavailable
    with the reason, never a crash. Only these ids load with ``trust_remote_code=True``: the catalog
    file is the list of repos whose code the Space's owner has read and pinned.
+
+Each variant's models are then listed best measured first, by the leaderboard's test scores (its first
+control metric, then ROUGE; :mod:`space.standing`), and every measured model other than the baseline
+carries one line on its standing against the baseline (``Entry.standing``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from typing import Any
 
 from variants import RECORD_FILE, REGISTRY, InputError, Summarizer, Variant, load_summarizer
 from variants.base import read_record
+
+from . import standing as standings
 
 DEFAULT_CATALOG = Path(__file__).with_name("catalog.json")
 log = logging.getLogger(__name__)
@@ -47,6 +53,7 @@ class Entry:
     revision: str | None = None
     reason: str = ""
     load: Callable[[], Summarizer] | None = field(default=None, repr=False)
+    standing: str = ""  # measured against the variant's baseline on the leaderboard ("" when not measured)
 
     @property
     def available(self) -> bool:
@@ -61,13 +68,22 @@ class Entry:
             "revision": self.revision,
             "available": self.available,
             "reason": self.reason,
+            "standing": self.standing,
         }
 
 
 class Catalog:
-    def __init__(self, entries: list[Entry], registry: dict[str, Variant], notes: list[str] | None = None):
+    def __init__(
+        self,
+        entries: list[Entry],
+        registry: dict[str, Variant],
+        notes: list[str] | None = None,
+        ordered_by: dict[str, list[str]] | None = None,
+    ):
         self.entries, self.registry = entries, registry
         self.notes = notes or []  # what the page says about where models come from (e.g. an empty store)
+        # per variant, the leaderboard metrics its models are ordered by (none: the catalog's order)
+        self.ordered_by = ordered_by or {}
 
     def variant(self, variant_id: str) -> Variant:
         if variant_id not in self.registry:
@@ -95,11 +111,13 @@ def build_catalog(
     registry: dict[str, Variant] | None = None,
     download: Callable[..., str] | None = None,
     store_index: str | Path | None | bool = None,
+    leaderboard: str | Path | None | bool = None,
 ) -> Catalog:
     """Baselines, then the store's models (``store_index``: default the committed ``store/index.json``;
     False: none),
     then local checkpoints, then the catalog file's Hub ids (``download`` defaults to
-    ``huggingface_hub.snapshot_download``; tests pass a stand-in)."""
+    ``huggingface_hub.snapshot_download``; tests pass a stand-in); each variant's ordered by the
+    ``leaderboard`` file's measurements (default: the Leaderboard tab's ``leaderboard.json``; False: none)."""
     import store
 
     registry = REGISTRY if registry is None else registry
@@ -117,7 +135,27 @@ def build_catalog(
     for entry in entries:
         if not entry.available:
             log.warning("model %s (%s) unavailable: %s", entry.model, entry.variant, entry.reason)
-    return Catalog(entries, registry, notes)
+    board = {} if leaderboard is False else standings.read_board(leaderboard or None)
+    parts = board.get("variants") or {}
+    ordered_by = {v: standings.ordering_metrics(parts[v]) for v in registry if parts.get(v, {}).get("systems")}
+    return Catalog(ranked(entries, board, registry), registry, notes, ordered_by)
+
+
+def ranked(entries: list[Entry], board: dict, registry: dict[str, Variant]) -> list[Entry]:
+    """The entries grouped by variant (variants in order of first appearance), each variant's best measured
+    first (:func:`space.standing.rank_key`), with every measured model's standing against the baseline set."""
+    by_variant: dict[str, list[Entry]] = {}
+    for entry in entries:
+        by_variant.setdefault(entry.variant, []).append(entry)
+    out = []
+    for variant_id, group in by_variant.items():
+        part = (board.get("variants") or {}).get(variant_id) or {}
+        lower = tuple(registry[variant_id].evaluation.lower_is_better) if variant_id in registry else ()
+        for entry in group:
+            entry.standing = standings.standing(part, entry.model, lower)
+        keys = {id(e): standings.rank_key(part, e.model, lower) for e in group}
+        out += sorted(group, key=lambda e: keys[id(e)])
+    return out
 
 
 def store_entries(index: Path, registry: dict[str, Variant]) -> list[Entry]:

@@ -8,13 +8,13 @@ on "Reload", so a new run shows without restarting the Space.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import gradio as gr
 
-DEFAULT_DIR = Path(os.environ.get("STEERSUM_LEADERBOARD", "leaderboard"))
+from .standing import BOARD_DIR as DEFAULT_DIR  # the same file orders each variant's models
+
 IMAGE_LINE = re.compile(r"^!\[[^\]]*\]\([^)]*\)\s*$", re.M)  # the md's plot links: the gallery shows the plots
 
 

@@ -150,7 +150,8 @@ class Service:
         return self.cache.get(self.catalog.get(variant, model)).summarizer
 
     def variants(self) -> dict:
-        """The catalog and each variant's control schema (what ``/variants`` returns)."""
+        """The catalog and each variant's control schema (what ``/variants`` returns). ``models`` are best
+        measured first, by the leaderboard metrics ``ordered_by`` names (:mod:`space.standing`)."""
         return {
             "variants": {
                 v.id: {
@@ -165,6 +166,7 @@ class Service:
                     },
                     "controls": [c.to_json() for c in v.controls_for(None)],
                     "models": [e.to_json() for e in self.catalog.models(v.id)],
+                    "ordered_by": self.catalog.ordered_by.get(v.id, []),
                 }
                 for v in self.catalog.registry.values()
             }

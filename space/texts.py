@@ -7,6 +7,7 @@ from __future__ import annotations
 import gradio as gr
 
 from .service import Service
+from .standing import label
 from .views import escape_markdown
 
 ADD_MODELS = (
@@ -36,10 +37,25 @@ def about(service: Service, variant_id: str) -> str:
     )
     if not trained_models(service, variant_id):
         text += f"\n\n_Served for this variant: only its baseline, {escape_markdown(v.baseline().name)}._"
+    text += standings(service, variant_id)
     missing = service.catalog.models(variant_id, available=False)
     return text + "".join(
         f"\n\n_unavailable: {escape_markdown(e.model)} — {escape_markdown(e.reason)}_" for e in missing
     )
+
+
+def standings(service: Service, variant_id: str) -> str:
+    """Which numbers order the model list, and each measured model's one line against the baseline."""
+    metrics = service.catalog.ordered_by.get(variant_id)
+    if not metrics:
+        return ""
+    lines = [
+        f"\n- **{escape_markdown(e.model)}**: {escape_markdown(e.standing)}"
+        for e in service.catalog.models(variant_id, available=True)
+        if e.standing
+    ]
+    order = ", then ".join(label(m) for m in metrics)
+    return f"\n\n_Models are listed best first by their leaderboard test score ({order})._" + "".join(lines)
 
 
 def comparable(service: Service, variant_id: str) -> bool:
