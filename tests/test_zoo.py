@@ -229,3 +229,35 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
     summarizer.settings = summarizer.settings.but(constraints=False)
     on_test, _ = sweep(summarizer, test, str(data / "test.jsonl"), (1.0, 2.0, 3.0), known={1.0: off})
     assert pick_default(on_test) == 3.0
+
+
+def test_a_default_kept_from_the_command_line_records_the_split_it_was_chosen_on(
+    tiny_topic_checkpoint, tmp_path, caplog
+):
+    """``python -m training evaluate --guidance G --save-default-guidance`` keeps in the record where γ was
+    chosen (the data file's split); a default kept from a test file is recorded as such, with a warning."""
+    import shutil
+
+    from training.__main__ import main as training_main
+    from variants import get_variant
+    from variants.base import read_record
+
+    model = tmp_path / "model"
+    shutil.copytree(tiny_topic_checkpoint, model)
+    rows = get_variant("topic").evaluation.test_examples(2)
+    for split in ("val", "test"):
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    flags = ["--no-control-sensitivity", "--max-samples", "2", "--save-default-guidance", "--model", str(model)]
+    training_main(["evaluate", *flags, "--data", str(tmp_path / "val.jsonl"), "--guidance", "2"])
+    record = read_record(model)
+    assert record["chosen_on"] == "val" and "kept as the default" not in caplog.text
+    assert record["choices"]["guidance"] == {
+        "value": 2.0,
+        "chosen_on": "val",
+        "data": f"{tmp_path.name}/val.jsonl",
+        "n_examples": 2,
+    }
+    training_main(["evaluate", *flags, "--data", str(tmp_path / "test.jsonl"), "--guidance", "1.5"])
+    record = read_record(model)
+    assert record["chosen_on"] == "test" and record["choices"]["guidance"]["value"] == 1.5
+    assert "γ 1.5 kept as the default from an evaluation on" in caplog.text

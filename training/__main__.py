@@ -5,7 +5,8 @@
     python -m training evaluate --model DIR_OR_HUB_ID_OR_baseline --variant topic --data F [--out report.json]
         (a checkpoint folder's report goes into the folder, where ``python -m hub_cards export`` reads it;
         ``--guidance G`` generates at control strength G and reports γ = 1 beside it, ``--constraints``
-        enforces length bins and keywords, ``--save-default-guidance`` keeps G as the model's default)
+        enforces length bins and keywords, ``--save-default-guidance`` keeps G as the model's default,
+        recording the split of ``--data`` it was chosen on: choose on val)
     python -m training build-data topic --out DIR
     python -m training base minilm --out DIR      (a BART checkpoint warm-started from MiniLM; training/base.py)
     python -m training general --preset minilm --output-dir DIR   (the general summarizer; training/general.py)

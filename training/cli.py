@@ -272,6 +272,14 @@ def evaluate_command(argv: list[str]) -> None:
         report = evaluate_guided(summarizer, records, a.data, a.batch_size, a.control_sensitivity)
     if a.save_default_guidance:
         save_default_guidance(a.model, a.guidance)
+        split = record_choice(a.model, "guidance", a.guidance, a.data, len(records))
+        if split != "val":
+            logging.getLogger(__name__).warning(
+                "γ %g kept as the default from an evaluation on %s: choose settings on a val split and "
+                "report them once on test (docs/evaluation.md)",
+                a.guidance,
+                a.data,
+            )
     out = a.out or (Path(a.model) / REPORT_FILE if local and not a.ignore_controls else REPORT_FILE)
     write_report(report, out)
     print({k: v for k, v in report.items() if k not in ("examples", "control_sensitivity", "at_guidance_1")})
@@ -280,6 +288,31 @@ def evaluate_command(argv: list[str]) -> None:
     if report.get("at_guidance_1", {}).get("control_sensitivity"):
         print("at guidance 1 (plain generation):\n" + effect_summary(report["at_guidance_1"]["control_sensitivity"]))
     print(f"report: {out}")
+
+
+def split_of(data_file: str | Path) -> str | None:
+    """The split a data file holds, by its name (``val.jsonl`` -> ``val``), as every variant's build-data names them."""
+    stem = Path(data_file).stem
+    return stem if stem in ("train", "val", "test") else None
+
+
+def record_choice(folder: str | Path, name: str, value: Any, data_file: str | Path, n_examples: int) -> str | None:
+    """Keep in a checkpoint's record that setting ``name`` was chosen as ``value`` on ``data_file``'s examples
+    (``choices``, and ``chosen_on``: the split, or ``mixed`` when its choices come from several); the split."""
+    from variants.base import read_record, write_record
+
+    split = split_of(data_file)
+    record = read_record(folder)
+    choice = {
+        "value": value,
+        "chosen_on": split,
+        "data": "/".join(Path(data_file).parts[-2:]),
+        "n_examples": n_examples,
+    }
+    choices = {**(record.get("choices") or {}), name: choice}
+    splits = {c.get("chosen_on") for c in choices.values()}
+    write_record(folder, {**record, "choices": choices, "chosen_on": splits.pop() if len(splits) == 1 else "mixed"})
+    return split
 
 
 def build_data(variant_id: str, argv: list[str]) -> None:
