@@ -12,6 +12,8 @@ A control metric says whether a summary obeys its control; these say whether it 
   writes capitalised mid-sentence, or one no dictionary knows: "ufkos"); a number is a digit token.
 
 :func:`quality` gives all of them per summary (:data:`QUALITY_FIELDS`); a mean over summaries is a share.
+Where the controls ask for a length (a word range, such as CCS's length bin), :func:`length_against` sets the
+summary's whitespace words (as the length bins count them) against it: ``length_in_bounds`` (1/0).
 :func:`quality_notices` says in words which of them a summary fails. :func:`verbatim_share` is the
 general summarizer's faithfulness figure: the share of all such facts found in their sources.
 """
@@ -23,6 +25,7 @@ import re
 from metrics.text import WORD as TOKEN
 
 QUALITY_FIELDS = ("ends_sentence", "repeated_trigram", "unsupported_facts", "has_unsupported")
+LENGTH_FIELDS = ("words", "asked_min_words", "asked_max_words", "length_in_bounds")  # only where a length is asked
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 WORD = re.compile(r"[a-z][a-z'-]*")  # a fact's word: hyphens and apostrophes inside ("o'shea", "non-league")
 FINAL = re.compile(r"[.!?][\"'”’)\]]*$")
@@ -136,8 +139,33 @@ def quality(summaries: list[str], documents: list[str]) -> list[dict[str, int]]:
     ]
 
 
-def quality_notices(summary: str, document: str) -> list[str]:
-    """What a reader should know about one summary's text: each quality score it fails, in words."""
+def asked_words(min_words: int | None, max_words: int | None) -> str:
+    """A word range in words: "1-50 words", "at least 201 words", "at most 50 words"."""
+    if min_words is not None and max_words is not None:
+        return f"{min_words}-{max_words} words"
+    return f"at least {min_words} words" if min_words is not None else f"at most {max_words} words"
+
+
+def length_against(summary: str, min_words: int | None, max_words: int | None) -> dict[str, int | None]:
+    """The :data:`LENGTH_FIELDS` of one summary: its whitespace words, the range its controls ask for
+    (``None``: open on that side) and 1 if the words fall inside it, else 0. Empty when no length is asked."""
+    if min_words is None and max_words is None:
+        return {}
+    words = len(summary.split())
+    inside = (min_words is None or words >= min_words) and (max_words is None or words <= max_words)
+    return {
+        "words": words,
+        "asked_min_words": min_words,
+        "asked_max_words": max_words,
+        "length_in_bounds": int(inside),
+    }
+
+
+def quality_notices(
+    summary: str, document: str, min_words: int | None = None, max_words: int | None = None
+) -> list[str]:
+    """What a reader should know about one summary's text: each quality score it fails, in words, and its
+    length when it falls outside the word range its controls ask for (``min_words``/``max_words``)."""
     if not summary.strip():
         return []
     notices = []
@@ -152,4 +180,13 @@ def quality_notices(summary: str, document: str) -> list[str]:
             + ", ".join(missing[:5])
             + (", ..." if len(missing) > 5 else "")
         )
-    return notices
+    return notices + length_notices(summary, min_words, max_words)
+
+
+def length_notices(summary: str, min_words: int | None, max_words: int | None) -> list[str]:
+    """A notice when the summary's words fall outside the range its controls ask for; none when they
+    fall inside it or no length is asked."""
+    length = length_against(summary, min_words, max_words)
+    if not length or length["length_in_bounds"]:
+        return []
+    return [f"the summary has {length['words']} words; its controls ask for {asked_words(min_words, max_words)}"]

@@ -10,7 +10,8 @@ User mistakes raise :class:`variants.InputError` with a message naming the probl
 values; the app shows it as ``gr.Error`` and logs it as one line. Results carry notices for inputs that
 change nothing or outputs that are not what they seem: a document that does not look English, a summary
 that stopped at the model's token limit mid-sentence, and each text-quality score (:mod:`metrics.quality`)
-a summary fails. The scores themselves are the result's ``quality``.
+a summary fails, its length against the length its controls ask for included. The scores themselves are
+the result's ``quality``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from dataclasses import asdict
 
 import metrics.rouge  # noqa: F401  (silences rouge-score's absl INFO line per scorer, for every metric)
-from metrics.quality import UNFINISHED, quality, quality_notices
+from metrics.quality import UNFINISHED, length_against, length_notices, quality, quality_notices
 from variants import InputError, Summarizer
 from variants.base import Score
 
@@ -76,6 +77,14 @@ def summary_notices(summarizer: Summarizer, text: str, document: str) -> list[st
     :func:`unfinished_notices`; the one that says it ends no sentence is left out when the other says why."""
     unfinished = unfinished_notices(summarizer, text)
     return [n for n in quality_notices(text, document) if not (unfinished and n == UNFINISHED)] + unfinished
+
+
+def asked_length(summarizer: Summarizer, controls: dict) -> tuple[int | None, int | None]:
+    """The word range the (validated) controls ask for, as the variant's decoding rules state it whether
+    or not the model decodes with them (CCS's length bin: its bounds, the last bin open above);
+    ``(None, None)`` where the controls ask for no length."""
+    rules = summarizer.variant.constraints(controls, summarizer.assets)
+    return getattr(rules, "min_words", None), getattr(rules, "max_words", None)
 
 
 def sweep_values(control) -> tuple:
@@ -337,15 +346,17 @@ class Service:
         variant, assets = summarizer.variant, summarizer.assets
         scores: dict[str, Score] = variant.score(summary, document, controls, reference or None, assets)
         evidence = distinctive(summarizer, summary, controls)
+        bounds = asked_length(summarizer, controls)
         seconds["metrics"] = time.perf_counter() - start
         return {
             "variant": variant.id,
             "model": model,
             "summary": summary,
-            "quality": quality([summary], [document])[0],
+            # the text checks beside the control metrics: metrics.quality's, and the length against the asked one
+            "quality": {**quality([summary], [document])[0], **length_against(summary, *bounds)},
             "controls": controls,
             "scores": {name: asdict(score) for name, score in scores.items()},
             "evidence": evidence,
-            "notices": list(dict.fromkeys(notices)),
+            "notices": list(dict.fromkeys(notices + length_notices(summary, *bounds))),
             "seconds": seconds,
         }

@@ -45,15 +45,12 @@ def about(service: Service, variant_id: str) -> str:
 
 
 def standings(service: Service, variant_id: str) -> str:
-    """Which numbers order the model list, and each measured model's one line against the baseline."""
-    metrics = service.catalog.ordered_by.get(variant_id)
-    if not metrics:
+    """Which numbers order the model list, and each measured model's one line against the baseline
+    (nothing when the variant serves one model: there is no order to explain)."""
+    metrics, served = service.catalog.ordered_by.get(variant_id), service.catalog.models(variant_id, available=True)
+    if not metrics or len(served) < 2:
         return ""
-    lines = [
-        f"\n- **{escape_markdown(e.model)}**: {escape_markdown(e.standing)}"
-        for e in service.catalog.models(variant_id, available=True)
-        if e.standing
-    ]
+    lines = [f"\n- **{escape_markdown(e.model)}**: {escape_markdown(e.standing)}" for e in served if e.standing]
     order = ", then ".join(label(m) for m in metrics)
     return f"\n\n_Models are listed best first by their leaderboard test score ({order})._" + "".join(lines)
 

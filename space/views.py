@@ -14,6 +14,8 @@ import re
 
 import pandas as pd
 
+from metrics.quality import asked_words
+
 CHART_COLUMNS = ["label", "value", "series"]
 NOT_SET = "not set"  # the choice that leaves an optional control out of the request
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>-])")
@@ -34,10 +36,47 @@ def format_value(value) -> str:
     return "—" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
+def text_checks(quality: dict) -> list[tuple[bool, str]]:
+    """A result's text checks (its ``quality``: :mod:`metrics.quality`) as (passed, words) pairs: the
+    sentence end, a repeated 3-gram, names and numbers the document lacks, and the length against the
+    asked one where the controls ask for a length."""
+    missing = quality["unsupported_facts"]
+    checks = [
+        (bool(quality["ends_sentence"]), "ends a sentence" if quality["ends_sentence"] else "does not end a sentence"),
+        (
+            not quality["repeated_trigram"],
+            "a repeated 3-gram" if quality["repeated_trigram"] else "no repeated 3-gram",
+        ),
+        (
+            not missing,
+            f"{missing} name(s) or number(s) not in the document"
+            if missing
+            else "every name and number in the document",
+        ),
+    ]
+    if "length_in_bounds" in quality:
+        asked = asked_words(quality["asked_min_words"], quality["asked_max_words"])
+        checks.append((bool(quality["length_in_bounds"]), f"{quality['words']} words (asked {asked})"))
+    return checks
+
+
+def checks_markdown(quality: dict) -> str:
+    """The text checks as one line of the metrics panel, each marked passed (✓) or failed (✗)."""
+    return "- **text** — " + " · ".join(f"{'✓' if ok else '✗'} {words}" for ok, words in text_checks(quality))
+
+
+def checks_cell(quality: dict | None) -> str:
+    """The text checks as a table cell: ✓ when every one passes, else the failed ones."""
+    failed = [words for ok, words in text_checks(quality) if not ok] if quality else []
+    return "✗ " + "; ".join(failed) if failed else "✓"
+
+
 def metrics_markdown(result: dict) -> str:
-    """The live metrics panel: one line per score with its one-line meaning, then any notices."""
+    """The live metrics panel: one line per score with its one-line meaning, the text checks, then any
+    notices."""
     lines = [f"- **{name} = {format_value(s['value'])}** — {s['meaning']}" for name, s in result["scores"].items()]
     lines = lines or ["_this variant reports no metrics for these controls_"]
+    lines += [checks_markdown(result["quality"])] if result.get("quality") else []
     lines += [f"\n> ⚠ {escape_markdown(notice)}" for notice in result.get("notices", [])]
     return "\n".join(lines)
 
@@ -76,10 +115,17 @@ def chart_colours(frame: pd.DataFrame) -> dict[str, str]:
 
 
 def table_frame(results: list[dict], first_column: str) -> pd.DataFrame:
-    """Side-by-side results (Compare: one row per model; Sweep: one row per control value)."""
+    """Side-by-side results (Compare: one row per model; Sweep: one row per control value), with a column
+    of text checks (:func:`checks_cell`) when the results carry them."""
     names = list(dict.fromkeys(name for r in results for name in r["scores"]))
+    checks = ["text checks"] if any(r.get("quality") for r in results) else []
     rows = [
-        [r[first_column], *(format_value(r["scores"].get(n, {}).get("value")) for n in names), r["summary"]]
+        [
+            r[first_column],
+            *(format_value(r["scores"].get(n, {}).get("value")) for n in names),
+            *([checks_cell(r.get("quality"))] if checks else []),
+            r["summary"],
+        ]
         for r in results
     ]
-    return pd.DataFrame(rows, columns=[first_column, *names, "summary"])  # scores first: short, and read first
+    return pd.DataFrame(rows, columns=[first_column, *names, *checks, "summary"])  # scores first: short, read first

@@ -65,3 +65,32 @@ def test_a_notice_for_each_failed_score_and_none_for_good_text():
     assert quality_notices("Renault's profit rose to 1.4bn euros.", DOCUMENT) == []
     notices = quality_notices("Profit rose rose rose rose said Mr Underwood", DOCUMENT)
     assert len(notices) == 3 and "underwood" in notices[2] and "complete sentence" in notices[0]
+
+
+def test_length_against_the_asked_word_range():
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from metrics.quality import LENGTH_FIELDS, asked_words, length_against, length_notices
+
+    # 60 whitespace words, no two alike (no repeated 3-gram) and none a name: stop words, as one sentence
+    sixty = " ".join(sorted(ENGLISH_STOP_WORDS)[:60]).capitalize() + "."
+    assert length_against(sixty, 1, 50) == {
+        "words": 60,
+        "asked_min_words": 1,
+        "asked_max_words": 50,
+        "length_in_bounds": 0,
+    }
+    assert set(length_against(sixty, 1, 50)) == set(LENGTH_FIELDS)
+    assert length_against(sixty, 51, 100)["length_in_bounds"] == 1
+    assert length_against(sixty, 60, 60)["length_in_bounds"] == 1  # both bounds inclusive
+    assert length_against(sixty, 201, None)["length_in_bounds"] == 0  # the open last bin: a floor only
+    assert length_against(sixty, None, None) == {}  # no length asked: no length fields
+    assert asked_words(1, 50) == "1-50 words" and asked_words(201, None) == "at least 201 words"
+    assert asked_words(None, 50) == "at most 50 words"
+    assert length_notices(sixty, 1, 50) == ["the summary has 60 words; its controls ask for 1-50 words"]
+    assert length_notices(sixty, 51, 100) == length_notices(sixty, None, None) == []
+    # quality_notices adds the length notice to the others, and only when a length is asked
+    assert quality_notices(sixty, DOCUMENT, 201, None) == [
+        "the summary has 60 words; its controls ask for at least 201 words"
+    ]
+    assert quality_notices(sixty, DOCUMENT) == []
