@@ -84,10 +84,13 @@ EXAMPLE_DOCUMENT = (
 )
 
 
-def build_card(folder: str | Path, summarizer: Summarizer, repo_id: str | None = None) -> ModelCard:
+def build_card(
+    folder: str | Path, summarizer: Summarizer, repo_id: str | None = None, measured: list[str] | None = None
+) -> ModelCard:
     """The card of an exported folder (``steersum.json``, ``eval_report.json`` if any, the config or
-    adapter config) whose checkpoint is loaded as ``summarizer``. Raises ValueError if a template
-    left anything unfilled."""
+    adapter config) whose checkpoint is loaded as ``summarizer``; ``measured``: the leaderboard's lines on
+    the model as served and alone (:func:`measured_lines`). Raises ValueError if a template left anything
+    unfilled."""
     folder, variant = Path(folder), summarizer.variant
     record, report = read_record(folder), read_json(folder / REPORT_FILE)
     adapter = read_json(folder / ADAPTER_CONFIG)
@@ -95,6 +98,9 @@ def build_card(folder: str | Path, summarizer: Summarizer, repo_id: str | None =
     repo_id = repo_id or PLACEHOLDER_REPO
     facts = gather_facts(summarizer, record, report, repo_id, adapter, custom_code)
     facts["processor_file"] = next((p.name for p in sorted(folder.glob("processing_*.py"))), None)
+    facts["custom_generate"] = (folder / CUSTOM_GENERATE).is_file()
+    facts["added_tokens"] = added_tokens(adapter)
+    facts["measured"] = list(measured or [])
     facts["base_architecture"] = architecture_name(summarizer)
     results = eval_results(report, record)
     tags = ["summarization", "controllable-summarization", "steersum", f"steersum-{variant.id}", summarizer.method]
@@ -104,7 +110,8 @@ def build_card(folder: str | Path, summarizer: Summarizer, repo_id: str | None =
         pipeline_tag="summarization",
         tags=tags + (["custom_code"] if custom_code else []) + (["peft", "lora"] if adapter else []),
         base_model=facts["base_model"],
-        datasets=sorted({HUB_DATASETS[d] for d in all_data_licenses(record) if d in HUB_DATASETS}) or None,
+        # what this repo trained on; the base's data is the base's (its own card lists it)
+        datasets=own_hub_datasets(record),
         model_name=facts["model_name"],
         eval_results=results or None,
         # the metrics the model-index reports, no others (the Hub lists them as the card's metrics)
@@ -122,6 +129,59 @@ def build_card(folder: str | Path, summarizer: Summarizer, repo_id: str | None =
 
 
 ARCHITECTURES = {"bart": "BART", "t5": "T5", "mt5": "mT5"}
+CUSTOM_GENERATE = "custom_generate/generate.py"  # the served decoding, run by transformers' generate
+MEASURED = "## Measured on the leaderboard"  # the store card's section that the leaderboard writes
+# The decoding rules each variant's served model runs with (the variant's ``constraints``), in words.
+DECODING_RULES = {
+    "ccs": "the requested length bin as word bounds and the requested keywords enforced, and for high readability "
+    "the document's sentences of common words preferred",
+    "entity": "the entity's name as a keyword, favoured (with the document's sentences that name it) until the "
+    "summary names it",
+    "persona": "the document's sentences closest to the reader's titles preferred",
+    "topic": "the document's sentences preferred as a path to copy, whatever the topic",
+    "tdsum": "none",
+}
+# What a processor needs besides transformers (and peft), by (variant, method).
+EXTRA_REQUIREMENTS = {
+    ("persona", "interest-prefix"): (
+        "`sentence-transformers` with the MiniLM encoder `sentence-transformers/all-MiniLM-L6-v2` (downloaded on "
+        "first use)",
+        "`nltk` with its Punkt data (`nltk.download('punkt_tab')`)",
+    )
+}
+
+
+def own_hub_datasets(record: dict) -> list[str] | None:
+    """The Hub datasets a model trained on itself (never its base model's), for the card's ``datasets``."""
+    return sorted({HUB_DATASETS[d] for d in record.get("data_licenses", {}) if d in HUB_DATASETS}) or None
+
+
+def added_tokens(adapter: dict | None) -> list[int]:
+    """The token ids an adapter adds to its base's vocabulary (peft's ``trainable_token_indices``)."""
+    indices = (adapter or {}).get("trainable_token_indices") or []
+    return sorted(indices.get("embed_tokens", []) if isinstance(indices, dict) else indices)
+
+
+def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
+    """How SteerSum serves the model (its record): decoding rules, control strength γ, int8 decoder weights."""
+    guidance = float(record.get("control_guidance", 1) or 1)
+    rules = bool(record.get("constraints"))
+    return {
+        "rules": rules,
+        "rules_text": DECODING_RULES.get(variant_id, "the variant's decoding rules") if rules else "none",
+        "guidance": guidance,
+        "int8": record.get("dtype") in ("int8", "int8-weights"),
+        "plain": not rules and guidance == 1 and record.get("dtype") not in ("int8", "int8-weights"),
+    }
+
+
+def measured_lines(card_text: str) -> list[str]:
+    """The lines of a stored model's "Measured on the leaderboard" section (as served and the model alone),
+    or none when its card has no such section."""
+    if MEASURED not in card_text:
+        return []
+    section = card_text.split(MEASURED, 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("- ")]
 
 
 def architecture_name(summarizer: Summarizer) -> str:
@@ -188,6 +248,9 @@ def gather_facts(
         max_source_length=int(record.get("max_source_length", 1024)),
         max_new_tokens=int(record.get("max_target_length", 128)),
         num_beams=int(record.get("num_beams", 4)),
+        decoding=decoding_facts(record, variant.id),
+        measured=[],
+        extra_requirements=list(EXTRA_REQUIREMENTS.get((variant.id, summarizer.method), ())),
     )
     if report:
         facts["results"] = [

@@ -12,6 +12,15 @@ and ``README.md``, the model card. A peft adapter folder (``adapter_config.json`
 adapter, the same way; the general summarizer (``"variant": "general"``) as a plain model with its own
 card (:mod:`hub_cards.general`).
 
+The store's folders (:mod:`store`) export as a Hub user expects them, not as the store keeps them
+(:func:`export_form`): the int8 general summarizer as one half-precision ``model.safetensors``
+(dequantized with :func:`store.compact.read_compact`; ``config.json`` keeps ``"dtype": "float32"``, so
+``from_pretrained`` computes in fp32 as SteerSum does, from a file half the size); an adapter on a plain
+BART as a peft adapter with its int8 codes dequantized to fp32 weights (a tensor of int8 codes without its
+scales is refused: peft would read the codes as weights); an adapter whose architecture adds modules to
+the base (TDSum's TF-IDF attention, GSum's guidance path) merged into a full half-precision model of its
+architecture with the remote code that builds it, since peft alone cannot build modules its base lacks.
+
 Left out: sub-folders (Trainer's ``checkpoint-N/``, ``runs/``), pickled training state
 (``training_args.bin``, ``optimizer.pt``, ...) and a README the trainer may have written.
 
@@ -26,6 +35,7 @@ recorded beams and summary length (an adapter's too, from its base's); ``steersu
 from __future__ import annotations
 
 import copy
+import fnmatch
 import json
 import logging
 import re
@@ -35,7 +45,10 @@ from typing import Any
 
 from safetensors import safe_open
 
-from store.compact import file_sha256
+from store import machine_paths
+from store.adapters import ADAPTER_WEIGHTS, ARCHITECTURE, is_adapter
+from store.compact import INDEX as COMPACT_INDEX
+from store.compact import SCALE, expand_state_dict, file_sha256, is_compact
 from variants import get_variant
 from variants.base import RECORD_FILE, WEIGHT_CHECKSUMS, Summarizer, read_record, verify_weights, write_record
 
@@ -46,11 +59,18 @@ from .card import (
     is_hub_id,
     is_test_model,
     local_base_text,
+    measured_lines,
     write_license_file,
 )
 from .general import GENERAL, GeneralModel, general_card, load_general
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt", ".joblib")
+# How a checkpoint leaves (export_form): as it is; the store's int8 base as an fp16 model; a store adapter
+# as a peft adapter with fp32 weights; an adapter whose architecture adds modules as a merged fp16 model.
+AS_IS, HALF_MODEL, ADAPTER, MERGED = "as saved", "fp16 model", "peft adapter (fp32 weights)", "merged fp16 model"
+# Files of the repo that are SteerSum source, copied whole into every variant repo: (source, name in the repo).
+# The decoding that ships with a model joins this list, so that the Space, evaluation and the repo run one file.
+REPO_SOURCES: list[tuple[Path, str]] = []
 REPLACED = {"README.md"}
 VOCABULARIES = {"tokenizer.json", "vocab.json"}  # tokens are not paths, whatever they look like
 ABSOLUTE_PATH = re.compile(r"(/[^/\s]+){2,}/?")  # /home/me/x, /tmp/x/y: a local path, not a Hub id
@@ -127,6 +147,8 @@ def export_checkpoint(
         raise ExportError(f"--eval-report {eval_report}: no such file")
     record = read_record(checkpoint)
     check_weights(checkpoint)
+    if is_adapter(checkpoint):
+        adapter_weights(checkpoint)  # refuses int8 codes peft would read as weights, before anything loads
     base_model = check_base_model(checkpoint, base_model)
     summarizer = load_checkpoint(checkpoint, record)
     out.mkdir(parents=True, exist_ok=True)
@@ -149,16 +171,20 @@ def write_repo(
 ) -> None:
     """Copy what the repo needs, complete the config side (remote code, generation config), write the
     card, take local paths out, record the weights' checksums."""
+    form = export_form(checkpoint)
+    rewritten = REWRITTEN[form]
     for path in sorted(checkpoint.iterdir()):
         if (
             path.is_file()
             and path.suffix not in PICKLE_SUFFIXES
             and path.name not in REPLACED
             and not path.name.startswith(".")
+            and not any(fnmatch.fnmatch(path.name, pattern) for pattern in rewritten)
         ):
             shutil.copy2(path, out / path.name)
         else:
             log.info("not exported: %s", path.name)
+    write_weights(checkpoint, out, form)
     if eval_report:
         shutil.copyfile(eval_report, out / REPORT_FILE)
     if base_model and (out / ADAPTER_CONFIG).is_file():
@@ -168,6 +194,7 @@ def write_repo(
         record = {**record, "base_model": base_model or local_base_text(record["base_model"])}
     if repo_id:  # so that an adapter exported later can name this repo as its base (check_base_model)
         record = {**record, "repo_id": repo_id}
+    record = {**record, "export_format": form}
     write_record(out, record)
     add_remote_code(out)
     add_generation_config(out, record, summarizer)
@@ -175,15 +202,117 @@ def write_repo(
         general_card(out, record, repo_id).save(out / "README.md")
     else:
         add_processor(out, summarizer)
+        copy_sources(out)
         if not (out / REPORT_FILE).is_file():
             log.warning("%s: no %s, the card will say the model was not evaluated", checkpoint, REPORT_FILE)
-        build_card(out, summarizer, repo_id).save(out / "README.md")
+        stored_card = checkpoint / "README.md"  # a stored model's card holds what the leaderboard measured
+        measured = measured_lines(stored_card.read_text(encoding="utf-8")) if stored_card.is_file() else []
+        build_card(out, summarizer, repo_id, measured).save(out / "README.md")
     write_license_file(out, record)
     drop_local_paths(out)
     record = read_record(out)
     record[WEIGHT_CHECKSUMS] = {path.name: file_sha256(path) for path in sorted(out.glob("*.safetensors"))}
     write_record(out, record)
     check_no_local_path(out, checkpoint)
+    leaks = machine_paths(out)
+    if leaks:
+        raise ExportError(f"would publish a machine path: {'; '.join(leaks[:3])}")
+
+
+REWRITTEN = {  # files of the checkpoint that write_weights writes anew, by export form
+    AS_IS: (),
+    HALF_MODEL: ("compact*.safetensors", COMPACT_INDEX),
+    ADAPTER: (ADAPTER_WEIGHTS,),
+    MERGED: (ADAPTER_WEIGHTS, "adapter_config.json", ARCHITECTURE),
+}
+
+
+def export_form(checkpoint: Path) -> str:
+    """How ``checkpoint`` is exported (:data:`AS_IS`, :data:`HALF_MODEL`, :data:`ADAPTER`, :data:`MERGED`).
+    An adapter whose architecture (``config.json``) is one of SteerSum's own, which add modules to BART,
+    is merged: peft applies an adapter to a model it can build from the base alone, and ``from_pretrained``
+    of a BART has no TF-IDF attention or guidance path to put its weights in."""
+    if is_compact(checkpoint):
+        return HALF_MODEL
+    if not is_adapter(checkpoint):
+        return AS_IS
+    return MERGED if adds_modules(_config(checkpoint)) else ADAPTER
+
+
+def adds_modules(config: dict) -> bool:
+    """Whether a config names one of SteerSum's architectures (remote code), not a stock transformers one."""
+    if not config.get("model_type"):
+        return False
+    from transformers import CONFIG_MAPPING
+
+    import models
+
+    # transformers' lazy mapping answers `in` and `[]`, but its inherited .get() sees none of its entries
+    config_class = CONFIG_MAPPING[config["model_type"]] if config["model_type"] in CONFIG_MAPPING else None  # noqa: SIM401
+    return config_class is not None and config_class.__module__.startswith(models.__name__ + ".")
+
+
+def adapter_weights(folder: Path) -> dict:
+    """An adapter folder's weights as peft reads them: the store's int8 codes dequantized with their per-row
+    scales (:func:`store.compact.expand_state_dict`), fp32. A tensor of int8 codes without its scales is
+    refused by name: peft would load the codes themselves as weights (a LoRA B of +-127)."""
+    from safetensors.torch import load_file
+
+    state = load_file(str(folder / ADAPTER_WEIGHTS))
+    codes = sorted(
+        name for name, tensor in state.items() if not tensor.is_floating_point() and name + SCALE not in state
+    )
+    if codes:
+        raise ExportError(
+            f"{folder / ADAPTER_WEIGHTS}: {codes[0]} holds {state[codes[0]].dtype} codes without their "
+            f"{SCALE} scales"
+            + (f" (and {len(codes) - 1} more tensors)" if len(codes) > 1 else "")
+            + ", where peft expects weights; store the adapter with store.adapters.compact_adapter, or save its "
+            "floating-point weights"
+        )
+    return {name: tensor.float() for name, tensor in expand_state_dict(state).items()}
+
+
+def write_weights(checkpoint: Path, out: Path, form: str) -> None:
+    """The weight files of ``form`` (see :func:`export_form`) in ``out``; nothing to do for :data:`AS_IS`."""
+    import torch
+    from safetensors.torch import save_file
+
+    if form == ADAPTER:
+        save_file(adapter_weights(checkpoint), str(out / ADAPTER_WEIGHTS), metadata={"format": "pt"})
+    elif form in (HALF_MODEL, MERGED):
+        import models
+        from store import load_stored_model
+
+        model = load_stored_model(checkpoint)  # the weights SteerSum serves, fp32 (merged for an adapter)
+        models.register_custom_code(model)  # a SteerSum architecture ships its code and auto_map
+        model.to(torch.float16).save_pretrained(out)
+        config = _config(out)
+        config["dtype"] = "float32"  # from_pretrained's default ("auto") then computes in fp32, as SteerSum does
+        (out / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    for path in out.glob("*.safetensors"):
+        check_floating(path)
+
+
+def check_floating(path: Path) -> None:
+    """The last guard on an exported weight file: every tensor a float (no int8 code left behind)."""
+    with safe_open(str(path), framework="pt") as handle:
+        for name in handle.keys():
+            dtype = handle.get_slice(name).get_dtype()
+            if dtype not in ("F16", "BF16", "F32", "F64"):
+                raise ExportError(f"{path.name}: {name} is {dtype}, not a floating-point weight")
+
+
+def copy_sources(out: Path, sources: list[tuple[Path, str]] | None = None) -> list[Path]:
+    """Copy SteerSum source files whole into the repo (:data:`REPO_SOURCES` by default), each to its
+    name there (a sub-folder is made as needed); the paths written."""
+    written = []
+    for source, name in REPO_SOURCES if sources is None else sources:
+        target = out / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        written.append(target)
+    return written
 
 
 def check_base_model(checkpoint: Path, base_model: str | None) -> str | None:
@@ -261,7 +390,11 @@ def check_base_fits(checkpoint: Path, adapter: dict | None, base: Path, name: st
             raise ExportError(f"--base-model {name}: not the base this model was fine-tuned from: {'; '.join(differ)}")
         return
     base_shapes, expected = tensor_shapes(base), {}
-    for key, shape in tensor_shapes(checkpoint).items():
+    # an architecture that adds modules (TDSum, GSum) has LoRA on layers its base lacks: those are built
+    # from the base's own layers when it loads (store.adapters.derive), so only the others are checked
+    added = adds_modules(_config(checkpoint))
+    shapes = {key: tuple(tensor.shape) for key, tensor in adapter_weights(checkpoint).items()}
+    for key, shape in shapes.items():
         if ".lora_A." in key or ".lora_B." in key:  # lora_A: rank x in features; lora_B: out features x rank
             layer, kind = key.split(".lora_")[0], key.split(".lora_")[1][0]
             weight = layer.removeprefix("base_model.model.") + ".weight"
@@ -270,6 +403,8 @@ def check_base_fits(checkpoint: Path, adapter: dict | None, base: Path, name: st
     mismatches = []
     for weight, (out_features, in_features) in sorted(expected.items()):
         found = base_shapes.get(weight)
+        if found is None and added:
+            continue
         if found is None:
             mismatches.append(f"it has no {weight}")
         elif tuple(found[:2]) != (out_features, in_features):

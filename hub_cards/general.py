@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from huggingface_hub import ModelCard, ModelCardData
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from variants.sources import all_data_licenses
 
@@ -49,9 +49,12 @@ class GeneralModel:
 
 
 def load_general(folder: str | Path, record: dict) -> GeneralModel:
+    """The general summarizer of a checkpoint folder, an exported repo or the store's int8 folder (dequantized)."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    model = AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
+    from store import load_stored_model
+
+    model = load_stored_model(folder) or AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
     return GeneralModel(model, AutoTokenizer.from_pretrained(folder), record)
 
 
@@ -59,7 +62,7 @@ def general_card(folder: Path, record: dict, repo_id: str | None) -> ModelCard:
     """The card of an exported general summarizer (``templates/general.md``)."""
     repo_id = repo_id or PLACEHOLDER_REPO
     licences = all_data_licenses(record)
-    base = record.get("base_model")
+    base = pretrained_base(record) or record.get("base_model")
     base_text = base if base and is_hub_id(base) else (local_base_text(base) if base else "not recorded")
     report_file = folder / GENERAL_REPORT
     report = json.loads(report_file.read_text(encoding="utf-8")) if report_file.is_file() else None
@@ -72,6 +75,8 @@ def general_card(folder: Path, record: dict, repo_id: str | None) -> ModelCard:
         model_name=repo_id.split("/")[-1],
         base_model=base if base and is_hub_id(base) else None,
         datasets=sorted({HUB_DATASETS[d] for d in licences if d in HUB_DATASETS}) or None,
+        eval_results=general_results(report) or None,
+        metrics=["rouge1", "rouge2"] if report else None,
         **license_fields(licences, base if base and is_hub_id(base) else None),
     )
     steps = record.get("steps")
@@ -103,6 +108,37 @@ def general_card(folder: Path, record: dict, repo_id: str | None) -> ModelCard:
     return card
 
 
+def pretrained_base(record: dict) -> str | None:
+    """The Hub id of the pretrained weights the general summarizer was converted from (``base_weights.source``
+    starts with it), or None: its own record's ``base_model`` names where it was trained, not what from."""
+    source = str((record.get("base_weights") or {}).get("source") or "").split(" ")[0]
+    return source if source and is_hub_id(source) else None
+
+
+def general_results(report: dict | None) -> list[EvalResult]:
+    """The report's test sets as ``model-index`` entries: ROUGE-1 and ROUGE-2 of the model on each."""
+    results = []
+    for name, scores in (report or {}).get("sets", {}).items():
+        dataset = name.split(" ")[0]
+        split = " ".join(name.split(" ")[1:]) or "test"
+        for metric, label in (("rouge1", "ROUGE-1"), ("rouge2", "ROUGE-2")):
+            if scores.get(metric) is None:
+                continue
+            results.append(
+                EvalResult(
+                    task_type="summarization",
+                    task_name="Summarization",
+                    dataset_type=HUB_DATASETS.get(dataset, dataset),
+                    dataset_name=f"{name} ({scores.get('examples')} articles)",
+                    dataset_split=split,
+                    metric_type=metric,
+                    metric_name=label,
+                    metric_value=scores[metric],
+                )
+            )
+    return results
+
+
 def report_row(name: str, scores: dict) -> dict:
     """One test set of ``general_report.json`` as a row of the card's table (its lead is Lead-1 or Lead-3)."""
     lead = next((key for key in scores if key.startswith("lead") and key[4:5].isdigit()), None)
@@ -113,6 +149,8 @@ def report_row(name: str, scores: dict) -> dict:
         "lead": f"Lead-{lead[4:].split('_')[0]}" if lead else "lead",
         "lead_rouge1": scores.get(lead),
         "ratio": scores.get("ratio_to_lead"),
+        "lead_same_length": scores.get("lead_at_summary_length_rouge1"),
+        "summary_words": scores.get("summary_words"),
         "verbatim": scores.get("verbatim_fact_share"),
     }
 

