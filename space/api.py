@@ -24,7 +24,9 @@ def api_functions(service: Service) -> dict[str, Callable]:
         """Summarize `document` with a model of `variant` under `controls` (a JSON object), at control
         strength `guidance` (γ from 1, plain generation, to 10; default: the model's), with the variant's
         decoding rules as the model is served (`constraints` true) or the model alone (false).
-        Returns the summary and a result object: scores, evidence, notices, controls used, γ, rules, timings."""
+        Returns the summary and a result object: scores, text checks (`quality`: sentence end, repeated
+        3-gram, names and numbers not in the document, length against the asked one), evidence, notices,
+        controls used, γ, rules, timings."""
         result = service.summarize(document, variant, model, controls, reference, guidance, constraints)
         return result["summary"], result
 

@@ -50,7 +50,9 @@ def standings(service: Service, variant_id: str) -> str:
     metrics, served = service.catalog.ordered_by.get(variant_id), service.catalog.models(variant_id, available=True)
     if not metrics or len(served) < 2:
         return ""
-    lines = [f"\n- **{escape_markdown(e.model)}**: {escape_markdown(e.standing)}" for e in served if e.standing]
+    lines = [
+        f"\n- **{escape_markdown(e.model)}** (as served): {escape_markdown(e.standing)}" for e in served if e.standing
+    ]
     order = ", then ".join(label(m) for m in metrics)
     return f"\n\n_Models are listed best first by their leaderboard test score ({order})._" + "".join(lines)
 

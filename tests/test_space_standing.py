@@ -155,7 +155,7 @@ def test_the_page_shows_the_order_and_each_models_line(tmp_path, committed_store
     line = "above its baseline on STAS, below it on ROUGE-1 (test set, 40 examples: STAS 0.900 vs 0.800, ROUGE-1 0.300 vs 0.400)"
     text = about(service, "topic")
     assert "listed best first by their leaderboard test score (STAS, then ROUGE-1)" in text
-    assert f"**topic\\-prepend\\-tag**: {escape_markdown(line)}" in text
+    assert f"**topic\\-prepend\\-tag** (as served): {escape_markdown(line)}" in text
     listing = service.variants()["variants"]["topic"]
     assert listing["ordered_by"] == ["stas", "rouge1"] and listing["models"][0]["standing"] == line
     # a variant the leaderboard did not measure keeps the catalog's order and says nothing of it
