@@ -164,7 +164,9 @@ def added_tokens(adapter: dict | None) -> list[int]:
 
 def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
     """How SteerSum serves the model (its record): decoding rules, control strength γ, int8 decoder weights."""
-    guidance = float(record.get("control_guidance", 1) or 1)
+    from variants.decoding import read_strength
+
+    guidance = float(read_strength(record, 1) or 1)
     rules = bool(record.get("constraints"))
     return {
         "rules": rules,

@@ -152,7 +152,7 @@ def ids_of(summarizer, controls, settings):
 @pytest.mark.parametrize("beams", [1, 3])
 def test_guidance_1_is_todays_generation_token_for_token(case, beams):
     summarizer, controls = case
-    settings = GenerationSettings(num_beams=beams, max_new_tokens=10, guidance=1.0)
+    settings = GenerationSettings(num_beams=beams, max_new_tokens=10, control_strength=1.0)
     got = summarizer.summarize(DOCS, controls, settings=settings)
     # today's path: prepare → encode → model.generate with the settings' keywords, nothing else
     base = getattr(summarizer, "base", summarizer)
@@ -184,7 +184,7 @@ def test_the_cached_unconditional_pass_follows_the_beams(case, beams, paired, mo
     control-free rows decoded in generate's own forward pass (as served) and in a pass of their own
     (as a processor given to any generate call, and for peft's unmerged models)."""
     summarizer, controls = case
-    settings = GenerationSettings(num_beams=beams, max_new_tokens=10, guidance=4.0)
+    settings = GenerationSettings(num_beams=beams, max_new_tokens=10, control_strength=4.0)
     if not paired:
         monkeypatch.setattr(EncoderDecoderGuidance, "pairs", lambda self, model: False)
     cached = ids_of(summarizer, controls, settings)
@@ -198,7 +198,7 @@ def test_served_guidance_decodes_each_row_beside_its_twin_in_one_pass(monkeypatc
     """As served, a guided step runs the decoder once, on twice generate's rows (2 documents x 3 beams,
     and their control-free twins); given a pass of its own, the unconditional side doubles the calls."""
     summarizer, controls = summarizer_of("entity", "sentences", entity_case)
-    settings = GenerationSettings(num_beams=3, max_new_tokens=6, guidance=3.0)
+    settings = GenerationSettings(num_beams=3, max_new_tokens=6, control_strength=3.0)
     rows = []
     hook = summarizer.model.get_decoder().register_forward_hook(
         lambda m, args, kwargs, out: rows.append(len(kwargs["input_ids"])), with_kwargs=True
@@ -244,7 +244,7 @@ def test_a_batch_and_its_control_free_twins_share_one_encoding_of_the_source(var
     layers run once per batch, not once more for the twins, and the summaries are those of encoding the
     twins from scratch (2 documents x 3 beams, γ = 3, as served and in a pass of their own)."""
     summarizer, controls = summarizer_of(variant_id, method, build)
-    settings = GenerationSettings(num_beams=3, max_new_tokens=8, guidance=3.0)
+    settings = GenerationSettings(num_beams=3, max_new_tokens=8, control_strength=3.0)
     first_layer = summarizer.model.get_encoder().layers[0]  # GSum's guidance runs through it too: it is shorter
     runs = []
     hook = first_layer.register_forward_hook(lambda m, args, out: runs.append(tuple(args[0].shape[:2])))
@@ -300,7 +300,7 @@ def test_guidance_changes_what_some_model_writes():
         summarizer, controls = summarizer_of(variant_id, method, build)
         plain = ids_of(summarizer, controls, GenerationSettings(num_beams=1, max_new_tokens=10))
         changed += plain != ids_of(
-            summarizer, controls, GenerationSettings(num_beams=1, max_new_tokens=10, guidance=4.0)
+            summarizer, controls, GenerationSettings(num_beams=1, max_new_tokens=10, control_strength=4.0)
         )
     assert changed >= len(CASES) // 2
 
@@ -371,8 +371,8 @@ def test_parent_rows_by_hand():
 @pytest.mark.parametrize("bad", [0.5, 0, -1, 11, float("nan"), "2", True, None])
 def test_guidance_outside_1_to_10_is_refused_naming_the_range(bad):
     with pytest.raises(ValueError, match=r"from 1 \(plain generation\) to 10, got"):
-        GenerationSettings(guidance=bad)
-    assert check_guidance(1) == 1.0 and GenerationSettings(guidance=2).guidance == 2.0
+        GenerationSettings(control_strength=bad)
+    assert check_guidance(1) == 1.0 and GenerationSettings(control_strength=2).control_strength == 2.0
 
 
 def test_the_default_guidance_is_kept_in_the_generation_config(tmp_path):
@@ -384,7 +384,7 @@ def test_the_default_guidance_is_kept_in_the_generation_config(tmp_path):
     tokenizer.save_pretrained(tmp_path)
     write_record(tmp_path, {"variant": "topic", "method": "prepend", "max_target_length": 8})
     save_default_guidance(tmp_path, 1.5)
-    assert '"control_guidance": 1.5' in (tmp_path / "generation_config.json").read_text()
+    assert '"control_strength": 1.5' in (tmp_path / "generation_config.json").read_text()
     from variants.seq2seq import load_seq2seq
 
     model, tokenizer = load_seq2seq(tmp_path)
@@ -412,7 +412,7 @@ def test_an_adapter_without_a_generation_config_keeps_its_bases_with_the_default
     write_record(adapter, {"variant": "ccs", "method": "lora"})
     save_default_guidance(adapter, 2)
     saved = json.loads((adapter / "generation_config.json").read_text())
-    assert saved["control_guidance"] == 2.0 and saved["no_repeat_ngram_size"] == 3
+    assert saved["control_strength"] == 2.0 and saved["no_repeat_ngram_size"] == 3
     assert saved["decoder_start_token_id"] == model.generation_config.decoder_start_token_id is not None
 
 
@@ -456,10 +456,12 @@ def test_guidance_reads_no_judge(monkeypatch):
     monkeypatch.setattr(metrics.stas.TopicSpace, "affinities", judge)
     monkeypatch.setattr(metrics.stas.TopicSpace, "stas", judge)
     summarizer.summarize(
-        DOCS, controls, settings=GenerationSettings(num_beams=2, max_new_tokens=8, guidance=3.0, constraints=True)
+        DOCS,
+        controls,
+        settings=GenerationSettings(num_beams=2, max_new_tokens=8, control_strength=3.0, constraints=True),
     )
     topic, controls = summarizer_of("topic", "prepend", topic_case)
-    topic.summarize(DOCS, controls, settings=GenerationSettings(num_beams=2, max_new_tokens=8, guidance=3.0))
+    topic.summarize(DOCS, controls, settings=GenerationSettings(num_beams=2, max_new_tokens=8, control_strength=3.0))
 
 
 def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_default(
@@ -495,7 +497,7 @@ def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_defau
     assert report["generation"]["guidance"] == 2.0
     assert set(report["at_guidance_1"]) == {"metrics", "control_sensitivity"}
     assert "at guidance 1 (plain generation)" in capsys.readouterr().out
-    assert json.loads((model / "generation_config.json").read_text())["control_guidance"] == 2.0
+    assert json.loads((model / "generation_config.json").read_text())["control_strength"] == 2.0
     from variants import load_summarizer
 
     assert load_summarizer(model).settings.guidance == 2.0

@@ -585,7 +585,7 @@ def test_a_model_served_with_guidance_or_rules_is_also_scored_alone(tmp_path):
         from variants.seq2seq import GenerationSettings
 
         summarizer = Loaded()
-        summarizer.settings = GenerationSettings(guidance=2.0, constraints=True, num_beams=2)
+        summarizer.settings = GenerationSettings(control_strength=2.0, constraints=True, num_beams=2)
         return summarizer
 
     served = Entry(

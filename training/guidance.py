@@ -4,7 +4,7 @@ A report made at γ ≠ 1 carries the same evaluation at γ = 1 beside it (``at_
 and control effect), so the card's control-effect table shows what guidance adds on the same
 examples, and the pasted and Lead-k rows keep any gain honest. The report says how it was generated
 (``generation``: γ, constraints, beams). ``--save-default-guidance`` makes γ the checkpoint's default,
-kept in its generation config (:func:`variants.seq2seq.save_default_guidance`).
+kept in its generation config (:func:`variants.seq2seq.save_default_strength`).
 
 ``--guidance-sweep 1 1.5 2 3`` evaluates the same examples at each γ (:func:`sweep`): per γ the metrics,
 the control effect with its interval, the shuffled, Lead-k and pasted rows, whether each control metric
@@ -35,7 +35,7 @@ def with_settings(
         if (guidance is not None and guidance != 1) or constraints:
             raise ValueError(f"{summarizer.name} is model-free: guidance and constraints apply to models only")
         return None
-    summarizer.settings = settings.but(guidance=guidance, constraints=constraints)
+    summarizer.settings = settings.but(control_strength=guidance, constraints=constraints)
     return summarizer.settings
 
 
@@ -49,8 +49,8 @@ def evaluate_guided(
     if settings is None:
         return report
     plain = None
-    if settings.guidance != 1:
-        summarizer.settings = settings.but(guidance=1.0)
+    if settings.control_strength != 1:
+        summarizer.settings = settings.but(control_strength=1.0)
         try:
             plain = evaluate_with_sensitivity(summarizer, records, data_file, batch_size, sensitivity)
         finally:
@@ -62,7 +62,7 @@ def beside_plain(report: dict, settings: GenerationSettings, plain: dict | None)
     """``report`` (made under ``settings``) with ``generation`` recorded and, when γ is not 1, ``plain``'s
     metrics and control sensitivity in ``at_guidance_1``: what the card's effect table shows side by side."""
     report["generation"] = settings.to_json()
-    if settings.guidance != 1 and plain is not None:
+    if settings.control_strength != 1 and plain is not None:
         report["at_guidance_1"] = {k: plain[k] for k in ("metrics", "control_sensitivity") if k in plain}
     return report
 
@@ -89,10 +89,10 @@ def sweep(
         # One record summarized untimed first: what a process loads once (WordNet for topic's tags, the
         # tokenizer's caches) would otherwise count against the first γ and lower every ratio to it.
         if records and values:
-            summarizer.settings = settings.but(guidance=values[0])
+            summarizer.settings = settings.but(control_strength=values[0])
             summarizer.summarize([records[0]["document"]], [records[0]["controls"]], batch_size=1)
         for guidance in tqdm(values, desc="guidance sweep", unit="γ"):
-            summarizer.settings = settings.but(guidance=guidance)
+            summarizer.settings = settings.but(control_strength=guidance)
             report = (known or {}).get(guidance) or evaluate_with_sensitivity(
                 summarizer, records, data_file, batch_size
             )
@@ -124,7 +124,7 @@ def sweep(
         "control_metrics": list(summarizer.variant.evaluation.control_metrics),
         "lower_is_better": sorted(summarizer.variant.evaluation.lower_is_better),
         "generation": settings.to_json(),
-        "default_guidance": settings.guidance,
+        "default_guidance": settings.control_strength,
         "sweep": rows,
     }, reports
 

@@ -16,9 +16,6 @@ and ``benchmarks/store_latency.py`` measure speed and agreement with fp32).
 from __future__ import annotations
 
 import contextlib
-import copy
-import math
-import weakref
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -26,18 +23,26 @@ from typing import Any
 
 import torch
 from tokenizers import AddedToken
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, LogitsProcessorList, StoppingCriteriaList
-from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
+from metrics.text import sentences
 
 from .base import Prepared, Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
-from .constraints import HardConstraints, constraint_kwargs
-from .guidance import EncoderDecoderGuidance, PairedCache, check_guidance, takes_own_cache
+from .decoding import (
+    OLD_STRENGTH_FIELDS,
+    STRENGTH_FIELD,
+    DecodingRules,
+    check_strength,
+    decoder_room,  # noqa: F401  (callers name it here)
+    generate,
+    read_strength,
+)
 from .postprocess import postprocess
+from .speedups import SPEEDUPS, BeamSearchCache, Int8WeightLinear, LMHead, fast_lm_head, int8_copy, int8_weights_copy  # noqa: F401  (callers name them here)  # noqa: F401  (callers name them here)
 
 DTYPES = ("auto", "bfloat16", "float32", "int8", "int8-weights")
-GUIDANCE_FIELD = "control_guidance"  # generation_config.json (and steersum.json): the model's default γ
+GUIDANCE_FIELD = STRENGTH_FIELD  # the old name of the field: the model's default control strength
 
 
 @dataclass(frozen=True)
@@ -55,11 +60,11 @@ class GenerationSettings:
     says so generates this way. On a GPU the weights' own dtype rules (:func:`load_seq2seq` loads
     bf16 there).
 
-    ``guidance``: the control strength γ of classifier-free guidance (:mod:`variants.guidance`), 1 for
-    plain generation (exactly today's outputs), up to 10; a checkpoint's default is its generation
-    config's ``control_guidance`` (:func:`save_default_guidance`). ``constraints``: enforce the
-    controls that are a number or a list (a length bin, keywords) in the decoder
-    (:mod:`variants.constraints`), for variants that declare them.
+    ``control_strength``: γ of classifier-free guidance (:mod:`variants.decoding`; ``guidance_scale`` at
+    ``generate``), 1 for plain generation, up to 10; a checkpoint's default is its generation config's
+    ``control_strength`` (:func:`save_default_strength`). ``constraints``: apply the variant's decoding
+    rules (:class:`variants.decoding.DecodingRules`: a length bin, keywords, preferred sentences), for
+    variants that declare them; false: the model alone.
     """
 
     num_beams: int = 4
@@ -67,11 +72,11 @@ class GenerationSettings:
     early_stopping: bool = True
     batch_size: int = 8
     dtype: str = "float32"
-    guidance: float = 1.0
+    control_strength: float = 1.0
     constraints: bool = False
 
     def __post_init__(self):
-        object.__setattr__(self, "guidance", check_guidance(self.guidance))
+        object.__setattr__(self, "control_strength", check_strength(self.control_strength))
         if not isinstance(self.constraints, bool):
             raise ValueError(f"generation constraints must be true or false, got {self.constraints!r}")
         if self.dtype not in DTYPES:
@@ -86,15 +91,20 @@ class GenerationSettings:
         given = {
             "max_new_tokens": int(record.get("max_target_length", cls.max_new_tokens)),
             "num_beams": int(record.get("num_beams", cls.num_beams)),
-            "guidance": record.get(GUIDANCE_FIELD, cls.guidance),
+            "control_strength": read_strength(record, cls.control_strength),
             "constraints": bool(record.get("constraints", cls.constraints)),
             "dtype": record.get("dtype", cls.dtype),
         }
-        return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
+        return cls(**{**given, **{k: v for k, v in renamed(overrides).items() if v is not None}})
 
     def but(self, **changes: Any) -> GenerationSettings:
-        """A copy with the given (non-None) fields changed."""
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+        """A copy with the given (non-None) fields changed (``guidance``, the old name, sets the strength)."""
+        return replace(self, **{k: v for k, v in renamed(changes).items() if v is not None})
+
+    @property
+    def guidance(self) -> float:
+        """The old name of :attr:`control_strength`."""
+        return self.control_strength
 
     def generate_kwargs(self) -> dict:
         """The keyword arguments of ``model.generate``."""
@@ -126,6 +136,15 @@ class GenerationSettings:
         return asdict(self)
 
 
+def renamed(fields: dict) -> dict:
+    """Settings fields with the old name of the control strength (``guidance``) read as ``control_strength``."""
+    fields = dict(fields)
+    if "guidance" in fields:
+        old = fields.pop("guidance")
+        fields.setdefault("control_strength", old)
+    return fields
+
+
 @lru_cache(maxsize=1)
 def cpu_has_bf16() -> bool:
     """Whether this CPU computes bf16 natively (AVX512-BF16 or AMX); without it bf16 is emulated and slow."""
@@ -137,71 +156,6 @@ def cpu_has_bf16() -> bool:
     except OSError:
         return False
     return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
-_INT8_COPIES: weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module] = weakref.WeakKeyDictionary()
-
-
-def int8_copy(model: torch.nn.Module) -> torch.nn.Module:
-    """A copy of ``model`` whose Linear layers (the LM head included) compute in int8: weights quantized
-    once, activations per call with one scale per tensor (PyTorch's dynamic quantization, VNNI kernels
-    on x86), so a summary can change with its batch-mates. Built on first use and kept as long
-    as ``model`` lives; ``model`` itself is untouched. ``benchmarks/generation.py`` reports the token
-    agreement with fp32 and the scores of both. (``torch.ao.quantization`` is deprecated in favour of
-    torchao but present in the pinned torch.)"""
-    if model not in _INT8_COPIES:
-        _INT8_COPIES[model] = torch.ao.quantization.quantize_dynamic(
-            copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8
-        ).eval()
-    return _INT8_COPIES[model]
-
-
-_INT8_MM = torch.ops.aten._weight_int8pack_mm.default  # the overload itself: no lookup per call
-
-
-class Int8WeightLinear(torch.nn.Module):
-    """A Linear layer whose weight is held as int8 with one scale per output row (symmetric, the
-    store's compact format) and multiplied by PyTorch's int8 weight-only kernel
-    (``aten._weight_int8pack_mm``, as gpt-fast and torchao use it), activations in bf16, output back in
-    the input's dtype. A decoding step multiplies two rows (a request's beams) by every weight, so it
-    waits on reading the weights: a quarter of the bytes of fp32. One thread, two rows: 21 µs for a
-    384 × 384 weight against ``F.linear``'s 76 µs fp32 (``docs/log.md``). At 16 rows and more the
-    kernel is compute-bound and no faster, so batched evaluation gains nothing."""
-
-    def __init__(self, linear: torch.nn.Linear):
-        super().__init__()
-        weight = linear.weight.detach().float()
-        scale = (weight.abs().amax(dim=1) / 127).clamp_min(torch.finfo(torch.float32).tiny)
-        self.register_buffer("weight_int8", torch.round(weight / scale[:, None]).to(torch.int8))
-        self.register_buffer("scale", scale.to(torch.bfloat16))
-        self.bias = None if linear.bias is None else torch.nn.Parameter(linear.bias.detach().float().clone(), False)
-        self.out_features = linear.out_features
-
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        out = _INT8_MM(hidden.reshape(-1, hidden.shape[-1]).to(torch.bfloat16), self.weight_int8, self.scale)
-        out = out.view(*hidden.shape[:-1], self.out_features)
-        # adding an fp32 bias promotes the bf16 product exactly, as converting it first would: one op less
-        return out.to(hidden.dtype) if self.bias is None else out + self.bias
-
-
-_INT8_WEIGHTS_COPIES: weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module] = weakref.WeakKeyDictionary()
-
-
-def int8_weights_copy(model: torch.nn.Module) -> torch.nn.Module:
-    """A copy of ``model`` whose decoder Linear layers and LM head are :class:`Int8WeightLinear`: what
-    each decoding step reads. The encoder runs once per request and stays as it is. Built on first
-    use and kept as long as ``model`` lives; ``model`` itself is untouched."""
-    if model not in _INT8_WEIGHTS_COPIES:
-        quantized = copy.deepcopy(model).eval()
-        for module in list(quantized.get_decoder().modules()):
-            for name, child in list(module.named_children()):
-                if type(child) is torch.nn.Linear:
-                    setattr(module, name, Int8WeightLinear(child))
-        head = quantized.get_output_embeddings()
-        if type(head) is torch.nn.Linear:
-            quantized.set_output_embeddings(Int8WeightLinear(head))
-        _INT8_WEIGHTS_COPIES[model] = quantized
-    return _INT8_WEIGHTS_COPIES[model]
 
 
 def pick_device(device: str | None = None) -> str:
@@ -220,37 +174,6 @@ def load_seq2seq(path: str | Path, device: str | None = None, **kwargs: Any):
     if model is None:
         model = AutoModelForSeq2SeqLM.from_pretrained(path, dtype=dtype, **kwargs)
     return model.to(dtype).to(device).eval(), tokenizer
-
-
-class LMHead(torch.nn.Linear):
-    """The LM head's product taken as ``(W @ xᵀ)ᵀ``: the same numbers as ``nn.Linear``, faster for the few
-    rows of a decoding step. On a CPU, ``F.linear`` with one to three rows (a request's beams) takes MKL's
-    slow path: 9.1 ms for two rows of MiniLM-BART's 30,524 × 384 head on one thread, against 4.0 ms for
-    the same product written ``W @ xᵀ`` (a tall matrix times a thin one); at 16 rows it is not slower
-    (11.0 ms against 12.3). Outputs change only by float summation order: the stored models write the
-    same summaries. ``benchmarks/store_latency.py`` times whole requests both ways."""
-
-    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
-        rows = hidden.reshape(-1, hidden.shape[-1])
-        logits = (self.weight @ rows.t()).t().reshape(*hidden.shape[:-1], self.out_features)
-        return logits if self.bias is None else logits + self.bias
-
-
-@contextlib.contextmanager
-def fast_lm_head(model):
-    """``model``'s LM head computes with :class:`LMHead`'s product inside the block, as plain ``nn.Linear``
-    outside it: only the class of the one module changes, so the head keeps its weight, the weight its
-    ties, and the model its state dict; what a caller sees or saves is a standard model. A head that is
-    not a plain linear layer (a peft wrapper) is left as it is."""
-    head = model.get_output_embeddings()
-    if type(head) is not torch.nn.Linear:
-        yield
-        return
-    head.__class__ = LMHead
-    try:
-        yield
-    finally:
-        head.__class__ = torch.nn.Linear
 
 
 def tokenize(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[list[list[int]], list[bool]]:
@@ -297,7 +220,7 @@ class Seq2SeqSummarizer(Summarizer):
         if generation_config is not None:
             generation_config.use_cache = True
         self.max_source_length = int(record.get("max_source_length", 1024))
-        self.settings = GenerationSettings.from_record({**record, GUIDANCE_FIELD: default_guidance(model, record)})
+        self.settings = GenerationSettings.from_record({**record, STRENGTH_FIELD: default_strength(model, record)})
 
     @property
     def generation(self) -> dict:
@@ -334,24 +257,13 @@ class Seq2SeqSummarizer(Summarizer):
         return summaries
 
 
-class BeamSearchCache(EncoderDecoderCache):
-    """``generate``'s cache for beam search, less one copy per step. Beam search reorders the beams of
-    each example among themselves, and those beams share one encoder row (repeated for each beam), so
-    their cross-attention states are equal and reordering them changes no value; only the
-    self-attention cache is reordered. transformers reorders both: for a 400-word article that copy
-    (rows x source length x d_model, keys and values, every layer, every step) took 0.16 s of a 2.1 s
-    request on one thread (profiled; ``benchmarks/store_latency.py`` times the serving changes together).
-    :class:`variants.guidance.EncoderDecoderGuidance` treats its own cache the same way."""
-
-    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
-        self.self_attention_cache.reorder_cache(beam_idx)
-
-
 class Steering:
-    """What a batch's ``generate`` call is given besides its inputs: the settings' keyword arguments,
-    the guidance processor over the examples' control-free inputs (when γ ≠ 1 and some input differs
-    from its control-free one) and the hard constraints (when the settings ask and the variant has
-    some), for the rows of a batch."""
+    """What a batch's ``generate`` call (:func:`variants.decoding.generate`) is given besides its inputs: the
+    settings' keyword arguments, the control strength with the examples' control-free inputs (when γ ≠ 1
+    and some input differs from its control-free one), the decoding rules (when the settings ask and the
+    variant has some) and the speed-ups (:mod:`variants.speedups`), for the rows of a batch."""
+
+    speedups = SPEEDUPS  # None: the plain path an exported repo runs (the same summaries, more slowly)
 
     def __init__(
         self,
@@ -365,14 +277,14 @@ class Steering:
         variant, method, assets = summarizer.variant, summarizer.method, summarizer.assets
         self.unconditional = self.unconditional_ids = None
         self.differs = [False] * len(documents)
-        if settings.guidance != 1:
+        if settings.control_strength != 1:
             self.unconditional = [variant.unconditional(d, method, assets) for d in documents]
             self.unconditional_ids, _ = tokenize(
                 summarizer.tokenizer, self.unconditional, summarizer.max_source_length
             )
             self.differs = [u.text != p.text or u.extra != p.extra for u, p in zip(self.unconditional, prepared)]
-        self.constraints = (
-            [variant.constraints(c, assets) or HardConstraints() for c in controls] if settings.constraints else None
+        self.rules = (
+            [variant.constraints(c, assets) or DecodingRules() for c in controls] if settings.constraints else None
         )
 
     def unconditional_batch(self, rows: list[int], device) -> dict[str, torch.Tensor] | None:
@@ -385,49 +297,6 @@ class Steering:
         )
         return {k: v.to(device) for k, v in batch.items()}
 
-    def generate_kwargs(
-        self,
-        model,
-        rows: list[int],
-        generation: dict,
-        encoder_outputs: Any = None,
-        attention_mask: torch.Tensor | None = None,
-    ) -> tuple[dict, EncoderDecoderGuidance | None]:
-        """``generate`` keyword arguments for ``rows``, and the guidance processor whose control-free rows
-        are decoded beside ``generate``'s own (None: no guidance, or it runs a pass of its own). A caller
-        that has the control-free encoder outputs already (a persona model's article states) gives them,
-        with their ``attention_mask``."""
-        kwargs = {**self.settings.generate_kwargs(), **generation}
-        processors = list(kwargs.pop("logits_processor", None) or [])
-        stopping = list(kwargs.pop("stopping_criteria", None) or [])
-        inputs = self.unconditional_batch(rows, model.device) if encoder_outputs is None else None
-        paired = None
-        if inputs is not None or (encoder_outputs is not None and any(self.differs[i] for i in rows)):
-            guidance = EncoderDecoderGuidance(
-                model, self.settings.guidance, inputs, encoder_outputs=encoder_outputs, attention_mask=attention_mask
-            )
-            processors.append(guidance)
-            paired = guidance if guidance.pairs(model) else None
-        if paired is not None:
-            kwargs["past_key_values"] = PairedCache(DynamicCache(), DynamicCache())
-        elif kwargs.get("num_beams", 1) > 1 and takes_own_cache(model):
-            kwargs.setdefault("past_key_values", BeamSearchCache(DynamicCache(), DynamicCache()))
-        if self.constraints is not None:
-            extra = constraint_kwargs(
-                self.summarizer.tokenizer,
-                [self.constraints[i] for i in rows],
-                [self.documents[i] for i in rows],
-                kwargs["max_new_tokens"],
-            )
-            processors += extra.get("logits_processor", [])
-            stopping += extra.get("stopping_criteria", [])
-            kwargs["max_new_tokens"] = min(extra.get("max_new_tokens", kwargs["max_new_tokens"]), decoder_room(model))
-        if processors:
-            kwargs["logits_processor"] = LogitsProcessorList(processors)
-        if stopping:
-            kwargs["stopping_criteria"] = StoppingCriteriaList(stopping)
-        return kwargs, paired
-
     def generate(
         self,
         model,
@@ -437,21 +306,33 @@ class Steering:
         encoder_outputs: Any = None,
         attention_mask: torch.Tensor | None = None,
     ) -> torch.Tensor:
-        """``model.generate(**inputs)`` for the batch of ``rows`` with :meth:`generate_kwargs`, the LM head
-        computed as :class:`LMHead` and, under guidance, each row decoded beside its control-free twin in
-        one pass (:meth:`variants.guidance.EncoderDecoderGuidance.alongside`)."""
+        """:func:`variants.decoding.generate` for the batch of ``rows``: the settings' keyword arguments, the
+        control strength and the decoding rules, with the speed-ups. A caller that has the control-free
+        encoder outputs already (a persona model's article states) gives them, with their ``attention_mask``."""
         if encoder_outputs is None:
             inputs, encoder_outputs, attention_mask = self.encode_once(model, rows, inputs)
-        kwargs, paired = self.generate_kwargs(model, rows, generation, encoder_outputs, attention_mask)
-        with fast_lm_head(model), paired.alongside(model) if paired is not None else contextlib.nullcontext():
-            return model.generate(**inputs, **kwargs)
+        differs = encoder_outputs is not None and any(self.differs[i] for i in rows)
+        return generate(
+            model,
+            **inputs,
+            **{**self.settings.generate_kwargs(), **generation},
+            guidance_scale=self.settings.control_strength,
+            unconditional=self.unconditional_batch(rows, model.device) if encoder_outputs is None else None,
+            unconditional_encoder_outputs=encoder_outputs if differs else None,
+            unconditional_attention_mask=attention_mask if differs else None,
+            decoding_rules=None if self.rules is None else [self.rules[i] for i in rows],
+            documents=[self.documents[i] for i in rows],
+            tokenizer=self.summarizer.tokenizer,
+            split_sentences=sentences,
+            speedups=self.speedups,
+        )
 
     def encode_once(self, model, rows: list[int], inputs: dict) -> tuple[dict, Any, torch.Tensor | None]:
         """Under guidance, the source encoded once for a batch and its control-free twins when only what
-        travels beside the source differs (GSum's guidance, TDSum's scores) and the model's source
-        encoding reads the source alone (``encodes_source_alone``): ``generate``'s inputs as its encoder
-        outputs, and the twins' encoder outputs and mask (docs/log.md has what the
-        twins' own encoder pass cost). Otherwise ``(inputs, None, None)``: nothing changes."""
+        travels beside the source differs (GSum's signal, TDSum's scores) and the model's source encoding
+        reads the source alone (``encodes_source_alone``): ``generate``'s inputs as its encoder outputs, and
+        the twins' encoder outputs and mask (``docs/log.md`` has what the twins' own encoder pass cost).
+        Otherwise ``(inputs, None, None)``: nothing changes."""
         encoder = model.get_encoder()
         twins = (
             self.unconditional_batch(rows, model.device) if getattr(encoder, "encodes_source_alone", False) else None
@@ -467,46 +348,44 @@ class Steering:
         )
 
 
-def decoder_room(model) -> int | float:
-    """The most tokens the decoder can write after its start token: a model with learned positions
-    (BART's ``max_position_embeddings``) has no position past them, so a length bin's token budget (the
-    open last bin asks for 201+ words) is capped there; unbounded for relative positions (T5)."""
-    limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
-    return limit - 1 if isinstance(limit, int) else math.inf
+def default_strength(model, record: dict) -> float:
+    """A checkpoint's default control strength: its generation config's ``control_strength`` (or
+    ``control_guidance``, its older name), else its record's, else 1 (plain generation)."""
+    value = read_strength(getattr(model, "generation_config", None))
+    return check_strength(value if value is not None else read_strength(record, 1.0))
 
 
-def default_guidance(model, record: dict) -> float:
-    """A checkpoint's default control strength: its generation config's ``control_guidance``, else its
-    record's, else 1 (plain generation)."""
-    value = getattr(getattr(model, "generation_config", None), GUIDANCE_FIELD, None)
-    return check_guidance(value if value is not None else record.get(GUIDANCE_FIELD, 1.0))
-
-
-def save_default_guidance(path: str | Path, guidance: float) -> None:
-    """Make ``guidance`` a checkpoint folder's default control strength: written to its
-    ``generation_config.json`` (where ``from_pretrained`` users and the Space read it) and its record."""
+def save_default_strength(path: str | Path, strength: float) -> None:
+    """Make ``strength`` a checkpoint folder's default control strength: written to its
+    ``generation_config.json`` (where ``from_pretrained`` users, its ``generate`` and the Space read it) and
+    its record, under :data:`variants.decoding.STRENGTH_FIELD` (an older name is dropped)."""
     from transformers import GenerationConfig
 
-    guidance, path = check_guidance(guidance), Path(path)
+    strength, path = check_strength(strength), Path(path)
     record = read_record(path)
     try:
         config = GenerationConfig.from_pretrained(path)
-    except (
-        OSError
-    ):  # no generation_config.json yet: an adapter's is its base's (what it generates with), else the default
+    except OSError:  # no generation_config.json yet: an adapter's is its base's (what it generates with)
         from store.adapters import base_folder, is_adapter
 
         base = base_folder(path) if is_adapter(path) else None
         config = GenerationConfig.from_pretrained(base) if base is not None else GenerationConfig()
-    setattr(config, GUIDANCE_FIELD, guidance)
+    for old in OLD_STRENGTH_FIELDS:
+        if hasattr(config, old):
+            delattr(config, old)
+    setattr(config, STRENGTH_FIELD, strength)
     # a config marked as derived from the model config is rebuilt from it on loading, which drops the field
     config._from_model_config = False
     config.save_pretrained(path)
-    write_record(path, {**record, GUIDANCE_FIELD: guidance})
+    record = {k: v for k, v in record.items() if k not in OLD_STRENGTH_FIELDS}
+    write_record(path, {**record, STRENGTH_FIELD: strength})
+
+
+default_guidance, save_default_guidance = default_strength, save_default_strength  # their old names
 
 
 def save_default_constraints(path: str | Path) -> None:
-    """Make a checkpoint folder generate with its variant's hard constraints unless told otherwise (its
+    """Make a checkpoint folder generate with its variant's decoding rules unless told otherwise (its
     record's ``constraints``, read into :class:`GenerationSettings`)."""
     write_record(path, {**read_record(path), "constraints": True})
 

@@ -109,10 +109,10 @@ def alone(entry):
     from dataclasses import replace
 
     from variants.base import read_record
-    from variants.seq2seq import GUIDANCE_FIELD
+    from variants.decoding import read_strength
 
     record = read_record(entry.location)
-    if not record.get("constraints") and float(record.get(GUIDANCE_FIELD) or 1.0) == 1.0:
+    if not record.get("constraints") and float(read_strength(record) or 1.0) == 1.0:
         return None
 
     def load(**kwargs):
