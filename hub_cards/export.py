@@ -484,15 +484,19 @@ def add_processor(out: Path, summarizer: Summarizer) -> None:
     """The variant's processor (remote code, its settings and files), so that ``AutoProcessor`` turns
     documents and controls into the model's inputs from the repo alone (:meth:`Variant.processor`), and
     ``postprocess.py`` beside it, with which its ``decode`` writes the text as SteerSum serves it."""
-    from variants import postprocess
+    from models.processing_base import DECODING_INPUTS
+    from variants import decoding, postprocess
 
     try:
         processor = summarizer.variant.processor(summarizer)
     except NotImplementedError:
         log.warning("variant '%s' has no processor: the repo ships none", summarizer.variant.id)
         return
+    processor.settings[DECODING_INPUTS] = True  # it gives custom_generate's control-free inputs and rules too
     processor.save_pretrained(out)
     shutil.copyfile(postprocess.__file__, out / "postprocess.py")
+    (out / "custom_generate").mkdir(exist_ok=True)  # the served decoding: model.generate under trust_remote_code
+    shutil.copyfile(decoding.__file__, out / "custom_generate" / "generate.py")
 
 
 def add_generation_config(out: Path, record: dict, summarizer: Any = None) -> None:

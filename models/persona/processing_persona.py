@@ -102,6 +102,8 @@ def persona_input(
 # Copied from models.processing_base
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
 PROCESSOR_FILE = "processor_config.json"
+# processor_config.json: the processor also gives what the repo's custom_generate/generate.py reads
+DECODING_INPUTS = "decoding_inputs"
 POSTPROCESS_FILE = "postprocess.py"  # SteerSum's postprocess, which an exported repo carries beside this file
 
 try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it
@@ -249,6 +251,8 @@ class SteerSumProcessor(ProcessorMixin):
         for key in prepared[0][1] if prepared else ():
             values = [extra[key] for _, extra, _ in prepared]
             batch[key] = torch.tensor(values) if return_tensors == "pt" else values
+        if self.settings.get(DECODING_INPUTS) and not unconditional:
+            self.add_decoding_inputs(batch, [d.strip() for d in documents], controls, prepared, return_tensors)
         self.notices = [
             notes
             + (
@@ -263,6 +267,31 @@ class SteerSumProcessor(ProcessorMixin):
                 logger.warning(note)
         self.documents = [document.strip() for document in documents]
         return batch
+
+    def rules(self, document: str, controls: dict):
+        """The decoding rules for one document and its checked controls, as ``generate`` reads them
+        (``custom_generate/generate.py``'s ``DecodingRules.from_json``: ``min_words``, ``max_words``,
+        ``keywords``, ``prefer``: true for every document sentence, ``prefer_bias``); None: none."""
+        return None
+
+    def add_decoding_inputs(self, batch, documents, controls, prepared, return_tensors) -> None:
+        """What the repo's ``generate`` reads besides the model's inputs: the control-free inputs of
+        classifier-free guidance (``unconditional_*``, when any document's differ from its controlled ones:
+        otherwise guidance changes nothing) and each document's decoding rules (``decoding_rules``)."""
+        free = [self.unconditional(document) for document in documents]
+        if any(f[0] != p[0] or f[1] != p[1] for f, p in zip(free, prepared)):
+            ids = self.tokenizer([text for text, _, _ in free], truncation=False)["input_ids"]
+            padded = self.tokenizer.pad(
+                {"input_ids": [cut(x, self.max_source_length) for x in ids]}, return_tensors=return_tensors
+            )
+            for key in ("input_ids", "attention_mask"):
+                batch[f"unconditional_{key}"] = padded[key]
+            for key in free[0][1]:
+                values = [extra[key] for _, extra, _ in free]
+                batch[f"unconditional_{key}"] = torch.tensor(values) if return_tensors == "pt" else values
+        rules = [self.rules(document, self.check(given)) for document, given in zip(documents, controls)]
+        if any(rule is not None for rule in rules):
+            batch["decoding_rules"] = [{**(rule or {}), "document": d} for rule, d in zip(rules, documents)]
 
     def batch_decode(self, sequences, documents=None, **kwargs):
         """Generated ids as text, each in its document's case and spacing with complete sentences, as

@@ -38,6 +38,7 @@ from transformers import AutoTokenizer, PreTrainedConfig, ProcessorMixin
 from transformers.utils import cached_file
 
 logger = logging.getLogger(__name__)
+DOCUMENT_PATH_BIAS = 2.0  # the decoder's bias along the document's sentences (SteerSum's variants.topic)
 
 TAG, TOPIC = "[TAG]", "[TOPIC]"
 SPACE_FILE, VECTORS_FILE, LEMMAS_FILE = "topic_space.json", "topic_space.npz", "topic_lemmas.json"
@@ -142,6 +143,8 @@ def unseen_notice(topic: str, topic_words: str | None) -> str:
 # Copied from models.processing_base
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
 PROCESSOR_FILE = "processor_config.json"
+# processor_config.json: the processor also gives what the repo's custom_generate/generate.py reads
+DECODING_INPUTS = "decoding_inputs"
 POSTPROCESS_FILE = "postprocess.py"  # SteerSum's postprocess, which an exported repo carries beside this file
 
 try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it
@@ -289,6 +292,8 @@ class SteerSumProcessor(ProcessorMixin):
         for key in prepared[0][1] if prepared else ():
             values = [extra[key] for _, extra, _ in prepared]
             batch[key] = torch.tensor(values) if return_tensors == "pt" else values
+        if self.settings.get(DECODING_INPUTS) and not unconditional:
+            self.add_decoding_inputs(batch, [d.strip() for d in documents], controls, prepared, return_tensors)
         self.notices = [
             notes
             + (
@@ -303,6 +308,31 @@ class SteerSumProcessor(ProcessorMixin):
                 logger.warning(note)
         self.documents = [document.strip() for document in documents]
         return batch
+
+    def rules(self, document: str, controls: dict):
+        """The decoding rules for one document and its checked controls, as ``generate`` reads them
+        (``custom_generate/generate.py``'s ``DecodingRules.from_json``: ``min_words``, ``max_words``,
+        ``keywords``, ``prefer``: true for every document sentence, ``prefer_bias``); None: none."""
+        return None
+
+    def add_decoding_inputs(self, batch, documents, controls, prepared, return_tensors) -> None:
+        """What the repo's ``generate`` reads besides the model's inputs: the control-free inputs of
+        classifier-free guidance (``unconditional_*``, when any document's differ from its controlled ones:
+        otherwise guidance changes nothing) and each document's decoding rules (``decoding_rules``)."""
+        free = [self.unconditional(document) for document in documents]
+        if any(f[0] != p[0] or f[1] != p[1] for f, p in zip(free, prepared)):
+            ids = self.tokenizer([text for text, _, _ in free], truncation=False)["input_ids"]
+            padded = self.tokenizer.pad(
+                {"input_ids": [cut(x, self.max_source_length) for x in ids]}, return_tensors=return_tensors
+            )
+            for key in ("input_ids", "attention_mask"):
+                batch[f"unconditional_{key}"] = padded[key]
+            for key in free[0][1]:
+                values = [extra[key] for _, extra, _ in free]
+                batch[f"unconditional_{key}"] = torch.tensor(values) if return_tensors == "pt" else values
+        rules = [self.rules(document, self.check(given)) for document, given in zip(documents, controls)]
+        if any(rule is not None for rule in rules):
+            batch["decoding_rules"] = [{**(rule or {}), "document": d} for rule, d in zip(rules, documents)]
 
     def batch_decode(self, sequences, documents=None, **kwargs):
         """Generated ids as text, each in its document's case and spacing with complete sentences, as
@@ -402,6 +432,11 @@ class TopicProcessor(SteerSumProcessor):
         """The document as is: no topic prepended, no word tagged; for ``emb`` the topic id that adds no
         embedding (``models.topic_bart.modeling_topic_bart.NO_TOPIC``)."""
         return (document, {"topic_ids": NO_TOPIC}, []) if self.settings["method"] == "emb" else (document, {}, [])
+
+    def rules(self, document: str, controls: dict):
+        """Every document sentence for the decoder to prefer, whatever the topic, as SteerSum's
+        ``variants.topic`` gives its decoder (bias :data:`DOCUMENT_PATH_BIAS`)."""
+        return {"prefer": True, "prefer_bias": DOCUMENT_PATH_BIAS}
 
     def prepare(self, document: str, controls: dict) -> tuple[str, dict, list[str]]:
         topic, method = controls["topic"], self.settings["method"]
