@@ -20,7 +20,7 @@ from variants import InputError
 
 from .inputs import parse_controls
 from .service import Service
-from .views import escape_markdown
+from .views import checks_markdown, escape_markdown
 
 VARIANT = "persona"
 
@@ -60,11 +60,16 @@ def compare_readers(
 
 
 def divergence_markdown(result: dict) -> str:
+    """The divergence of the two readers' summaries, each summary's text checks, then the notices."""
     d = result["divergence"]
     notices = sorted({n for r in result["readers"] for n in r["notices"]})
+    checks = [
+        checks_markdown(r["quality"], f"reader {side}") for side, r in zip("AB", result["readers"]) if r.get("quality")
+    ]
     return (
         f"**Divergence of the two summaries**: JSD {d['jsd']:.3f} (EGISES's word distributions, 0 = the same "
         f"words in the same proportions, 1 = nothing shared); 1 − ROUGE-L {d['one_minus_rouge_l']:.3f}."
+        + ("\n\n" + "\n".join(checks) if checks else "")
         + "".join(f"\n\n_{escape_markdown(n)}_" for n in notices)
     )
 
@@ -74,7 +79,7 @@ def reader_tab(service: Service, document: gr.Textbox, wrap: Callable[[Callable]
     ``wrap`` turns user mistakes into ``gr.Error`` (the app's ``user_errors``)."""
     readers = list(service.catalog.variant(VARIANT).controls_for(None)[0].choices)
     models = [e.model for e in service.catalog.models(VARIANT, available=True)]
-    model = gr.Dropdown(models, value="baseline", label="persona model")
+    model = gr.Dropdown(models, value=models[0] if models else None, label="persona model")  # best measured first
     sides = []
     with gr.Row():
         for label, default in (

@@ -60,9 +60,9 @@ def text_checks(quality: dict) -> list[tuple[bool, str]]:
     return checks
 
 
-def checks_markdown(quality: dict) -> str:
-    """The text checks as one line of the metrics panel, each marked passed (✓) or failed (✗)."""
-    return "- **text** — " + " · ".join(f"{'✓' if ok else '✗'} {words}" for ok, words in text_checks(quality))
+def checks_markdown(quality: dict, title: str = "text") -> str:
+    """The text checks as one line of a score panel, each marked passed (✓) or failed (✗)."""
+    return f"- **{title}** — " + " · ".join(f"{'✓' if ok else '✗'} {words}" for ok, words in text_checks(quality))
 
 
 def checks_cell(quality: dict | None) -> str:

@@ -97,3 +97,20 @@ def test_summarize_checks_the_summary_it_generated(service, document):
     assert result["quality"]["words"] == words and result["quality"]["length_in_bounds"] == int(51 <= words <= 100)
     assert result["quality"]["length_in_bounds"] == 1  # the baseline extracts within the bin
     assert set(GOOD) <= set(result["quality"])
+
+
+def test_the_readers_panel_shows_each_summarys_checks():
+    from space.readers import divergence_markdown
+
+    readers = [
+        {"summary": "a", "quality": GOOD, "notices": []},
+        {"summary": "b", "quality": {**GOOD, "ends_sentence": 0}, "notices": ["cut"]},
+    ]
+    text = divergence_markdown({"readers": readers, "divergence": {"jsd": 0.25, "one_minus_rouge_l": 0.5}})
+    lines = text.split("\n\n")
+    assert lines[0].startswith("**Divergence of the two summaries**: JSD 0.250")
+    assert lines[1].splitlines() == [
+        "- **reader A** — ✓ ends a sentence · ✓ no repeated 3-gram · ✓ every name and number in the document",
+        "- **reader B** — ✗ does not end a sentence · ✓ no repeated 3-gram · ✓ every name and number in the document",
+    ]
+    assert lines[2] == "_cut_"
