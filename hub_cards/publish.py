@@ -7,8 +7,8 @@ adapter's config), then the Space (``ORG/steersum``), whose catalog lists the va
 checked as a push would check it (:func:`hub_cards.push.check_folder`). Only when all of that has worked does
 anything go to the Hub (:func:`publish_store`): the models, then the Space with its catalog pinned to the
 commits just made. An export that fails stops the run before the first upload, so the Hub never holds
-half a store. ``--dry-run`` stops after the checks and says what would be pushed; the token is checked
-(``whoami``) but never printed.
+half a store. ``--dry-run`` stops after the checks and says what would be pushed, with no token and no
+network; otherwise the token is checked (``whoami``) before the first export, and never printed.
 """
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ def publish_store(
     the Space, its catalog pinned to the commits made. Returns ``{"models": {repo: revision or None},
     "space": url or None, "exported": {name: folder}}``. ``keep``: export into this folder (new or empty)
     and leave it there, instead of a temporary one."""
-    api = api or hub_api(token)  # the token first: no export is wasted on a push that cannot happen
+    if not dry_run:  # the token first: no export is wasted on a push that cannot happen
+        api = api or hub_api(token)
     with tempfile.TemporaryDirectory(prefix="steersum-store-") as tmp:
         out = Path(keep) if keep else Path(tmp)
         exported = export_store(out, org, index=index, hardware=hardware)

@@ -339,6 +339,21 @@ def test_cards_name_the_base_their_own_data_and_the_served_decoding(exported):
     assert "served with" not in tdsum and "as the snippet runs it" in tdsum  # no rules, γ = 1
 
 
+def test_the_base_resolves_from_the_cache_and_the_space_lists_the_models(exported, tiny_store, tmp_path, monkeypatch):
+    from huggingface_hub import SpaceCard
+
+    monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(exported["cache"]))  # offline: the cache alone
+    out = export_checkpoint(
+        tiny_store.parent / "models" / name("ccs"), tmp_path / "ccs", repo_id=repo("ccs"), base_model=repo("general")
+    )
+    assert json.loads((out / "adapter_config.json").read_text())["base_model_name_or_path"] == repo("general")
+    with pytest.raises(ExportError, match="not in the local Hugging Face cache"):
+        export_checkpoint(tiny_store.parent / "models" / name("ccs"), tmp_path / "x", base_model=f"{ORG}/elsewhere")
+    space = SpaceCard.load(exported["space"] / "README.md")
+    assert sorted(space.data.models) == sorted(repo(v) for v in ADAPTERS)
+    assert "baselines only" not in space.text and all(f"[{repo(v)}]" in space.text for v in ADAPTERS)
+
+
 def test_nothing_exported_names_a_machine_path(exported, tiny_store):
     import store
     from hub_cards.space import PACKAGES
@@ -411,7 +426,7 @@ def test_store_push_publishes_all_six_models_and_the_space_or_nothing(tiny_store
         with pytest.raises(SystemExit) as done:
             store_main(["push", ORG, "--dry-run", "--hub-token", token])
         dry = capsys.readouterr()
-        assert done.value.code == 0 and FakeHub.instances[-1].uploads == []  # checked, exported, nothing sent
+        assert done.value.code == 0 and FakeHub.instances == []  # exported and checked; no Hub asked, nothing sent
         assert set(json.loads(dry.out)["models"]) == {repo(v) for v in ["general", *ADAPTERS]}
         with pytest.raises(SystemExit) as done:
             store_main(["push", ORG, "--hub-token", token])
