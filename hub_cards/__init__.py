@@ -14,7 +14,7 @@ push it, and package the Space.
   filled from the variant object, ``steersum.json`` and ``eval_report.json``
 * :mod:`hub_cards.push`   checks a folder (card metadata, weights) and uploads it with ``HfApi``
 * :mod:`hub_cards.space`  the Space repo folder: app code, the packages it imports, requirements
-* :mod:`hub_cards.publish` ``python -m store push ORG``: the store's six models and the Space, each exported and
+* :mod:`hub_cards.publish` ``python -m hub_cards publish ORG``: the store's six models and the Space, each exported and
   checked before the first upload, so the Hub gets all of them or none
 * :mod:`hub_cards.zoo`    ``python -m training zoo --push-to-hub ORG``: the general summarizer, the variant
   models and the Space, its catalog pinned to the revisions pushed

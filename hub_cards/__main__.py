@@ -5,6 +5,11 @@
     python -m hub_cards push DIR --repo-id ORG/NAME [--private] [--revision BRANCH] [--commit-message MSG]
                              [--repo-type model|space] [--skip-load-check] [--hub-token TOKEN]
     python -m hub_cards space --out DIR [--catalog FILE] [--hardware cpu-basic]
+    python -m hub_cards publish ORG [--dry-run] [--private] [--hub-token TOKEN] [--out DIR]
+
+``publish`` exports the model store's six models and the Space, checks every folder, and only then
+uploads them (:mod:`hub_cards.publish`): one export that fails and nothing is pushed. ``--dry-run`` stops
+before the first upload; ``--out`` keeps the exported folders.
 
 The token comes from ``HF_TOKEN`` or the login cache (``hf auth login``) and is never printed; the
 Hub is asked to accept it before anything is sent.
@@ -13,12 +18,14 @@ Hub is asked to accept it before anything is sent.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import tempfile
 from pathlib import Path
 
 from .export import ExportError, export_checkpoint
+from .publish import publish_store
 from .push import REPO_TYPES, PushError, push_folder
 from .space import package_space
 
@@ -73,6 +80,13 @@ def main(argv: list[str] | None = None) -> None:
     space.add_argument("--out", required=True, help="the Space folder to write (new or empty)")
     space.add_argument("--catalog", help="model catalog JSON (default: space/catalog.json if present)")
     space.add_argument("--hardware", help="suggested_hardware (default: t4-small with models, else cpu-basic)")
+    publish = commands.add_parser("publish", help="the model store's six models and the Space, all or nothing")
+    publish.add_argument("org", help="the Hub user or organisation the repos go under")
+    publish.add_argument("--dry-run", action="store_true", help="export and check everything, upload nothing")
+    publish.add_argument("--private", action="store_true", help="create the repos private")
+    publish.add_argument("--hub-token", help="a token with write access (default: HF_TOKEN or the login cache)")
+    publish.add_argument("--out", help="export into this folder (new or empty) and keep it")
+    publish.add_argument("--hardware", help="the Space's suggested_hardware")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -99,6 +113,16 @@ def main(argv: list[str] | None = None) -> None:
                     token=args.hub_token,
                 )
             )
+        elif args.command == "publish":
+            published = publish_store(
+                args.org,
+                dry_run=args.dry_run,
+                private=args.private,
+                token=args.hub_token,
+                hardware=args.hardware,
+                keep=args.out,
+            )
+            print(json.dumps(published, indent=2))
         else:
             print(package_space(args.out, catalog=args.catalog, hardware=args.hardware))
     except (ExportError, PushError, ValueError, FileNotFoundError) as err:

@@ -1,4 +1,4 @@
-"""``python -m store push ORG``: the model store published as Hub repos, all of them or none.
+"""``python -m hub_cards publish ORG``: the model store published as Hub repos, all of them or none.
 
 Every stored model is exported first (:func:`export_store`): the general summarizer as
 ``ORG/steersum-general`` (fp16), then each variant model (``ORG/steersum-<name>``) naming it as its base

@@ -1,4 +1,4 @@
-"""The store published as a Hub user gets it: every stored model exported through ``python -m store push``'s
+"""The store published as a Hub user gets it: every stored model exported through ``python -m hub_cards publish``'s
 code path, from a tiny store written by :func:`training.storing.put` as the zoo writes the real one (an int8
 general summarizer and one int8 LoRA adapter per variant, each trained one step as an adapter: topic's and
 persona's with added control tokens, tdsum's and entity's on architectures that add modules to BART).
@@ -158,7 +158,7 @@ def tiny_store(tmp_path_factory, data_dir):
 
 @pytest.fixture(scope="module")
 def exported(tiny_store, tmp_path_factory):
-    """``folders`` (variant or ``general`` -> exported folder, as ``python -m store push`` exports them) and the
+    """``folders`` (variant or ``general`` -> exported folder, as ``python -m hub_cards publish`` exports them) and the
     Hub ``cache`` holding them."""
     from hub_cards.publish import export_store
 
@@ -413,25 +413,22 @@ def fake_hub(monkeypatch, tmp_path):
     monkeypatch.setattr(hub_constants, "HF_TOKEN_PATH", str(tmp_path / "no-login" / "token"))
 
 
-def test_store_push_publishes_all_six_models_and_the_space_or_nothing(tiny_store, fake_hub, tmp_path, capsys):
+def test_publish_pushes_all_six_models_and_the_space_or_nothing(tiny_store, fake_hub, tmp_path, capsys):
     import store
-    from store.__main__ import main as store_main
+    from hub_cards.__main__ import main as hub_main
 
     token = "hf_aTokenThatIsNeverPrinted"
     with pytest.raises(SystemExit) as done:
-        store_main(["push", ORG, "--dry-run", "--hub-token", token])
-    assert done.value.code == 1 and "the model store is empty" in capsys.readouterr().err  # conftest's empty store
+        hub_main(["publish", ORG, "--dry-run", "--hub-token", token])
+    assert "the model store is empty" in str(done.value.code)  # conftest's empty store: exits with the reason
     store.INDEX, committed = tiny_store, store.INDEX
     try:
-        with pytest.raises(SystemExit) as done:
-            store_main(["push", ORG, "--dry-run", "--hub-token", token])
+        hub_main(["publish", ORG, "--dry-run", "--hub-token", token])
         dry = capsys.readouterr()
-        assert done.value.code == 0 and FakeHub.instances == []  # exported and checked; no Hub asked, nothing sent
+        assert FakeHub.instances == []  # exported and checked; no Hub asked, nothing sent
         assert set(json.loads(dry.out)["models"]) == {repo(v) for v in ["general", *ADAPTERS]}
-        with pytest.raises(SystemExit) as done:
-            store_main(["push", ORG, "--hub-token", token])
+        hub_main(["publish", ORG, "--hub-token", token])
         out = capsys.readouterr()
-        assert done.value.code == 0, out.err
         uploads = FakeHub.instances[-1].uploads
         assert [u["repo_id"] for u in uploads][0] == repo("general")  # the base first: the adapters name it
         assert {u["repo_id"] for u in uploads[:-1]} == {repo(v) for v in ["general", *ADAPTERS]}
@@ -446,12 +443,13 @@ def test_store_push_publishes_all_six_models_and_the_space_or_nothing(tiny_store
         save_file({k: v for k, v in state.items() if not k.endswith(".int8_scale")}, str(broken))
         try:
             with pytest.raises(SystemExit) as done:
-                store_main(["push", ORG, "--hub-token", token])
+                hub_main(["publish", ORG, "--hub-token", token])
         finally:
             broken.write_bytes(kept)
         failed = capsys.readouterr()
-        assert done.value.code == 1 and FakeHub.instances[-1].uploads == []
-        assert f"{name('persona')}: not exported, so nothing is pushed" in failed.err
-        assert token not in dry.out + dry.err + out.out + out.err + failed.out + failed.err
+        assert FakeHub.instances[-1].uploads == []
+        assert f"{name('persona')}: not exported, so nothing is pushed" in str(done.value.code)
+        said = dry.out + dry.err + out.out + out.err + failed.out + failed.err + str(done.value.code)
+        assert token not in said
     finally:
         store.INDEX = committed
