@@ -10,6 +10,7 @@ import torch
 from transformers import BartForConditionalGeneration, LogitsProcessorList, T5ForConditionalGeneration
 
 import variants.seq2seq
+import variants.speedups
 from models import (
     GSumConfig,
     GSumForConditionalGeneration,
@@ -189,7 +190,7 @@ def test_the_cached_unconditional_pass_follows_the_beams(case, beams, paired, mo
         monkeypatch.setattr(EncoderDecoderGuidance, "pairs", lambda self, model: False)
     cached = ids_of(summarizer, controls, settings)
     monkeypatch.setattr(
-        variants.seq2seq, "EncoderDecoderGuidance", functools.partial(EncoderDecoderGuidance, use_cache=False)
+        variants.speedups.Speedups, "guidance_class", functools.partial(EncoderDecoderGuidance, use_cache=False)
     )
     assert ids_of(summarizer, controls, settings) == cached
 
@@ -494,7 +495,7 @@ def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_defau
         ]
     )
     report = json.loads(out.read_text())
-    assert report["generation"]["guidance"] == 2.0
+    assert report["generation"]["control_strength"] == 2.0
     assert set(report["at_guidance_1"]) == {"metrics", "control_sensitivity"}
     assert "at guidance 1 (plain generation)" in capsys.readouterr().out
     assert json.loads((model / "generation_config.json").read_text())["control_strength"] == 2.0

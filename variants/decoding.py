@@ -714,8 +714,10 @@ def generate(
     path (:mod:`variants.speedups`); the same outputs either way."""
     kwargs.pop("model", None)
     unconditional = dict(unconditional or {})
-    for key in [k for k in kwargs if k.startswith(UNCONDITIONAL) and k != f"{UNCONDITIONAL}encoder_outputs"]:
-        unconditional[key[len(UNCONDITIONAL) :]] = kwargs.pop(key)
+    for key in [k for k in kwargs if k.startswith(UNCONDITIONAL)]:
+        value = kwargs.pop(key)
+        if value is not None:  # a caller's None is no input (it would stand for the encoded inputs' mask)
+            unconditional[key[len(UNCONDITIONAL) :]] = value
     control_free_mask = None
     if unconditional_encoder_outputs is not None:
         control_free_mask = unconditional.pop("attention_mask", None)
