@@ -484,7 +484,7 @@ def add_processor(out: Path, summarizer: Summarizer) -> None:
     """The variant's processor (remote code, its settings and files), so that ``AutoProcessor`` turns
     documents and controls into the model's inputs from the repo alone (:meth:`Variant.processor`), and
     ``postprocess.py`` beside it, with which its ``decode`` writes the text as SteerSum serves it."""
-    from models.processing_base import DECODING_INPUTS
+    from models.processing_base import DECODING_INPUTS, SERVED_RULES
     from variants import decoding, postprocess
 
     try:
@@ -493,6 +493,7 @@ def add_processor(out: Path, summarizer: Summarizer) -> None:
         log.warning("variant '%s' has no processor: the repo ships none", summarizer.variant.id)
         return
     processor.settings[DECODING_INPUTS] = True  # it gives custom_generate's control-free inputs and rules too
+    processor.settings[SERVED_RULES] = bool(getattr(summarizer.settings, "constraints", False))  # as the Space serves
     processor.save_pretrained(out)
     shutil.copyfile(postprocess.__file__, out / "postprocess.py")
     (out / "custom_generate").mkdir(exist_ok=True)  # the served decoding: model.generate under trust_remote_code

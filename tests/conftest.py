@@ -205,8 +205,8 @@ def fresh_process_logits(tmp_path):
 def add_to_cache(cache: Path, repo_id: str, folder: Path) -> str:
     """``folder`` as ``hf download repo_id`` leaves it in ``cache``: blobs named by their hash, a snapshot
     of links to them at a revision, ``refs/main`` naming it. Returns the revision."""
-    files = sorted(p for p in folder.iterdir() if p.is_file())
-    revision = hashlib.sha1("".join(f"{p.name}:{p.stat().st_size}" for p in files).encode()).hexdigest()
+    files = sorted(p for p in folder.rglob("*") if p.is_file())  # custom_generate/generate.py too
+    revision = hashlib.sha1("".join(f"{p.relative_to(folder)}:{p.stat().st_size}" for p in files).encode()).hexdigest()
     base = cache / f"models--{repo_id.replace('/', '--')}"
     snapshot = base / "snapshots" / revision
     (base / "blobs").mkdir(parents=True, exist_ok=True)
@@ -214,7 +214,9 @@ def add_to_cache(cache: Path, repo_id: str, folder: Path) -> str:
     for path in files:
         blob = base / "blobs" / hashlib.sha256(path.read_bytes()).hexdigest()
         shutil.copyfile(path, blob)
-        (snapshot / path.name).symlink_to(os.path.relpath(blob, snapshot))
+        link = snapshot / path.relative_to(folder)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(os.path.relpath(blob, link.parent))
     (base / "refs").mkdir(exist_ok=True)
     (base / "refs" / "main").write_text(revision)
     return revision

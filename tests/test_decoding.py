@@ -88,6 +88,7 @@ def exported(summarizer, out: Path) -> Path:
     summarizer.model.save_pretrained(out)
     summarizer.tokenizer.save_pretrained(out)
     add_remote_code(out)
+    summarizer.settings = SERVED  # served with its rules: the processor gives them
     add_processor(out, summarizer)
     config = json.loads((out / "generation_config.json").read_text())
     config.update(num_beams=SERVED.num_beams, max_new_tokens=SERVED.max_new_tokens, early_stopping=True)

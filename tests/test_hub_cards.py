@@ -131,9 +131,14 @@ def test_export_lays_out_the_hub_repo(checkpoints, exported):
             "processing_topic_bart.py",
             "topic_lemmas.json",
         } <= names
-        # Pickles and training state stay behind (training wrote training_args.bin); no sub-folders.
+        # Pickles and training state stay behind (training wrote training_args.bin); one sub-folder: the decoding
         assert (checkpoints[method] / "training_args.bin").is_file() and "training_args.bin" not in names
-        assert all(p.is_file() and p.suffix not in (".bin", ".pt", ".pth", ".pkl") for p in folder.iterdir())
+        folders = [p.name for p in folder.iterdir() if p.is_dir()]
+        assert folders == ["custom_generate"] and [p.name for p in (folder / "custom_generate").iterdir()] == [
+            "generate.py"
+        ]
+        files = [p for p in folder.rglob("*") if p.is_file()]
+        assert all(p.suffix not in (".bin", ".pt", ".pth", ".pkl") for p in files)
     assert (exported["tag"] / "eval_report.json").is_file() and not (exported["emb"] / "eval_report.json").exists()
     config = json.loads((exported["emb"] / "config.json").read_text())
     assert config["auto_map"]["AutoModelForSeq2SeqLM"] == "modeling_topic_bart.TopicBartForConditionalGeneration"

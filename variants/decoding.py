@@ -34,6 +34,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -721,7 +722,11 @@ def generate(
     control_free_mask = None
     if unconditional_encoder_outputs is not None:
         control_free_mask = unconditional.pop("attention_mask", None)
-    strength = default_strength(model) if guidance_scale is None else check_strength(guidance_scale)
+    if guidance_scale is None:  # a generation config given to generate (an adapter repo's) outranks the model's
+        given = kwargs.get("generation_config")
+        strength = default_strength(model if given is None else SimpleNamespace(generation_config=given))
+    else:
+        strength = check_strength(guidance_scale)
     processors = list(kwargs.pop("logits_processor", None) or [])
     stopping = list(kwargs.pop("stopping_criteria", None) or [])
     guidance = None
@@ -739,7 +744,8 @@ def generate(
         if documents is None:
             documents = [r["document"] for r in decoding_rules]
         if tokenizer is None:
-            tokenizer = AutoTokenizer.from_pretrained(model.name_or_path)
+            # the tokenizer files only: the repo's processor code is not needed to split words into tokens
+            tokenizer = AutoTokenizer.from_pretrained(model.name_or_path, trust_remote_code=False)
         budget = kwargs.get("max_new_tokens") or model.generation_config.max_new_tokens or 128
         extra = rule_kwargs(tokenizer, rules, documents, budget, split_sentences)
         processors += extra.get("logits_processor", [])

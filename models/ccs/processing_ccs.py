@@ -59,6 +59,7 @@ HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revis
 PROCESSOR_FILE = "processor_config.json"
 # processor_config.json: the processor also gives what the repo's custom_generate/generate.py reads
 DECODING_INPUTS = "decoding_inputs"
+SERVED_RULES = "served_rules"  # whether the repo's model is served with its decoding rules (its record's constraints)
 POSTPROCESS_FILE = "postprocess.py"  # SteerSum's postprocess, which an exported repo carries beside this file
 
 try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it
@@ -244,6 +245,8 @@ class SteerSumProcessor(ProcessorMixin):
             for key in free[0][1]:
                 values = [extra[key] for _, extra, _ in free]
                 batch[f"unconditional_{key}"] = torch.tensor(values) if return_tensors == "pt" else values
+        if not self.settings.get(SERVED_RULES, True):  # served as the model alone: no rules to apply
+            return
         rules = [self.rules(document, self.check(given)) for document, given in zip(documents, controls)]
         if any(rule is not None for rule in rules):
             batch["decoding_rules"] = [{**(rule or {}), "document": d} for rule, d in zip(rules, documents)]
