@@ -29,7 +29,7 @@ def listing() -> int:
     return 1 if problems else 0
 
 
-def main(argv: list[str] | None = None) -> None:
+def main() -> None:
     sys.exit(listing())
 
 

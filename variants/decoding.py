@@ -34,7 +34,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from types import SimpleNamespace
 from typing import Any
 
 import torch
@@ -704,7 +703,8 @@ def generate(
 ) -> torch.Tensor:
     """``model.generate(*args, **kwargs)`` with the control strength and the decoding rules as logits processors.
 
-    ``guidance_scale``: the control strength γ (default: the model's, :func:`default_strength`); guidance
+    ``guidance_scale``: the control strength γ (default: that of the ``generation_config`` given, else the
+    model's, as :func:`default_strength` reads it); guidance
     needs the control-free inputs, ``unconditional`` (a dict of encoder inputs, or given as
     ``unconditional_input_ids``, ``unconditional_attention_mask``, ... keyword arguments, as a processor
     returns them) or their ``unconditional_encoder_outputs`` (with ``unconditional_attention_mask``).
@@ -722,11 +722,9 @@ def generate(
     control_free_mask = None
     if unconditional_encoder_outputs is not None:
         control_free_mask = unconditional.pop("attention_mask", None)
-    if guidance_scale is None:  # a generation config given to generate (an adapter repo's) outranks the model's
-        given = kwargs.get("generation_config")
-        strength = default_strength(model if given is None else SimpleNamespace(generation_config=given))
-    else:
-        strength = check_strength(guidance_scale)
+    # a generation config given to generate (an adapter repo's) outranks the model's, as in generate itself
+    config = kwargs.get("generation_config") or model.generation_config
+    strength = check_strength(read_strength(config, 1.0) if guidance_scale is None else guidance_scale)
     processors = list(kwargs.pop("logits_processor", None) or [])
     stopping = list(kwargs.pop("stopping_criteria", None) or [])
     guidance = None
@@ -746,7 +744,7 @@ def generate(
         if tokenizer is None:
             # the tokenizer files only: the repo's processor code is not needed to split words into tokens
             tokenizer = AutoTokenizer.from_pretrained(model.name_or_path, trust_remote_code=False)
-        budget = kwargs.get("max_new_tokens") or model.generation_config.max_new_tokens or 128
+        budget = kwargs.get("max_new_tokens") or config.max_new_tokens or 128
         extra = rule_kwargs(tokenizer, rules, documents, budget, split_sentences)
         processors += extra.get("logits_processor", [])
         stopping += extra.get("stopping_criteria", [])
