@@ -1,9 +1,7 @@
 """Test-wide settings: nothing may reach the network. Data comes from tests/fixtures (a tiny local
 mirror, so a plain clone passes); tests marked ``full_data`` need ../shared/data and skip without it."""
 
-import hashlib
 import os
-import shutil
 from pathlib import Path
 
 for var, value in {
@@ -16,6 +14,8 @@ for var, value in {
     os.environ.setdefault(var, value)
 
 import pytest  # noqa: E402
+
+from hub_cards.cache import add_to_cache  # noqa: E402,F401  (tests import it from here)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -200,23 +200,3 @@ def fresh_process_logits(tmp_path):
         return torch.load(tmp_path / "logits.pt"), run.stdout.strip()
 
     return logits
-
-
-def add_to_cache(cache: Path, repo_id: str, folder: Path) -> str:
-    """``folder`` as ``hf download repo_id`` leaves it in ``cache``: blobs named by their hash, a snapshot
-    of links to them at a revision, ``refs/main`` naming it. Returns the revision."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file())  # custom_generate/generate.py too
-    revision = hashlib.sha1("".join(f"{p.relative_to(folder)}:{p.stat().st_size}" for p in files).encode()).hexdigest()
-    base = cache / f"models--{repo_id.replace('/', '--')}"
-    snapshot = base / "snapshots" / revision
-    (base / "blobs").mkdir(parents=True, exist_ok=True)
-    snapshot.mkdir(parents=True)
-    for path in files:
-        blob = base / "blobs" / hashlib.sha256(path.read_bytes()).hexdigest()
-        shutil.copyfile(path, blob)
-        link = snapshot / path.relative_to(folder)
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(os.path.relpath(blob, link.parent))
-    (base / "refs").mkdir(exist_ok=True)
-    (base / "refs" / "main").write_text(revision)
-    return revision
