@@ -99,7 +99,7 @@ def test_committed_runtime_assets_rebuild_identically(full_data_dir, tmp_path):
         examples = build_examples()
     finally:
         sources.set_data_dir(None)
-    for name in ("tdsum_default/tfidf_vectorizer.json", "tiny_bpe.json"):
+    for name in ("tdsum_default/tfidf_vectorizer.json", "tiny_bpe.json", "common_words.txt"):
         assert (tmp_path / name).read_bytes() == (ASSETS / name).read_bytes(), name
     # The Unigram trainer's EM is not bit-reproducible (seen: log-probabilities up to 4e-4 apart, ties
     # reordered): the same pieces, with scores (log-probabilities around -5 to -15) within 1e-2.
@@ -123,3 +123,21 @@ def test_exported_space_serves_every_variant_from_a_bare_folder(tmp_path):
     env |= {"HF_HUB_OFFLINE": "1", "HOME": str(tmp_path), "NLTK_DATA": str(bare / "nltk_data")}
     summaries = smoke_space.run(["app.py"], bare, env=env)
     assert sorted(summaries) == sorted(REGISTRY) and all(s.strip() for s in summaries.values())
+
+
+def test_the_committed_common_words_are_wordfreqs_on_every_word_of_the_bundled_abstracts(data_dir):
+    # ccs's high-readability rule reads the committed list instead of wordfreq, so that an exported processor
+    # prefers the same sentences: on every word it can meet, both must say the same
+    from wordfreq import zipf_frequency
+
+    from metrics.text import WORD
+    from variants.ccs.baseline import COMMON_ZIPF, common_words, commonness
+
+    texts = [
+        r["source"] for name in ("train", "dev", "test") for r in read_jsonl(data_dir / "scitldr" / f"{name}.jsonl")
+    ]
+    tokens = {w.lower() for text in texts for w in WORD.findall(text) if w.isalpha()}
+    assert len(tokens) > 1000
+    assert {w for w in tokens if w in common_words()} == {w for w in tokens if zipf_frequency(w, "en") >= COMMON_ZIPF}
+    # a hand count: "the" and "results" are common (Zipf 7.7, 5.2), "heteroscedastic" is not
+    assert commonness(["The results.", "Heteroscedastic results", ""]) == [1.0, 0.5, 0.0]

@@ -4,10 +4,13 @@ the sentence ranking it shares with the decoder's sentence paths
 
 Neither may read what scores the summary, or pasting the scorer's favourites would pass for control:
 ΔFKGL is computed with :func:`metrics.ccs.fkgl`, the focus judge (:mod:`metrics.focus`) learned from
-sentence positions, and the focus targets were cut by the cue rule (:func:`metrics.focus.rule_focus`).
+sentence positions, and the focus targets were cut by the cue rule (:func:`metrics.focus_labels.rule_focus`).
 So the ranking uses one signal none of them reads, for ``high`` readability ("readable by laymen",
 CCSBench Sec. 3.1): sentences of common words, by the share of their words at least as frequent in
-general English as :data:`COMMON_ZIPF` (``wordfreq``'s Zipf scale: 4 is ten uses per million words).
+general English as :data:`COMMON_ZIPF` (``wordfreq``'s Zipf scale: 4 is ten uses per million words). Those
+words are committed as a list (``variants/assets/common_words.txt``, built by ``python -m variants.build_assets``
+from ``wordfreq``), so that the rule needs no word-frequency package and ships whole with an exported CCS
+processor, which prefers the same sentences.
 A lay reader stumbles on rare terms ("heteroscedastic" 0.0, "framework" 4.3, "results" 5.2), whatever
 the sentence's length. Of the signals tried on the ccs test set, the share of common words moved the
 baseline's ΔFKGL more than their mean frequency and less than word length in characters, which is
@@ -20,7 +23,9 @@ agreed with less often than a focus-blind extract did (docs/log.md): focus is le
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
+from pathlib import Path
 
 from metrics.ccs import BIN_WIDTH, keyword_success
 from metrics.text import STOPWORDS, WORD, sentences, stem, words
@@ -28,18 +33,51 @@ from metrics.text import STOPWORDS, WORD, sentences, stem, words
 from ..base import Baseline, Summary
 
 COMMON_ZIPF = 4.0  # a common word: at least 10 uses per million words of English
+COMMON_WORDS_FILE = Path(__file__).resolve().parent.parent / "assets" / "common_words.txt"
 
 
-def commonness(sentences: list[str]) -> list[float]:
-    """Each sentence's share of words with a Zipf frequency in English of at least :data:`COMMON_ZIPF`
-    (0 for a sentence without words)."""
-    from wordfreq import zipf_frequency
+def build_common_words() -> str:
+    """The text of :data:`COMMON_WORDS_FILE`: every alphabetic word of ``wordfreq``'s English list with a Zipf
+    frequency of at least :data:`COMMON_ZIPF`, one per line, most frequent first."""
+    from wordfreq import iter_wordlist, zipf_frequency
 
+    common = []
+    for word in iter_wordlist("en"):  # most frequent first
+        if zipf_frequency(word, "en") < COMMON_ZIPF:
+            break
+        if word.isalpha():
+            common.append(word)
+    return "\n".join(common) + "\n"
+
+
+@functools.lru_cache(maxsize=1)
+def common_words() -> frozenset[str]:
+    """The committed common words (:data:`COMMON_WORDS_FILE`)."""
+    return frozenset(COMMON_WORDS_FILE.read_text(encoding="utf-8").split())
+
+
+def common_shares(sentences: list[str], common: frozenset[str]) -> list[float]:
+    """Each sentence's share of words in ``common`` (0 for a sentence without words)."""
     out = []
     for sentence in sentences:
         tokens = [w.lower() for w in WORD.findall(sentence) if w.isalpha()]
-        out.append(sum(zipf_frequency(w, "en") >= COMMON_ZIPF for w in tokens) / len(tokens) if tokens else 0.0)
+        out.append(sum(w in common for w in tokens) / len(tokens) if tokens else 0.0)
     return out
+
+
+def common_half(document_sentences: list[str], common: frozenset[str]) -> list[str]:
+    """The more common-worded half of the sentences (at least the median one, see :func:`common_shares`), in
+    document order."""
+    if not document_sentences:
+        return []
+    shares = common_shares(document_sentences, common)
+    middle = sorted(shares, reverse=True)[(len(shares) - 1) // 2]
+    return [s for s, c in zip(document_sentences, shares) if c >= middle]
+
+
+def commonness(sentences: list[str]) -> list[float]:
+    """Each sentence's share of words with a Zipf frequency in English of at least :data:`COMMON_ZIPF`."""
+    return common_shares(sentences, common_words())
 
 
 def sentence_rank(sentences: list[str], readability: str | None) -> list[int]:
@@ -50,13 +88,9 @@ def sentence_rank(sentences: list[str], readability: str | None) -> list[int]:
 
 
 def preferred_sentences(document_sentences: list[str], readability: str | None) -> list[str]:
-    """The sentences to prefer for ``high`` readability, in document order: the more common-worded
-    half (at least the median sentence, see :func:`commonness`); none otherwise."""
-    if readability != "high" or not document_sentences:
-        return []
-    common = commonness(document_sentences)
-    middle = sorted(common, reverse=True)[(len(common) - 1) // 2]
-    return [s for s, c in zip(document_sentences, common) if c >= middle]
+    """The sentences to prefer for ``high`` readability: the more common-worded half (:func:`common_half`);
+    none otherwise. An exported CCS processor gives the same (``models/ccs/processing_ccs.py``)."""
+    return common_half(document_sentences, common_words()) if readability == "high" else []
 
 
 DEFAULT_LENGTH_BIN = 1  # the baseline's length when none is asked: 51-100 words, an abstract's size
