@@ -113,7 +113,7 @@ def beams_followed(summarizer, records) -> float:
     controlled input and ``generate``'s own log-probabilities: ~1e-6 when its cache follows the beams."""
     from transformers import LogitsProcessorList
 
-    from variants.seq2seq import encode
+    from variants.steering import encode
 
     variant, assets = summarizer.variant, summarizer.assets
     prepared = [

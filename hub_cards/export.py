@@ -483,7 +483,11 @@ def add_remote_code(out: Path) -> None:
 def add_processor(out: Path, summarizer: Summarizer) -> None:
     """The variant's processor (remote code, its settings and files), so that ``AutoProcessor`` turns
     documents and controls into the model's inputs from the repo alone (:meth:`Variant.processor`), and
-    ``postprocess.py`` beside it, with which its ``decode`` writes the text as SteerSum serves it."""
+    ``postprocess.py`` beside it, with which its ``decode`` writes the text as SteerSum serves it; and the
+    served decoding in ``custom_generate/``: ``variants/decoding.py`` as ``generate.py``, with the modules it
+    imports relatively beside it under their own names."""
+    from transformers.dynamic_module_utils import get_relative_import_files
+
     from models.processing_base import DECODING_INPUTS, SERVED_RULES
     from variants import decoding, postprocess
 
@@ -498,6 +502,9 @@ def add_processor(out: Path, summarizer: Summarizer) -> None:
     shutil.copyfile(postprocess.__file__, out / "postprocess.py")
     (out / "custom_generate").mkdir(exist_ok=True)  # the served decoding: model.generate under trust_remote_code
     shutil.copyfile(decoding.__file__, out / "custom_generate" / "generate.py")
+    # and the sibling modules it imports relatively, under their own names: transformers loads them with it
+    for sibling in get_relative_import_files(decoding.__file__):
+        shutil.copyfile(sibling, out / "custom_generate" / Path(sibling).name)
 
 
 def add_generation_config(out: Path, record: dict, summarizer: Any = None) -> None:

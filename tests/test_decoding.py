@@ -1,6 +1,7 @@
-"""variants/decoding.py, the one decoding module: the plain ``generate`` call (what an exported repo runs as
-``custom_generate/generate.py``) writes what the Space's faster path writes, and an exported folder's
-``AutoProcessor`` + ``AutoModelForSeq2SeqLM.generate`` + ``processor.decode`` gives the Space's summaries."""
+"""variants/decoding.py, the one decoding module (with the siblings it imports): the plain ``generate`` call
+(what an exported repo runs as ``custom_generate/generate.py``) writes what the Space's faster path writes, and an
+exported folder's ``AutoProcessor`` + ``AutoModelForSeq2SeqLM.generate`` + ``processor.decode`` gives the Space's
+summaries."""
 
 import ast
 import json
@@ -13,7 +14,8 @@ import torch
 from test_guidance import DOCS, ccs_case, entity_case, summarizer_of, tdsum_case, topic_case
 
 import variants.seq2seq
-from variants.decoding import STRENGTH_FIELD, DecodingRules, check_strength, default_strength, read_strength
+from variants.classifier_free_guidance import STRENGTH_FIELD, check_strength, default_strength, read_strength
+from variants.decoding_rules import DecodingRules
 from variants.seq2seq import GenerationSettings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,18 +32,37 @@ def texts(summarizer, controls, settings):
     return [s.text for s in summarizer.summarize(DOCS, controls, settings=settings)]
 
 
-def test_the_module_imports_torch_transformers_and_the_standard_library_only():
-    source = (ROOT / "variants" / "decoding.py").read_text(encoding="utf-8")
+def shipped() -> list[Path]:
+    """The decoding module and the sibling modules it imports relatively, as transformers finds them (the export
+    copies them into custom_generate/ under their own names)."""
+    from transformers.dynamic_module_utils import get_relative_import_files
+
+    return [
+        ROOT / "variants" / "decoding.py",
+        *map(Path, get_relative_import_files(ROOT / "variants" / "decoding.py")),
+    ]
+
+
+def test_the_modules_import_torch_transformers_the_standard_library_and_each_other_only():
+    files = shipped()
+    assert len(files) > 1 and all(f.parent == ROOT / "variants" for f in files)
     imported = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            imported |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "a relative import would not resolve in custom_generate/"
-            imported.add(node.module.split(".")[0])
+    for path in files:
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level:
+                # a sibling by name (``from .x import y``): what transformers copies beside generate.py
+                assert node.level == 1 and node.module, (
+                    f"{path.name}:{node.lineno} would not resolve in custom_generate/"
+                )
+                assert ROOT / "variants" / f"{node.module}.py" in files, f"{path.name}:{node.lineno}"
+            elif isinstance(node, ast.ImportFrom):
+                imported.add(node.module.split(".")[0])
+        assert "\nimport nltk" not in source and "\nfrom nltk" not in source, path.name
     # nltk only inside sentences(), for a rule that reads the document's sentences when none are given
     assert imported - set(sys.stdlib_module_names) == {"torch", "transformers", "nltk"}
-    assert "\nimport nltk" not in source and "\nfrom nltk" not in source
 
 
 @pytest.mark.parametrize(("variant_id", "method", "build"), CASES, ids=[c[0] for c in CASES])
@@ -107,7 +128,13 @@ def test_an_exported_folder_generates_what_the_space_serves(variant_id, method, 
         controls = [{**c, "readability": "normal"} for c in controls]
     # a folder name of its own: transformers caches remote code by the folder's name (HF_MODULES_CACHE)
     out = exported(summarizer, tmp_path / f"decoding-{variant_id}-{uuid.uuid4().hex[:12]}")
-    assert (out / "custom_generate" / "generate.py").read_text() == (ROOT / "variants" / "decoding.py").read_text()
+    # the shipped decoding is the source's: decoding.py as generate.py, its siblings under their own names
+    files = shipped()
+    assert sorted(p.name for p in (out / "custom_generate").iterdir()) == sorted(
+        ["generate.py", *(f.name for f in files[1:])]
+    )
+    assert (out / "custom_generate" / "generate.py").read_text() == files[0].read_text()
+    assert all((out / "custom_generate" / f.name).read_text() == f.read_text() for f in files[1:])
 
     processor = AutoProcessor.from_pretrained(out, trust_remote_code=True)
     model = AutoModelForSeq2SeqLM.from_pretrained(out, trust_remote_code=True)

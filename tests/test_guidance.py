@@ -25,7 +25,8 @@ from variants import get_variant
 from variants.guidance import EncoderDecoderGuidance, check_guidance, parent_rows
 from variants.postprocess import postprocess
 from variants.presets import tiny_bart_config, tiny_t5_config, tiny_t5_tokenizer, tiny_tokenizer
-from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer, encode, fast_lm_head, save_default_guidance
+from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer, fast_lm_head, save_default_guidance
+from variants.steering import encode
 
 DOCS = [
     "Shares in the bank rose after it said profits grew. Investors welcomed the news from London.",

@@ -134,8 +134,12 @@ def test_export_lays_out_the_hub_repo(checkpoints, exported):
         # Pickles and training state stay behind (training wrote training_args.bin); one sub-folder: the decoding
         assert (checkpoints[method] / "training_args.bin").is_file() and "training_args.bin" not in names
         folders = [p.name for p in folder.iterdir() if p.is_dir()]
-        assert folders == ["custom_generate"] and [p.name for p in (folder / "custom_generate").iterdir()] == [
-            "generate.py"
+        # the served decoding: decoding.py as generate.py, and the modules it imports under their own names
+        assert folders == ["custom_generate"] and sorted(p.name for p in (folder / "custom_generate").iterdir()) == [
+            "classifier_free_guidance.py",
+            "decoding_rules.py",
+            "generate.py",
+            "rule_processors.py",
         ]
         files = [p for p in folder.rglob("*") if p.is_file()]
         assert all(p.suffix not in (".bin", ".pt", ".pth", ".pkl") for p in files)

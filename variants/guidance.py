@@ -1,10 +1,11 @@
-"""The control strength's old module: classifier-free guidance now lives in :mod:`variants.decoding` (the
-processor, :class:`~variants.decoding.ClassifierFreeGuidance`, and ``generate``'s ``guidance_scale``) and
-its one-pass serving in :mod:`variants.speedups` (:class:`~variants.speedups.PairedGuidance`). The names
-below are the ones callers used here.
+"""The control strength's old module: classifier-free guidance now lives in
+:mod:`variants.classifier_free_guidance` (the processor, :class:`ClassifierFreeGuidance`, which
+:func:`variants.decoding.generate` applies at its ``guidance_scale``) and its one-pass serving in
+:mod:`variants.speedups` (:class:`~variants.speedups.PairedGuidance`). The names below are the ones callers
+used here.
 """
 
-from .decoding import (  # noqa: F401
+from .classifier_free_guidance import (  # noqa: F401
     CANDIDATES,
     CandidateHead,
     ClassifierFreeGuidance,
@@ -13,7 +14,7 @@ from .decoding import (  # noqa: F401
     head_replaced,
     parent_rows,
 )
-from .decoding import STRENGTH_RANGE as GUIDANCE_RANGE  # noqa: F401
-from .decoding import check_strength as check_guidance  # noqa: F401
+from .classifier_free_guidance import STRENGTH_RANGE as GUIDANCE_RANGE  # noqa: F401
+from .classifier_free_guidance import check_strength as check_guidance  # noqa: F401
 from .speedups import DECODER_INPUTS, PairedCache, SplitHead, pad_to, stack_outputs, stack_pair, takes_own_cache  # noqa: F401
 from .speedups import PairedGuidance as EncoderDecoderGuidance  # noqa: F401

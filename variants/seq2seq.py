@@ -1,8 +1,9 @@
 """Loading and batched generation shared by every variant whose model is a Hugging Face seq2seq model.
 
-A variant supplies ``prepare``; this module turns prepared inputs into padded batches (truncating
-sources that exceed the model's limit, with a notice), runs ``generate`` on GPU when there is one,
-and decodes, writing the text as the document writes its words (:mod:`variants.postprocess`).
+A variant supplies ``prepare``; this module loads the model and turns prepared inputs into padded batches
+(truncating sources that exceed the model's limit, with a notice), runs ``generate`` on GPU when there is
+one, and decodes, writing the text as the document writes its words (:mod:`variants.postprocess`); one
+batch's steps are :mod:`variants.steering`'s.
 
 How a model generates is one :class:`GenerationSettings` per summarizer (beams, new tokens, early
 stopping, batch size, dtype), read from the checkpoint's record: evaluation, the leaderboard and the
@@ -26,20 +27,12 @@ from tokenizers import AddedToken
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
-from metrics.text import sentences
 
-from .base import Prepared, Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
-from .decoding import (
-    OLD_STRENGTH_FIELDS,
-    STRENGTH_FIELD,
-    DecodingRules,
-    check_strength,
-    decoder_room,  # noqa: F401  (callers name it here)
-    generate,
-    read_strength,
-)
-from .postprocess import postprocess
-from .speedups import SPEEDUPS, BeamSearchCache, Int8WeightLinear, LMHead, fast_lm_head, int8_copy, int8_weights_copy  # noqa: F401  (callers name them here)  # noqa: F401  (callers name them here)
+from .base import Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
+from .classifier_free_guidance import OLD_STRENGTH_FIELDS, STRENGTH_FIELD, check_strength, read_strength
+from .decoding import decoder_room  # noqa: F401  (callers name it here)
+from .speedups import BeamSearchCache, Int8WeightLinear, LMHead, fast_lm_head, int8_copy, int8_weights_copy  # noqa: F401  (callers name them here)
+from .steering import Steering, decoded, pad, tokenize
 
 DTYPES = ("auto", "bfloat16", "float32", "int8", "int8-weights")
 GUIDANCE_FIELD = STRENGTH_FIELD  # the old name of the field: the model's default control strength
@@ -63,7 +56,7 @@ class GenerationSettings:
     ``control_strength``: γ of classifier-free guidance (:mod:`variants.decoding`; ``guidance_scale`` at
     ``generate``), 1 for plain generation, up to 10; a checkpoint's default is its generation config's
     ``control_strength`` (:func:`save_default_strength`). ``constraints``: apply the variant's decoding
-    rules (:class:`variants.decoding.DecodingRules`: a length bin, keywords, preferred sentences), for
+    rules (:class:`variants.decoding_rules.DecodingRules`: a length bin, keywords, preferred sentences), for
     variants that declare them; false: the model alone.
     """
 
@@ -176,37 +169,6 @@ def load_seq2seq(path: str | Path, device: str | None = None, **kwargs: Any):
     return model.to(dtype).to(device).eval(), tokenizer
 
 
-def tokenize(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[list[list[int]], list[bool]]:
-    """Token ids of prepared inputs; sources longer than ``max_source_length`` tokens are cut (keeping
-    the end-of-sequence token) and flagged, so callers can say so instead of failing."""
-    ids = tokenizer([p.text for p in prepared], truncation=False)["input_ids"]
-    truncated = [len(x) > max_source_length for x in ids]
-    return [x[: max_source_length - 1] + x[-1:] if cut else x for x, cut in zip(ids, truncated)], truncated
-
-
-def decoded(text: str, prepared: Prepared, truncated: bool, max_source_length: int, document: str) -> Summary:
-    """A generated text as a :class:`Summary` in the document's case and spacing, without a trailing
-    unfinished sentence (:func:`variants.postprocess.postprocess`), with the notices of its input (and
-    one if it was cut)."""
-    notices = list(prepared.notices)
-    if truncated:
-        notices.append(f"the input was longer than the model's limit of {max_source_length} tokens and was truncated")
-    return Summary(postprocess(text, document), notices)
-
-
-def pad(tokenizer, ids: list[list[int]], prepared: list[Prepared]) -> dict[str, torch.Tensor]:
-    batch = tokenizer.pad({"input_ids": ids}, return_tensors="pt")
-    for key in prepared[0].extra if prepared else ():
-        batch[key] = torch.tensor([p.extra[key] for p in prepared])
-    return dict(batch)
-
-
-def encode(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[dict[str, torch.Tensor], list[bool]]:
-    """A padded batch of prepared inputs (see :func:`tokenize`) and which of them were truncated."""
-    ids, truncated = tokenize(tokenizer, prepared, max_source_length)
-    return pad(tokenizer, ids, prepared), truncated
-
-
 class Seq2SeqSummarizer(Summarizer):
     """A trained checkpoint: ``prepare`` → ``encode`` → ``generate`` → decode, in batches."""
 
@@ -257,97 +219,6 @@ class Seq2SeqSummarizer(Summarizer):
         return summaries
 
 
-class Steering:
-    """What a batch's ``generate`` call (:func:`variants.decoding.generate`) is given besides its inputs: the
-    settings' keyword arguments, the control strength with the examples' control-free inputs (when γ ≠ 1
-    and some input differs from its control-free one), the decoding rules (when the settings ask and the
-    variant has some) and the speed-ups (:mod:`variants.speedups`), for the rows of a batch."""
-
-    speedups = SPEEDUPS  # None: the plain path an exported repo runs (the same summaries, more slowly)
-
-    def __init__(
-        self,
-        summarizer,
-        settings: GenerationSettings,
-        documents: list[str],
-        controls: list[dict],
-        prepared: list[Prepared],
-    ):
-        self.summarizer, self.settings, self.documents = summarizer, settings, documents
-        variant, method, assets = summarizer.variant, summarizer.method, summarizer.assets
-        self.unconditional = self.unconditional_ids = None
-        self.differs = [False] * len(documents)
-        if settings.control_strength != 1:
-            self.unconditional = [variant.unconditional(d, method, assets) for d in documents]
-            self.unconditional_ids, _ = tokenize(
-                summarizer.tokenizer, self.unconditional, summarizer.max_source_length
-            )
-            self.differs = [u.text != p.text or u.extra != p.extra for u, p in zip(self.unconditional, prepared)]
-        self.rules = (
-            [variant.constraints(c, assets) or DecodingRules() for c in controls] if settings.constraints else None
-        )
-
-    def unconditional_batch(self, rows: list[int], device) -> dict[str, torch.Tensor] | None:
-        """The control-free inputs of ``rows``, padded; ``None`` without guidance or when no row's
-        differs from its controlled input (guidance would then change nothing)."""
-        if self.unconditional is None or not any(self.differs[i] for i in rows):
-            return None
-        batch = pad(
-            self.summarizer.tokenizer, [self.unconditional_ids[i] for i in rows], [self.unconditional[i] for i in rows]
-        )
-        return {k: v.to(device) for k, v in batch.items()}
-
-    def generate(
-        self,
-        model,
-        rows: list[int],
-        generation: dict,
-        inputs: dict,
-        encoder_outputs: Any = None,
-        attention_mask: torch.Tensor | None = None,
-    ) -> torch.Tensor:
-        """:func:`variants.decoding.generate` for the batch of ``rows``: the settings' keyword arguments, the
-        control strength and the decoding rules, with the speed-ups. A caller that has the control-free
-        encoder outputs already (a persona model's article states) gives them, with their ``attention_mask``."""
-        if encoder_outputs is None:
-            inputs, encoder_outputs, attention_mask = self.encode_once(model, rows, inputs)
-        differs = encoder_outputs is not None and any(self.differs[i] for i in rows)
-        return generate(
-            model,
-            **inputs,
-            **{**self.settings.generate_kwargs(), **generation},
-            guidance_scale=self.settings.control_strength,
-            unconditional=self.unconditional_batch(rows, model.device) if encoder_outputs is None else None,
-            unconditional_encoder_outputs=encoder_outputs if differs else None,
-            unconditional_attention_mask=attention_mask if differs else None,
-            decoding_rules=None if self.rules is None else [self.rules[i] for i in rows],
-            documents=[self.documents[i] for i in rows],
-            tokenizer=self.summarizer.tokenizer,
-            split_sentences=sentences,
-            speedups=self.speedups,
-        )
-
-    def encode_once(self, model, rows: list[int], inputs: dict) -> tuple[dict, Any, torch.Tensor | None]:
-        """Under guidance, the source encoded once for a batch and its control-free twins when only what
-        travels beside the source differs (GSum's signal, TDSum's scores) and the model's source encoding
-        reads the source alone (``encodes_source_alone``): ``generate``'s inputs as its encoder outputs, and
-        the twins' encoder outputs and mask (``docs/log.md`` has what the twins' own encoder pass cost).
-        Otherwise ``(inputs, None, None)``: nothing changes."""
-        encoder = model.get_encoder()
-        twins = (
-            self.unconditional_batch(rows, model.device) if getattr(encoder, "encodes_source_alone", False) else None
-        )
-        if twins is None or not torch.equal(twins["input_ids"], inputs["input_ids"]):
-            return inputs, None, None
-        own = encoder(**inputs, return_dict=True)
-        control_free = encoder(**twins, source_states=own.last_hidden_state, return_dict=True)
-        return (
-            {"encoder_outputs": own, "attention_mask": inputs["attention_mask"]},
-            control_free,
-            twins["attention_mask"],
-        )
-
-
 def default_strength(model, record: dict) -> float:
     """A checkpoint's default control strength: its generation config's ``control_strength`` (or
     ``control_guidance``, its older name), else its record's, else 1 (plain generation)."""
@@ -358,7 +229,7 @@ def default_strength(model, record: dict) -> float:
 def save_default_strength(path: str | Path, strength: float) -> None:
     """Make ``strength`` a checkpoint folder's default control strength: written to its
     ``generation_config.json`` (where ``from_pretrained`` users, its ``generate`` and the Space read it) and
-    its record, under :data:`variants.decoding.STRENGTH_FIELD` (an older name is dropped)."""
+    its record, under :data:`variants.classifier_free_guidance.STRENGTH_FIELD` (an older name is dropped)."""
     from transformers import GenerationConfig
 
     strength, path = check_strength(strength), Path(path)

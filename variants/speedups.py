@@ -24,7 +24,7 @@ from torch import nn
 from transformers.cache_utils import DynamicCache, EncoderDecoderCache
 from transformers.utils import ModelOutput
 
-from .decoding import CandidateHead, ClassifierFreeGuidance, head_replaced
+from .classifier_free_guidance import CandidateHead, ClassifierFreeGuidance, head_replaced
 
 _INT8_COPIES: weakref.WeakKeyDictionary[torch.nn.Module, torch.nn.Module] = weakref.WeakKeyDictionary()
 
@@ -209,9 +209,9 @@ DECODER_INPUTS = (
 
 
 class PairedGuidance(ClassifierFreeGuidance):
-    """:class:`variants.decoding.ClassifierFreeGuidance` whose control-free rows are decoded beside
-    ``generate``'s own, in one forward pass (:meth:`alongside`), when the model allows it (:meth:`pairs`);
-    otherwise the plain processor's own pass. The same scores either way."""
+    """:class:`variants.classifier_free_guidance.ClassifierFreeGuidance` whose control-free rows are decoded
+    beside ``generate``'s own, in one forward pass (:meth:`alongside`), when the model allows it
+    (:meth:`pairs`); otherwise the plain processor's own pass. The same scores either way."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)

@@ -175,7 +175,7 @@ class PersonaSummarizer(Summarizer):
             return self.base.summarize(documents, controls, batch_size=batch_size, settings=settings, **generation)
         from transformers.modeling_outputs import BaseModelOutput
 
-        from ..seq2seq import Steering, decoded, encode
+        from ..steering import Steering, decoded, encode
 
         if len(documents) != len(controls):
             raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")

@@ -1,0 +1,194 @@
+"""The decoding rules: what one example's summary must satisfy or should prefer (:class:`DecodingRules`),
+and the text and token measures the rules' logits processors (:mod:`variants.rule_processors`) read.
+
+* Length: the summary's word count (whitespace words, as ``metrics.ccs.length_bins`` counts them) lands
+  in the bin. The processor rules out the end of sequence until the text has the bin's fewest words, and
+  once it has the most, every token that would start another word (the text can still end its last word
+  and its sentence). The token budget comes from a measured tokens-per-word of the source
+  (:func:`token_budget`).
+* Keywords: biased, and along the path of the document sentences that hold them (:func:`keyword_paths`);
+  forced only when the words left run out.
+* Preferred sentences (CCSBench's focus and readability, a persona reader's interests): their path
+  (:func:`sentence_path`) is biased.
+
+Each row has its own rules (a batch mixes length bins): rows are the batch's examples, each repeated for
+its beams, as ``generate`` expands them (:func:`per_row`).
+
+Ships beside :mod:`variants.decoding` in an exported repo's ``custom_generate/``: torch, transformers and the
+standard library only (NLTK's Punkt inside :func:`sentences`, for a rule that reads the document's
+sentences when no splitter is given).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import torch
+
+KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
+PATH_BIAS = 2.0  # added along a preferred sentence's path: a preference, weaker than a keyword's
+WORD = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class DecodingRules:
+    """What one example's output must satisfy: a word count in ``[min_words, max_words]`` (``None``:
+    unbounded) and every keyword present; and what it should prefer: ``prefer`` picks, from the
+    document's sentences, those a summary sentence should copy (``None``: any), with ``prefer_bias``
+    added along their path."""
+
+    min_words: int | None = None
+    max_words: int | None = None
+    keywords: tuple[str, ...] = ()
+    prefer: Callable[[list[str]], list[str]] | tuple[str, ...] | None = None
+    prefer_bias: float = PATH_BIAS
+
+    def __post_init__(self):
+        if self.min_words is not None and self.max_words is not None and self.min_words > self.max_words:
+            raise ValueError(f"min_words {self.min_words} exceeds max_words {self.max_words}")
+
+    @property
+    def empty(self) -> bool:
+        return self.min_words is None and self.max_words is None and not self.keywords and self.prefer is None
+
+    def preferred(self, document_sentences: list[str]) -> list[str]:
+        """The document sentences a summary sentence should copy: ``prefer``'s pick (a rule, or the
+        sentences themselves when a processor picked them already)."""
+        if callable(self.prefer):
+            return self.prefer(document_sentences)
+        return list(self.prefer) if self.prefer is not None else document_sentences
+
+    @classmethod
+    def from_json(cls, rules: dict) -> DecodingRules:
+        """Rules as a processor gives them to ``generate``: ``prefer`` true for every document sentence, or
+        the list of sentences it picked."""
+        prefer = rules.get("prefer")
+        return cls(
+            rules.get("min_words"),
+            rules.get("max_words"),
+            tuple(rules.get("keywords") or ()),
+            list if prefer is True else tuple(prefer) if prefer else None,
+            rules.get("prefer_bias", PATH_BIAS),
+        )
+
+
+def tokens_per_word(tokenizer, texts: list[str]) -> float:
+    """Tokens per whitespace word of ``texts`` under ``tokenizer``: the measured rate that turns a
+    word bound into a token budget (about 1.3 for BART's BPE on news, more on scientific text)."""
+    words = sum(len(t.split()) for t in texts)
+    tokens = sum(len(ids) for ids in tokenizer(texts, add_special_tokens=False)["input_ids"])
+    return tokens / words if words else 1.0
+
+
+def token_budget(constraints: list[DecodingRules], rate: float, default: int, slack: float = 1.3) -> int:
+    """``max_new_tokens`` for a batch: room for the most words any row may need at ``rate`` tokens per
+    word, with ``slack`` for punctuation and rare words; never below ``default``. A row without an
+    upper bound needs its lower bound plus one more default's worth."""
+    need = [
+        c.max_words if c.max_words is not None else (c.min_words or 0) + default / max(rate, 1e-6)
+        for c in constraints
+        if c.max_words is not None or c.min_words is not None
+    ]
+    return max([default] + [math.ceil(words * rate * slack) + 4 for words in need])
+
+
+@lru_cache(maxsize=8)
+def word_starts(tokenizer) -> torch.Tensor:
+    """Which vocabulary tokens begin a new whitespace word: those the tokenizer's own decoder writes after
+    a space when they follow a word — BPE's ``Ġ`` and SentencePiece's ``▁`` tokens, a newline, and in
+    WordPiece every token but a ``##`` continuation and the punctuation its decoder attaches (``.``, ``,``).
+    Asking the decoder, not the token's spelling, keeps the count the one ``text.split()`` makes."""
+    tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    return torch.tensor([bool(t) and tokenizer.convert_tokens_to_string(["a", t])[1:2].isspace() for t in tokens])
+
+
+def per_row(values: list, rows: int) -> list:
+    """The examples' values repeated for their beams (``rows`` = examples x beams)."""
+    if rows % len(values):
+        raise ValueError(f"{len(values)} examples' constraints for {rows} decoded rows")
+    times = rows // len(values)
+    return [v for v in values for _ in range(times)]
+
+
+class DecodedRows:
+    """The generated text of each row, shared by the constraints: each distinct row is decoded once.
+    Beam search shows the stopping criterion its candidates (one token past the processors' rows), and
+    the next step's processors the candidates it kept: the same rows, decoded already."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer, self.texts = tokenizer, {}
+
+    def __call__(self, input_ids: torch.Tensor) -> list[str]:
+        rows = [tuple(row) for row in input_ids.tolist()]
+        new = [row for row in dict.fromkeys(rows) if row not in self.texts]
+        if new:
+            self.texts.update(zip(new, self.tokenizer.batch_decode(new, skip_special_tokens=True)))
+        return [self.texts[row] for row in rows]
+
+
+def missing(text: str, keywords: tuple[str, ...]) -> list[str]:
+    """The keywords whose words do not occur in a row in ``text`` (lower-cased word tokens)."""
+    found = " " + " ".join(WORD.findall(text.lower())) + " "
+    return [k for k in keywords if f" {' '.join(WORD.findall(k.lower()))} " not in found]
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences by NLTK's Punkt model, line breaks treated as paragraph ends (SteerSum's
+    ``metrics.text.sentences``, which its callers pass in)."""
+    import nltk
+
+    return [
+        s.strip()
+        for paragraph in text.split("\n")
+        if paragraph.strip()
+        for s in nltk.sent_tokenize(paragraph)
+        if s.strip()
+    ]
+
+
+def sentence_path(tokenizer, document_sentences: list[str], until: list[int] | None = None) -> tuple[set, dict]:
+    """The path of ``document_sentences`` in token ids: the first token of each, and for each two-token
+    context in one, the token that follows it there (up to the first ``until`` run, when given)."""
+    starts, follow = set(), {}
+    for sentence in document_sentences:
+        ids = tokenizer(" " + sentence, add_special_tokens=False)["input_ids"]
+        end = (
+            next((j + len(until) for j in range(len(ids)) if ids[j : j + len(until)] == until), len(ids))
+            if until
+            else len(ids)
+        )
+        if ids:
+            starts.add(ids[0])
+        for j in range(2, min(end, len(ids))):
+            follow.setdefault((ids[j - 2], ids[j - 1]), set()).add(ids[j])
+    return starts, follow
+
+
+def on_path(text: str, tail: list[int], path: tuple[set, dict]) -> set:
+    """The tokens of ``path`` that may come next: a sentence's first token where the text starts a
+    sentence, and the token that follows the text's last two where it is copying one."""
+    starts, follow = path
+    at_start = not text.strip() or text.rstrip().endswith((".", "!", "?"))
+    return (starts if at_start else set()) | follow.get(tuple(tail[-2:]), set())
+
+
+def keyword_paths(
+    tokenizer, keywords: tuple[str, ...], document: str, split: Callable[[str], list[str]] | None = None
+) -> dict[str, tuple[set, dict]]:
+    """Where the document says each keyword: the path (:func:`sentence_path`) of the (first two)
+    document sentences that hold it, up to the keyword. :class:`KeywordBiasLogitsProcessor` biases it,
+    so a summary that starts one of those sentences, or is already copying it, is drawn along it to the
+    keyword: the keyword comes in the document's own sentence, not alone at the end."""
+    document_sentences = (split or sentences)(document)
+    return {
+        keyword: sentence_path(
+            tokenizer,
+            [s for s in document_sentences if not missing(s, (keyword,))][:2],
+            until=tokenizer(" " + keyword, add_special_tokens=False)["input_ids"],
+        )
+        for keyword in keywords
+    }

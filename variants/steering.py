@@ -1,0 +1,142 @@
+"""One batch of a seq2seq summarizer, from prepared inputs to summaries: token ids cut to the model's limit
+(:func:`tokenize`), padded batches (:func:`pad`), the ``generate`` call with its control strength, decoding
+rules and speed-ups (:class:`Steering`), and the generated text as a :class:`~variants.base.Summary`
+(:func:`decoded`). :class:`variants.seq2seq.Seq2SeqSummarizer` runs them for every batch, and the persona
+variant for its history-prefix path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from metrics.text import sentences
+
+from .base import Prepared, Summary
+from .decoding import generate
+from .decoding_rules import DecodingRules
+from .postprocess import postprocess
+from .speedups import SPEEDUPS
+
+
+def tokenize(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[list[list[int]], list[bool]]:
+    """Token ids of prepared inputs; sources longer than ``max_source_length`` tokens are cut (keeping
+    the end-of-sequence token) and flagged, so callers can say so instead of failing."""
+    ids = tokenizer([p.text for p in prepared], truncation=False)["input_ids"]
+    truncated = [len(x) > max_source_length for x in ids]
+    return [x[: max_source_length - 1] + x[-1:] if cut else x for x, cut in zip(ids, truncated)], truncated
+
+
+def decoded(text: str, prepared: Prepared, truncated: bool, max_source_length: int, document: str) -> Summary:
+    """A generated text as a :class:`Summary` in the document's case and spacing, without a trailing
+    unfinished sentence (:func:`variants.postprocess.postprocess`), with the notices of its input (and
+    one if it was cut)."""
+    notices = list(prepared.notices)
+    if truncated:
+        notices.append(f"the input was longer than the model's limit of {max_source_length} tokens and was truncated")
+    return Summary(postprocess(text, document), notices)
+
+
+def pad(tokenizer, ids: list[list[int]], prepared: list[Prepared]) -> dict[str, torch.Tensor]:
+    batch = tokenizer.pad({"input_ids": ids}, return_tensors="pt")
+    for key in prepared[0].extra if prepared else ():
+        batch[key] = torch.tensor([p.extra[key] for p in prepared])
+    return dict(batch)
+
+
+def encode(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[dict[str, torch.Tensor], list[bool]]:
+    """A padded batch of prepared inputs (see :func:`tokenize`) and which of them were truncated."""
+    ids, truncated = tokenize(tokenizer, prepared, max_source_length)
+    return pad(tokenizer, ids, prepared), truncated
+
+
+class Steering:
+    """What a batch's ``generate`` call (:func:`variants.decoding.generate`) is given besides its inputs: the
+    settings' keyword arguments, the control strength with the examples' control-free inputs (when γ ≠ 1
+    and some input differs from its control-free one), the decoding rules (when the settings ask and the
+    variant has some) and the speed-ups (:mod:`variants.speedups`), for the rows of a batch."""
+
+    speedups = SPEEDUPS  # None: the plain path an exported repo runs (the same summaries, more slowly)
+
+    def __init__(
+        self,
+        summarizer,
+        settings: Any,  # variants.seq2seq.GenerationSettings
+        documents: list[str],
+        controls: list[dict],
+        prepared: list[Prepared],
+    ):
+        self.summarizer, self.settings, self.documents = summarizer, settings, documents
+        variant, method, assets = summarizer.variant, summarizer.method, summarizer.assets
+        self.unconditional = self.unconditional_ids = None
+        self.differs = [False] * len(documents)
+        if settings.control_strength != 1:
+            self.unconditional = [variant.unconditional(d, method, assets) for d in documents]
+            self.unconditional_ids, _ = tokenize(
+                summarizer.tokenizer, self.unconditional, summarizer.max_source_length
+            )
+            self.differs = [u.text != p.text or u.extra != p.extra for u, p in zip(self.unconditional, prepared)]
+        self.rules = (
+            [variant.constraints(c, assets) or DecodingRules() for c in controls] if settings.constraints else None
+        )
+
+    def unconditional_batch(self, rows: list[int], device) -> dict[str, torch.Tensor] | None:
+        """The control-free inputs of ``rows``, padded; ``None`` without guidance or when no row's
+        differs from its controlled input (guidance would then change nothing)."""
+        if self.unconditional is None or not any(self.differs[i] for i in rows):
+            return None
+        batch = pad(
+            self.summarizer.tokenizer, [self.unconditional_ids[i] for i in rows], [self.unconditional[i] for i in rows]
+        )
+        return {k: v.to(device) for k, v in batch.items()}
+
+    def generate(
+        self,
+        model,
+        rows: list[int],
+        generation: dict,
+        inputs: dict,
+        encoder_outputs: Any = None,
+        attention_mask: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """:func:`variants.decoding.generate` for the batch of ``rows``: the settings' keyword arguments, the
+        control strength and the decoding rules, with the speed-ups. A caller that has the control-free
+        encoder outputs already (a persona model's article states) gives them, with their ``attention_mask``."""
+        if encoder_outputs is None:
+            inputs, encoder_outputs, attention_mask = self.encode_once(model, rows, inputs)
+        differs = encoder_outputs is not None and any(self.differs[i] for i in rows)
+        return generate(
+            model,
+            **inputs,
+            **{**self.settings.generate_kwargs(), **generation},
+            guidance_scale=self.settings.control_strength,
+            unconditional=self.unconditional_batch(rows, model.device) if encoder_outputs is None else None,
+            unconditional_encoder_outputs=encoder_outputs if differs else None,
+            unconditional_attention_mask=attention_mask if differs else None,
+            decoding_rules=None if self.rules is None else [self.rules[i] for i in rows],
+            documents=[self.documents[i] for i in rows],
+            tokenizer=self.summarizer.tokenizer,
+            split_sentences=sentences,
+            speedups=self.speedups,
+        )
+
+    def encode_once(self, model, rows: list[int], inputs: dict) -> tuple[dict, Any, torch.Tensor | None]:
+        """Under guidance, the source encoded once for a batch and its control-free twins when only what
+        travels beside the source differs (GSum's signal, TDSum's scores) and the model's source encoding
+        reads the source alone (``encodes_source_alone``): ``generate``'s inputs as its encoder outputs, and
+        the twins' encoder outputs and mask (``docs/log.md`` has what the twins' own encoder pass cost).
+        Otherwise ``(inputs, None, None)``: nothing changes."""
+        encoder = model.get_encoder()
+        twins = (
+            self.unconditional_batch(rows, model.device) if getattr(encoder, "encodes_source_alone", False) else None
+        )
+        if twins is None or not torch.equal(twins["input_ids"], inputs["input_ids"]):
+            return inputs, None, None
+        own = encoder(**inputs, return_dict=True)
+        control_free = encoder(**twins, source_states=own.last_hidden_state, return_dict=True)
+        return (
+            {"encoder_outputs": own, "attention_mask": inputs["attention_mask"]},
+            control_free,
+            twins["attention_mask"],
+        )
