@@ -24,7 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .export import ExportError, export_checkpoint
+from .export import export_checkpoint
+from .export_checks import ExportError
 from .publish import publish_store
 from .push import REPO_TYPES, PushError, push_folder
 from .space import package_space

@@ -1,7 +1,7 @@
-"""The model card: front matter from :class:`huggingface_hub.ModelCardData` (with the eval report as
-``model-index`` via :class:`~huggingface_hub.EvalResult`), body from one Jinja template per variant
-family, ``templates/<variant id>.md``, which extends ``templates/base.md`` (a variant without a
-template of its own gets ``base.md``).
+"""The model card's text: one Jinja template per variant family, ``templates/<variant id>.md``, which
+extends ``templates/base.md`` (a variant without a template of its own gets ``base.md``), filled with the
+facts below, under the front matter of :mod:`hub_cards.card_metadata` (licence, datasets, the eval report
+as ``model-index``); whose terms the weights carry is :mod:`hub_cards.licenses`.
 
 Every fact comes from the checkpoint: the variant object (paper, description, controls, metrics,
 ``prepare``), ``steersum.json`` (base model, data and its licences, the base model's data when it is a
@@ -29,51 +29,19 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-from huggingface_hub import EvalResult, ModelCard, ModelCardData
-from huggingface_hub.utils import HFValidationError, validate_repo_id
+from huggingface_hub import ModelCard
 
-from metrics.io import DataError, read_jsonl
 from variants.base import Control, Summarizer, read_record
-from variants.sources import NON_COMMERCIAL, all_data_licenses
+from variants.sources import all_data_licenses
+
+from .base_model import adapter_config, base_model_of
+from .card_metadata import METRIC_LABELS, card_data, eval_dataset
+from .licenses import license_note
 
 TEMPLATES = Path(__file__).with_name("templates")
-ADAPTER_CONFIG = "adapter_config.json"  # what makes a folder a peft adapter
 REPORT_FILE = "eval_report.json"  # written by training.evaluate
-LICENSE_FILE = "LICENSE.md"
 PLACEHOLDER_REPO = "ORG/NAME"
-LOCAL_BASE = " (a local model folder)"
 MISSING = "[More Information Needed]"  # huggingface_hub's template default; never in a SteerSum card
-
-# Training-data licence texts (variants.sources.DATASET_LICENSES) that are a Hub licence id.
-HUB_LICENSES = {"Apache-2.0": "apache-2.0"}
-# Bundled datasets that are samples of a Hub dataset (for the ``datasets`` front matter).
-HUB_DATASETS = {"scitldr": "allenai/scitldr", "xsum": "EdinburghNLP/xsum", "cnndm_sample": "abisee/cnn_dailymail"}
-# Data file names (their stem) -> the split name the Hub uses; SciTLDR's `dev` is `validation` there.
-HUB_SPLITS = {"val": "validation", "valid": "validation", "dev": "validation", "eval": "validation"}
-# Hub licence ids of the base models SteerSum's defaults and docs name (each model's Hub card);
-# any other base is "unknown" and the card says to check its terms.
-BASE_MODEL_LICENSES = {
-    "facebook/bart-base": "apache-2.0",
-    "facebook/bart-large": "apache-2.0",
-    "google/flan-t5-small": "apache-2.0",
-    "google/flan-t5-base": "apache-2.0",
-    "google/flan-t5-large": "apache-2.0",
-    "google/flan-t5-xl": "apache-2.0",
-    "google/flan-t5-xxl": "apache-2.0",
-    "sentence-transformers/all-MiniLM-L6-v2": "apache-2.0",
-}
-METRIC_LABELS = {
-    "rouge1": "ROUGE-1",
-    "rouge2": "ROUGE-2",
-    "rougeL": "ROUGE-L",
-    "rougeLsum": "ROUGE-Lsum",
-    "stas": "STAS",
-    "output_words": "mean summary length (words)",
-    "ends_sentence": "share ending a sentence",
-    "repeated_trigram": "share with a repeated 3-gram",
-    "unsupported_facts": "names and numbers not in the document (mean)",
-    "has_unsupported": "share with a name or number not in the document",
-}
 
 # The usage example's document when a variant gives none: two topics, so a control has work to do.
 EXAMPLE_DOCUMENT = (
@@ -93,7 +61,7 @@ def build_card(
     unfilled."""
     folder, variant = Path(folder), summarizer.variant
     record, report = read_record(folder), read_json(folder / REPORT_FILE)
-    adapter = read_json(folder / ADAPTER_CONFIG)
+    adapter = adapter_config(folder)
     custom_code = bool((read_json(folder / "config.json") or {}).get("auto_map"))
     repo_id = repo_id or PLACEHOLDER_REPO
     facts = gather_facts(summarizer, record, report, repo_id, adapter, custom_code)
@@ -102,22 +70,7 @@ def build_card(
     facts["added_tokens"] = added_tokens(adapter)
     facts["measured"] = list(measured or [])
     facts["base_architecture"] = architecture_name(summarizer)
-    results = eval_results(report, record)
-    tags = ["summarization", "controllable-summarization", "steersum", f"steersum-{variant.id}", summarizer.method]
-    data = ModelCardData(
-        language="en",
-        library_name="peft" if adapter else "transformers",
-        pipeline_tag="summarization",
-        tags=tags + (["custom_code"] if custom_code else []) + (["peft", "lora"] if adapter else []),
-        base_model=facts["base_model"],
-        # what this repo trained on; the base's data is the base's (its own card lists it)
-        datasets=own_hub_datasets(record),
-        model_name=facts["model_name"],
-        eval_results=results or None,
-        # the metrics the model-index reports, no others (the Hub lists them as the card's metrics)
-        metrics=list(dict.fromkeys(r.metric_type for r in results)) or None,
-        **license_fields(all_data_licenses(record), facts["license_base"]),
-    )
+    data = card_data(summarizer, facts, record, report, adapter, custom_code)
     name = f"{variant.id}.md" if (TEMPLATES / f"{variant.id}.md").is_file() else "base.md"
     # ModelCard.from_template renders with a loader-less jinja2.Template, so {% extends %} would not
     # resolve; this is the same render (card_data = the YAML front matter) with the templates folder.
@@ -144,16 +97,11 @@ DECODING_RULES = {
 # What a processor needs besides transformers (and peft), by (variant, method).
 EXTRA_REQUIREMENTS = {
     ("persona", "interest-prefix"): (
-        "`sentence-transformers` with the MiniLM encoder `sentence-transformers/all-MiniLM-L6-v2` (downloaded on "
-        "first use)",
+        "the MiniLM encoder `sentence-transformers/all-MiniLM-L6-v2` (downloaded on first use; transformers "
+        "embeds with it, no sentence-transformers package)",
         "`nltk` with its Punkt data (`nltk.download('punkt_tab')`)",
     )
 }
-
-
-def own_hub_datasets(record: dict) -> list[str] | None:
-    """The Hub datasets a model trained on itself (never its base model's), for the card's ``datasets``."""
-    return sorted({HUB_DATASETS[d] for d in record.get("data_licenses", {}) if d in HUB_DATASETS}) or None
 
 
 def added_tokens(adapter: dict | None) -> list[int]:
@@ -265,30 +213,6 @@ def gather_facts(
     return facts
 
 
-def base_model_of(record: dict, adapter: dict | None) -> dict[str, Any]:
-    """The base model facts: ``base_model`` (its Hub id, or None), ``base_model_text`` (never a local
-    path), ``tiny`` (a random test model), ``license_base`` (whose terms the weights inherit
-    besides the data's: None for a test model) and ``weights_license`` (the licence of the pretrained
-    weights a SteerSum base was warm-started from, or None)."""
-    base = (adapter or {}).get("base_model_name_or_path") or record.get("base_model")
-    tiny = is_test_model(record) or "preset" in str(base or "")
-    hub_base = base if base and not tiny and is_hub_id(base) else None
-    if base and not tiny and not hub_base:
-        base = local_base_text(base)
-    return {
-        "base_model": hub_base,
-        "base_model_text": base or "not recorded",
-        "tiny": tiny,
-        "license_base": None if tiny else hub_base or base,
-        "weights_license": (record.get("base_weights") or {}).get("license"),
-    }
-
-
-def local_base_text(base: str) -> str:
-    """A base model that is a local folder, named without the machine's path (and never taken for a Hub id)."""
-    return base if base.endswith(LOCAL_BASE) else f"{Path(base).name}{LOCAL_BASE}"
-
-
 def hyperparameters(record: dict) -> dict[str, Any]:
     """The recorded settings, with what the trainer state says happened (optimizer steps, epochs
     covered) in place of what was asked (``num_train_epochs`` is ignored once ``max_steps`` is set)."""
@@ -312,11 +236,6 @@ def few_steps(record: dict) -> int | None:
     return int(steps) if steps is not None and int(steps) < FEW_STEPS else None
 
 
-def is_test_model(record: dict) -> bool:
-    """A random ``--preset`` model (its record says so): its scores mean nothing."""
-    return "preset" in str(record.get("base_model", ""))
-
-
 def example_controls(variant_id: str, controls: list[Control]) -> dict:
     """An example value for every required control: the first choice, or the smallest integer.
     Other required kinds have no neutral example; the variant names one in ``card_facts``."""
@@ -334,146 +253,6 @@ def example_controls(variant_id: str, controls: list[Control]) -> dict:
                 "example value; give one in Variant.card_facts() as 'example_controls'"
             )
     return example
-
-
-def eval_results(report: dict | None, record: dict) -> list[EvalResult]:
-    """The report's corpus scores as ``model-index`` entries; none without a report. A test model's
-    zero scores are left out: they describe random weights, not a result anyone should compare with."""
-    if not report:
-        return []
-    data = eval_dataset(report, record)
-    scores = {name: value for name, value in report.get("metrics", {}).items() if value is not None}
-    if is_test_model(record):
-        scores = {name: value for name, value in scores.items() if value != 0}
-    return [
-        EvalResult(
-            task_type="summarization",
-            task_name="Controllable summarization",
-            dataset_type=data["type"],
-            dataset_name=data["name"],
-            dataset_split=data["split"],
-            metric_type=name,
-            metric_name=METRIC_LABELS.get(name, name),
-            metric_value=value,
-        )
-        for name, value in scores.items()
-    ]
-
-
-def eval_dataset(report: dict, record: dict) -> dict[str, str]:
-    """Which data the report scored: the ``dataset`` names the report lists, else those in its data
-    file when it is still there, else the training data's (SteerSum builders write train and eval
-    splits from the same source). The split is named as the Hub names it (``validation``, not ``val``);
-    a SteerSum set built from a Hub dataset (controls and targets added) says it is derived from it."""
-    file = Path(report.get("data_file", "eval.jsonl"))
-    names = report.get("datasets")
-    if not names:
-        try:
-            names = sorted({str(r.get("dataset")) for r in read_jsonl(file) if r.get("dataset")})
-        except DataError:
-            names = []
-    names = names or sorted(record.get("data_licenses", {})) or ["unknown"]
-    hub = HUB_DATASETS.get(names[0]) if len(names) == 1 else None
-    split = HUB_SPLITS.get(file.stem, file.stem)
-    name = f"{', '.join(names)} {split} set ({file.name})"
-    if hub:
-        name += f", derived from {hub} by SteerSum (controls and targets added)"
-    return {"type": hub or "+".join(names), "name": name, "split": split, "file": file.name, "hub": hub}
-
-
-def license_fields(data_licenses: dict[str, str], base_model: str | None = None) -> dict[str, str]:
-    """A Hub licence id when all training data and the base model (a Hub id; None for a random test
-    model) share one open licence; otherwise ``other``, pointing to ``LICENSE.md``, which lists each
-    one's terms (the weights derive from both)."""
-    ids = {HUB_LICENSES.get(text) for text in data_licenses.values()}
-    if base_model:
-        ids.add(BASE_MODEL_LICENSES.get(base_model))
-    if len(ids) == 1 and None not in ids:
-        return {"license": ids.pop()}
-    restricted = set(data_licenses) & NON_COMMERCIAL
-    return {
-        "license": "other",
-        "license_name": "steersum-non-commercial" if restricted else "steersum-research-use",
-        "license_link": LICENSE_FILE,
-    }
-
-
-def license_note(
-    data_licenses: dict[str, str],
-    base_model: str | None = None,
-    tiny: bool = False,
-    weights_license: str | None = None,
-) -> str:
-    """The data's terms, then the base model's: the weights derive from both. ``weights_license``: the
-    licence of the pretrained weights a local base (SteerSum's own) was warm-started from."""
-    restricted = sorted(set(data_licenses) & NON_COMMERCIAL)
-    if restricted:
-        note = (
-            f"The training data ({', '.join(restricted)}) may be used for non-commercial research only. The "
-            "weights are derived from it, so use them under the same terms: non-commercial research only."
-        )
-    elif license_fields(data_licenses, base_model)["license"] != "other":
-        return (
-            f"All training data is under {next(iter(data_licenses.values()))}, and so is the base model, "
-            f"`{base_model}`; so are the weights."
-            if base_model
-            else f"All training data is under {next(iter(data_licenses.values()))}, and so are the weights."
-        )
-    else:
-        note = (
-            "The terms of some training data are unclear or research-only (see below); treat the weights as "
-            "research use only unless you have checked each source."
-        )
-    if tiny:
-        return note + " There is no base model: the weights started from a random initialization."
-    if not base_model:
-        return note
-    known = BASE_MODEL_LICENSES.get(base_model)
-    if not known and weights_license:
-        return note + (
-            f" The base model, `{base_model}`, was trained by SteerSum from pretrained weights under "
-            f"{weights_license}, on the data listed here; both terms apply to the weights as well."
-        )
-    return note + (
-        f" The base model, `{base_model}`, is under {known}; its terms apply to the weights as well."
-        if known
-        else f" The base model, `{base_model}`, comes with its own terms, which SteerSum does not "
-        "record: check them, as they apply to the weights as well."
-    )
-
-
-def write_license_file(out: Path, record: dict) -> None:
-    """``LICENSE.md`` for a card whose licence is ``other``: each training dataset and its terms, and
-    the base model's."""
-    licences = all_data_licenses(record)
-    base = base_model_of(record, read_json(out / ADAPTER_CONFIG))
-    base_model = base["license_base"]
-    if license_fields(licences, base_model)["license"] != "other":
-        return
-    rows = "\n".join(f"| {name} | {text} |" for name, text in sorted(licences.items())) or "| unknown | unknown |"
-    weights_license = base["weights_license"]
-    if base_model:
-        terms = BASE_MODEL_LICENSES.get(base_model) or (
-            f"pretrained weights under {weights_license}; its training data is listed above"
-            if weights_license
-            else "see its Hub page"
-        )
-        rows += f"\n| base model `{base_model}` | {terms} |"
-    note = license_note(licences, base_model, base["tiny"], weights_license)
-    out.joinpath(LICENSE_FILE).write_text(
-        f"# Terms of use\n\n{note}\n\n| training data | terms |\n|---|---|\n{rows}\n\n"
-        "The SteerSum code that trained and runs the model is separate from these terms.\n",
-        encoding="utf-8",
-    )
-
-
-def is_hub_id(name: str) -> bool:
-    """A Hub repo id (``org/name``), not a local path: only those go in the ``base_model`` metadata."""
-    try:
-        validate_repo_id(name)
-    except HFValidationError:
-        return False
-    return not Path(name).exists()
 
 
 def read_json(path: Path) -> dict | None:

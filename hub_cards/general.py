@@ -17,18 +17,10 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
 from variants.sources import all_data_licenses
 
-from .card import (
-    HUB_DATASETS,
-    LICENSE_FILE,
-    MISSING,
-    PLACEHOLDER_REPO,
-    environment,
-    hyperparameters,
-    is_hub_id,
-    license_fields,
-    license_note,
-    local_base_text,
-)
+from .base_model import is_hub_id, local_base_text
+from .card import MISSING, PLACEHOLDER_REPO, environment, hyperparameters
+from .card_metadata import HUB_DATASETS
+from .licenses import LICENSE_FILE, license_fields, license_note
 
 GENERAL = "general"  # the record's "variant" of the general summarizer
 GENERAL_REPORT = "general_report.json"

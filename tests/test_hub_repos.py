@@ -21,7 +21,8 @@ from conftest import add_to_cache
 from huggingface_hub import ModelCard
 from huggingface_hub import constants as hub_constants
 
-from hub_cards.export import ExportError, export_checkpoint
+from hub_cards.export import export_checkpoint
+from hub_cards.export_checks import ExportError
 from metrics.io import read_jsonl
 
 ORG = "steersum-test"

@@ -18,8 +18,10 @@ from huggingface_hub import constants as hub_constants
 from huggingface_hub.repocard import RepoCard
 
 from hub_cards.__main__ import main as hub_main
-from hub_cards.card import eval_results, license_fields, license_note
-from hub_cards.export import ExportError, export_checkpoint
+from hub_cards.card_metadata import eval_results
+from hub_cards.export import export_checkpoint
+from hub_cards.export_checks import ExportError
+from hub_cards.licenses import license_fields, license_note
 from hub_cards.push import PushError, check_folder
 from metrics.io import read_jsonl
 

@@ -24,7 +24,9 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from test_hub_repos import training_data
 
-from hub_cards.export import ADAPTER, HALF_MODEL, MERGED, ExportError, export_checkpoint
+from hub_cards.export import export_checkpoint
+from hub_cards.export_checks import ExportError
+from hub_cards.export_weights import ADAPTER, HALF_MODEL, MERGED
 
 ORG = "steersum-test"
 ADAPTERS = {  # variant -> method, each trained as the store keeps it: a LoRA adapter on the general summarizer
