@@ -46,7 +46,8 @@ from rouge_score import rouge_scorer
 from scipy.stats import ConstantInputWarning, pearsonr
 from sklearn.metrics import f1_score
 
-from metrics.focus import FOCUS, FocusJudge, default_focus_classifier
+from metrics.focus_classifier import FocusJudge, default_focus_classifier
+from metrics.focus_labels import FOCUS
 from metrics.io import DataError, get_field
 from metrics.support import resegment
 from metrics.text import sentences, stem, words
@@ -306,7 +307,7 @@ def _score_rouge(texts: list[str], references: list[list[str]]) -> tuple[list[di
 
 def score_records(records: list[dict], source: str = "<records>", focus_judge: FocusJudge | None = None) -> dict:
     """Score every control each record asks for; corpus scores are over the records that asked.
-    ``focus_judge`` defaults to :func:`metrics.focus.default_focus_classifier`."""
+    ``focus_judge`` defaults to :func:`metrics.focus_classifier.default_focus_classifier`."""
     rows = [_read_record(record, f"{source}:{i + 1}") for i, record in enumerate(records)]
     examples: list[dict] = [{} for _ in rows]
     corpus: dict = {"n": len(rows)}

@@ -214,14 +214,14 @@ def test_data_builder_labels_match_hand_checked_examples():
 
 
 def test_focus_training_targets_are_the_cue_rule_parts_never_the_judges_labels(monkeypatch):
-    import metrics.focus
-    from metrics.focus import focus_parts
+    import metrics.focus_classifier
+    from metrics.focus_labels import focus_parts
     from variants.sources import load_source
 
     def no_judge(*args, **kwargs):
         raise AssertionError("the focus judge labelled training data")
 
-    monkeypatch.setattr(metrics.focus, "default_focus_classifier", no_judge)
+    monkeypatch.setattr(metrics.focus_classifier, "default_focus_classifier", no_judge)
     built = build_source("scitldr", limit=8)
     parts = {
         f"{r['id']}-{label}": text
@@ -317,9 +317,9 @@ def test_focus_targets_are_the_abstracts_two_parts_not_the_judges_labels(test_se
         raise AssertionError("the focus judge labelled a test target or chose a baseline sentence")
 
     import metrics.ccs
-    import metrics.focus
+    import metrics.focus_classifier
 
-    for module in (metrics.focus, metrics.ccs, ccs_module):  # everywhere the judge is reachable from
+    for module in (metrics.focus_classifier, metrics.ccs, ccs_module):  # everywhere the judge is reachable from
         monkeypatch.setattr(module, "default_focus_classifier", no_judge)
     assert build_test_set()[:8] == test_set[:8]
     [summary] = CCSVariant().baseline().summarize([EMPIRICAL + " " + CONCEPTUAL], [{"focus": "empirical"}])

@@ -160,7 +160,8 @@ def test_ccs_rules_read_no_metric_part(monkeypatch):
     that cut the focus targets) for ones that fail: the decoder's constraints and the baseline's
     extract do not change, so no rule reads them."""
     import metrics.ccs
-    import metrics.focus
+    import metrics.focus_classifier
+    import metrics.focus_labels
 
     ccs = get_variant("ccs")
     document = (
@@ -178,9 +179,9 @@ def test_ccs_rules_read_no_metric_part(monkeypatch):
 
     for module, name in (
         (metrics.ccs, "fkgl"),
-        (metrics.focus, "default_focus_classifier"),
-        (metrics.focus, "rule_focus"),
-        (metrics.focus, "position_parts"),
+        (metrics.focus_classifier, "default_focus_classifier"),
+        (metrics.focus_labels, "rule_focus"),
+        (metrics.focus_labels, "position_parts"),
     ):
         monkeypatch.setattr(module, name, swapped)
     import variants.ccs as ccs_module

@@ -441,7 +441,7 @@ def test_guidance_reads_no_judge(monkeypatch):
     """Guard: neither the focus judge nor the topic space that scores STAS is read while generating."""
     import inspect
 
-    import metrics.focus
+    import metrics.focus_classifier
     import metrics.stas
     import variants.constraints
     import variants.guidance
@@ -454,7 +454,7 @@ def test_guidance_reads_no_judge(monkeypatch):
         raise AssertionError("a judge was read while generating")
 
     summarizer, controls = summarizer_of("ccs", "prompt", ccs_case)
-    monkeypatch.setattr(metrics.focus, "default_focus_classifier", judge)
+    monkeypatch.setattr(metrics.focus_classifier, "default_focus_classifier", judge)
     monkeypatch.setattr(metrics.stas.TopicSpace, "affinities", judge)
     monkeypatch.setattr(metrics.stas.TopicSpace, "stas", judge)
     summarizer.summarize(

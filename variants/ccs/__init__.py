@@ -27,7 +27,7 @@ keyword counts only inside a run of words the document supports (:mod:`metrics.s
 judge reads only those runs, and FKGL counts no sentence end where the document goes on in the same
 sentence.
 Test set: SciTLDR test abstracts that hold both kinds of content, each split into its conceptual and its
-empirical sentences (CCSBench App. C.2, by the cue rule of :mod:`metrics.focus`, not by the judge): two
+empirical sentences (CCSBench App. C.2, by the cue rule of :mod:`metrics.focus_labels`, not by the judge): two
 targets per abstract, each asked with readability normal and high, with the target's length bin (0-4) and
 1-3 of its keywords (:func:`variants.ccs.data.build_test_set`; the baseline's scores on it are in
 docs/log.md). Extra test set ``macsum-length``: MACSum-Doc's human summaries at three lengths
@@ -44,7 +44,8 @@ import functools
 from typing import Any
 
 from metrics.ccs import BIN_WIDTH, N_LENGTH_BINS, READABILITY, fkgl, keyword_success, length_bin_words, score_records
-from metrics.focus import FOCUS, default_focus_classifier
+from metrics.focus_classifier import default_focus_classifier
+from metrics.focus_labels import FOCUS
 from metrics.support import supported_spans
 from metrics.text import WORD, stem, words
 from models.ccs.processing_ccs import CCSProcessor, hard_prompt

@@ -16,7 +16,7 @@ CCSBench itself is not available here, so each pair's controls are the attribute
                   FKGL grades easier, Table 4; we have no rewrites, so the corpus median splits).
 * ``focus``       only for targets made to have one, as CCSBench builds its focus data (App. C.2):
                   the *conceptual* and the *empirical* sentences of each SciTLDR abstract that has
-                  both (:func:`metrics.focus.focus_parts`, the transparent cue rule), each part a
+                  both (:func:`metrics.focus_labels.focus_parts`, the transparent cue rule), each part a
                   target of its own with its other attributes as above (:func:`focus_targets`). A
                   reference summary gets no focus label: labelling it with the :mod:`metrics.focus`
                   judge would train the model on the judge that scores it.
@@ -33,7 +33,7 @@ past bin 0 weigh about as much as bin 0. Val and test are never repeated.
 The test set (:func:`build_test_set`, whatever ``--sources``) is built so that a summarizer that
 ignores a control cannot score like one that obeys it. From each SciTLDR test abstract whose
 sentences hold both kinds of content, two targets, as CCSBench builds its focus data (App. C.2):
-the abstract's *conceptual* sentences and its *empirical* sentences (:func:`metrics.focus.focus_parts`,
+the abstract's *conceptual* sentences and its *empirical* sentences (:func:`metrics.focus_labels.focus_parts`,
 the transparent cue rule; never the focus judge that scores focus). Each target is asked for twice,
 with readability ``normal`` and ``high`` and otherwise the same controls: the target's length bin
 (so bins vary, 0-4, within and across documents) and 1-3 of its keywords. So every document gives
@@ -60,7 +60,7 @@ from statistics import median
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from metrics.ccs import CONTROLS, N_LENGTH_BINS, READABILITY, composition, fkgl, length_bin, length_bins
-from metrics.focus import FOCUS, focus_parts
+from metrics.focus_labels import FOCUS, focus_parts
 from metrics.io import write_jsonl
 from metrics.text import decoy_words, words
 from variants.sources import add_data_dir_argument, load_source, set_data_dir
@@ -155,7 +155,7 @@ class Labeller:
 
 def focus_targets(records: list[dict]) -> list[dict]:
     """Pairs whose reference is the conceptual or the empirical part of a SciTLDR abstract that has both
-    (:func:`metrics.focus.focus_parts`, the cue rule of App. C.2; never the focus judge), with that focus."""
+    (:func:`metrics.focus_labels.focus_parts`, the cue rule of App. C.2; never the focus judge), with that focus."""
     pairs = []
     for record in records:
         parts = focus_parts(record["source_sentences"])
