@@ -30,7 +30,7 @@ import numpy as np
 
 from benchmarks import best_time
 from metrics.egises import DocumentGroup, egises
-from metrics.stas import analyze
+from metrics.terms import analyze
 from metrics.text import sentences
 from variants.sources import load_source
 

@@ -1,6 +1,6 @@
 """STAS for 1,000 summaries against every topic: batched versus one summary at a time.
 
-SteerSum's way (:meth:`metrics.stas.TopicSpace.stas_all_topics`) vectorizes all summaries in one
+SteerSum's way (:meth:`metrics.topic_space.TopicSpace.stas_all_topics`) vectorizes all summaries in one
 call and takes every cosine with one sparse (n_summaries, n_terms) @ dense (n_terms, n_topics)
 product. The naive way vectorizes one summary at a time and computes each topic's cosine
 separately with numpy (eq. 3 written out), then divides by the best one (eq. 2).
@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks import best_time
-from metrics.stas import TopicSpace, analyze
+from metrics.terms import analyze
+from metrics.topic_space import TopicSpace
 from variants.sources import load_source
 
 N_SUMMARIES = 1000

@@ -3,7 +3,7 @@
 SteerSum's way (:func:`variants.topic.tag_document`) goes through the topic's cached
 :class:`variants.topic.Tagger`: the document cut at spaces (``str.split``), each chunk met before looked
 up in a dict of the chunks that hold a tagged word (with their tagged text), chunks not met before
-tagged by the lemma rule (:func:`variants.topic.tag_words`, WORD tokens and :func:`metrics.stas.term`)
+tagged by the lemma rule (:func:`variants.topic.tag_words`, WORD tokens and :func:`metrics.terms.term`)
 and remembered. Cold: the tagger and the lemma cache start empty; warm: steady state over a corpus.
 The word-by-word rule with a cached lemma per word (SteerSum's earlier rule) is a row too.
 Tried first and dropped: one compiled trie expression per topic over the tagged surface forms (plus
@@ -28,9 +28,9 @@ from unittest import mock
 
 import nltk
 
-import metrics.stas
+import metrics.terms
 from benchmarks import best_time
-from metrics.stas import term
+from metrics.terms import term
 from metrics.text import WORD, lemma
 from variants.sources import load_source
 from variants.topic import TAG, default_assets, tag_document, tag_words, tagger
@@ -48,7 +48,7 @@ def nltk_tag(document: str, terms: list[str]) -> str:
 
 
 def uncached_tag(document: str, terms: list[str]) -> str:
-    with mock.patch.object(metrics.stas, "lemma", lemma.__wrapped__):  # WordNet on every occurrence
+    with mock.patch.object(metrics.terms, "lemma", lemma.__wrapped__):  # WordNet on every occurrence
         return WORD.sub(
             lambda m: f"{TAG} {m.group(0)} {TAG}" if term.__wrapped__(m.group(0).lower()) in terms else m.group(0),
             document,

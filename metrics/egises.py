@@ -87,7 +87,7 @@ from scipy.special import softmax
 from sklearn.feature_extraction.text import CountVectorizer
 
 from metrics.io import DataError, get_field
-from metrics.stas import analyze
+from metrics.terms import analyze
 
 FIELDS = """
   document    str        the source text; records with the same document (or doc_id) form a group

@@ -7,9 +7,9 @@ from unittest import mock
 
 import pytest
 
-import metrics.stas
+import metrics.terms
 from metrics.io import read_jsonl
-from metrics.stas import term
+from metrics.terms import term
 from metrics.text import WORD, lemma
 from variants.base import Summarizer, Summary
 from variants.seq2seq import GenerationSettings, by_length, cpu_has_bf16
@@ -247,7 +247,7 @@ EDGE_CASES = [
 
 def nltk_word_by_word(document: str, terms: frozenset[str]) -> str:
     """The naive way: each WORD token lemmatized by NLTK's WordNet on every occurrence (no caches)."""
-    with mock.patch.object(metrics.stas, "lemma", lemma.__wrapped__):
+    with mock.patch.object(metrics.terms, "lemma", lemma.__wrapped__):
         return WORD.sub(
             lambda m: f"{TAG} {m.group(0)} {TAG}" if term.__wrapped__(m.group(0).lower()) in terms else m.group(0),
             document,

@@ -51,7 +51,7 @@ def bart(tokenizer, config_class=None, **overrides):
 
 
 def topic_case(method):
-    from metrics.stas import TopicSpace
+    from metrics.topic_space import TopicSpace
     from variants.seq2seq import add_control_tokens
     from variants.topic import SPECIAL_TOKENS, TopicAssets
 
@@ -442,7 +442,7 @@ def test_guidance_reads_no_judge(monkeypatch):
     import inspect
 
     import metrics.focus_classifier
-    import metrics.stas
+    import metrics.topic_space
     import variants.constraints
     import variants.guidance
 
@@ -455,8 +455,8 @@ def test_guidance_reads_no_judge(monkeypatch):
 
     summarizer, controls = summarizer_of("ccs", "prompt", ccs_case)
     monkeypatch.setattr(metrics.focus_classifier, "default_focus_classifier", judge)
-    monkeypatch.setattr(metrics.stas.TopicSpace, "affinities", judge)
-    monkeypatch.setattr(metrics.stas.TopicSpace, "stas", judge)
+    monkeypatch.setattr(metrics.topic_space.TopicSpace, "affinities", judge)
+    monkeypatch.setattr(metrics.topic_space.TopicSpace, "stas", judge)
     summarizer.summarize(
         DOCS,
         controls,

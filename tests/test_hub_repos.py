@@ -333,11 +333,11 @@ def test_the_copied_part_of_every_processor_is_identical_and_matches_steersum():
 
 
 def test_the_lemma_table_gives_the_lemmatizers_terms_on_every_word_of_the_bundled_articles(zoo, data_dir):
-    # The exported topic processor tags without WordNet: its table must agree with metrics.stas.term on every
+    # The exported topic processor tags without WordNet: its table must agree with metrics.terms.term on every
     # word whose term the topic space knows (and know no term for any other word).
     from transformers import AutoProcessor
 
-    from metrics.stas import term
+    from metrics.terms import term
     from metrics.text import WORD
 
     processor = AutoProcessor.from_pretrained(zoo["exports"]["topic"], trust_remote_code=True)

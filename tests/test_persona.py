@@ -397,7 +397,7 @@ def test_the_reference_builder_never_uses_the_topic_space(monkeypatch):
     import ast
     import inspect
 
-    import metrics.stas
+    import metrics.topic_space
     import variants.persona.data as data
     import variants.persona.reader_model as reader_model
 
@@ -410,13 +410,13 @@ def test_the_reference_builder_never_uses_the_topic_space(monkeypatch):
             if isinstance(node, ast.Import)
             for alias in node.names
         }
-        assert not {"metrics.stas", "sentence_transformers"} & imported, module.__name__
+        assert not {"metrics.stas", "metrics.topic_space", "sentence_transformers"} & imported, module.__name__
 
     def refuse(*_, **__):
         raise AssertionError("the persona builder used the topic space")
 
-    monkeypatch.setattr(metrics.stas.TopicSpace, "default", classmethod(refuse))
-    monkeypatch.setattr(metrics.stas.TopicSpace, "affinities", refuse)
+    monkeypatch.setattr(metrics.topic_space.TopicSpace, "default", classmethod(refuse))
+    monkeypatch.setattr(metrics.topic_space.TopicSpace, "affinities", refuse)
     examples, readers = build_simulated(
         seed=0, n_readers=4, max_articles={"pool": 20, "train": 2, "val": 1, "test": 3}
     )

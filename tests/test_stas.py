@@ -9,17 +9,9 @@ import numpy as np
 import pytest
 
 from metrics.io import DataError, read_jsonl
-from metrics.stas import (
-    DEFAULT_DIR,
-    JSON_NAME,
-    NPZ_NAME,
-    TopicSpace,
-    analyze,
-    build_default,
-    score_records,
-    stas_scores,
-    term,
-)
+from metrics.stas import build_default, score_records, stas_scores
+from metrics.terms import analyze, term
+from metrics.topic_space import DEFAULT_DIR, JSON_NAME, NPZ_NAME, TopicSpace
 
 # Three documents, two topics. Terms (columns, alphabetical): goal, match, phone, team.
 TINY_TEXTS = ["Goal match", "goals, team!", "The phone match"]
@@ -189,7 +181,8 @@ def test_committed_default_equals_a_fresh_fit(tmp_path, full_data_dir, bbc):
 
 @pytest.mark.full_data
 def test_committed_judge_equals_a_fresh_fit_on_articles_the_systems_space_never_saw(tmp_path, full_data_dir, bbc):
-    from metrics.stas import JUDGE_DIR, build_judge
+    from metrics.stas import build_judge
+    from metrics.topic_space import JUDGE_DIR
 
     fresh = build_judge(full_data_dir, tmp_path)
     committed, rebuilt = (json.loads((d / JSON_NAME).read_text(encoding="utf-8")) for d in (JUDGE_DIR, tmp_path))

@@ -227,7 +227,7 @@ def test_stas_is_scored_with_its_own_judge_never_the_space_the_inputs_and_rules_
     """Swap STAS's judge for another space: the model's inputs, the decoder's paths and the baseline do
     not change (no input or rule reads the judge); the scores follow the judge, whatever space the
     summarizer carries."""
-    from metrics.stas import TopicSpace
+    from metrics.topic_space import TopicSpace
 
     document = (
         "The striker scored twice as the club won the league match. Shares in the bank fell after profits "

@@ -52,8 +52,8 @@ from typing import Any
 
 import torch
 
-from metrics.stas import analyze
 from metrics.support import supported_spans
+from metrics.terms import analyze
 from metrics.text import WORD
 from models.persona.processing_persona import (  # noqa: F401
     HISTORY,

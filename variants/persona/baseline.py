@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics.pairwise import cosine_similarity
 
-from metrics.stas import analyze
+from metrics.terms import analyze
 from metrics.text import sentences
 from models.persona.processing_persona import NO_HISTORY, READER_SENTENCES, closest_sentences
 

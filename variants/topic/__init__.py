@@ -11,7 +11,7 @@ Four ways to tell BART which topic to summarize for, one ``prepare`` for all of 
 * ``emb``         a trainable topic embedding added to the encoder input (Sec. 4.1,
                   :mod:`models.topic_bart`); only topics seen in training.
 
-The topic vocabulary is a :class:`metrics.stas.TopicSpace` saved inside each checkpoint; the same
+The topic vocabulary is a :class:`metrics.topic_space.TopicSpace` saved inside each checkpoint; the same
 space scores the summary with STAS.
 
 Baseline: topic-focused extraction, the document's sentences closest to the topic in the topic space.
@@ -36,9 +36,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from metrics.stas import TopicSpace, term
 from metrics.support import support_share, supported_spans
+from metrics.terms import term
 from metrics.text import WORD
+from metrics.topic_space import TopicSpace
 from models.topic_bart import processing_topic_bart as processing
 from models.topic_bart.processing_topic_bart import TAG, TOPIC, TopicProcessor, topic_text
 
@@ -112,20 +113,20 @@ def with_asked_topic(space: TopicSpace, controls: dict) -> TopicSpace:
 
 
 def tag_document(document: str, terms: frozenset[str]) -> str:
-    """Wrap each word whose topic-space term (its lemma, :func:`metrics.stas.term`) is in ``terms`` in
+    """Wrap each word whose topic-space term (its lemma, :func:`metrics.terms.term`) is in ``terms`` in
     ``[TAG] ... [TAG]`` (the paper's tagging), through the topic's cached :class:`Tagger`."""
     return tagger(terms)(document)
 
 
 def tag_words(document: str, terms: frozenset[str]) -> str:
     """The tagging rule itself, word by word (:data:`metrics.text.WORD` tokens, each looked up through
-    :func:`metrics.stas.term`): the definition :class:`Tagger` reproduces faster."""
+    :func:`metrics.terms.term`): the definition :class:`Tagger` reproduces faster."""
     return processing.tag_words(document, terms, term)
 
 
 class Tagger(processing.Tagger):
     """:class:`models.topic_bart.processing_topic_bart.Tagger` (the exported processor's code) with the
-    lemmatizer's :func:`metrics.stas.term`."""
+    lemmatizer's :func:`metrics.terms.term`."""
 
     def __init__(self, terms: frozenset[str], max_chunks: int = 500_000):
         super().__init__(terms, term, max_chunks)
@@ -159,11 +160,11 @@ def lemma_table(space: TopicSpace) -> dict[str, Any]:
 @lru_cache(maxsize=4)
 def vocabulary_lemmas(vocabulary: tuple[str, ...]) -> dict[str, Any]:
     """What the exported processor knows of the lemmatizer (``topic_lemmas.json``): every written form
-    whose :func:`metrics.stas.term` is a term of the space's vocabulary, with that term (``forms``, the
+    whose :func:`metrics.terms.term` is a term of the space's vocabulary, with that term (``forms``, the
     forms that differ from their term), and the vocabulary terms that are not their own term
     (``not_terms``). WordNet's morphology (``nltk``'s ``_morphy``) gives a lemma by one suffix rule or
     one exception list entry, so a term's forms are the term, each rule undone once and the exceptions
-    naming it: each is checked with :func:`metrics.stas.term` itself."""
+    naming it: each is checked with :func:`metrics.terms.term` itself."""
     from nltk.corpus import wordnet
 
     from metrics.text import lemma
@@ -293,7 +294,7 @@ class TopicVariant(Variant):
         reference: str | None = None,
         assets: TopicAssets | None = None,
     ) -> dict[str, Score]:
-        """STAS in the judge's space (:meth:`metrics.stas.TopicSpace.judge`), never the summarizer's own
+        """STAS in the judge's space (:meth:`metrics.topic_space.TopicSpace.judge`), never the summarizer's own
         (``assets``), which its tags and the baseline were built from."""
         space = judge_space(controls)
         if space is None:

@@ -3,8 +3,8 @@ the topic in the summarizer's topic space (a topic-focused Lead-3)."""
 
 from __future__ import annotations
 
-from metrics.stas import TopicSpace
 from metrics.text import sentences
+from metrics.topic_space import TopicSpace
 
 from ..base import Baseline, Summary
 

@@ -144,7 +144,7 @@ def macsum_topic_set(rows: list[dict], known) -> tuple[list[dict], Counter]:
 
 def assign_topics(records: list[dict], margin: float) -> list[dict]:
     """Label CNN/DM articles with the TopicSpace topic closest to their reference; drop ambiguous ones."""
-    from metrics.stas import TopicSpace
+    from metrics.topic_space import TopicSpace
 
     space = TopicSpace.default()
     affinity = space.affinities([r["target"] for r in records])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from metrics.stas import analyze
+from metrics.terms import analyze
 
 from ..evaluation import Evaluation, whole_groups
 

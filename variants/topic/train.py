@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, BartConfig, BartForConditionalGeneration
 
-from metrics.stas import TopicSpace
+from metrics.topic_space import TopicSpace
 from models import TopicBartConfig, TopicBartForConditionalGeneration
 
 from ..presets import tiny_bart_config, tiny_tokenizer
