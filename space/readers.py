@@ -15,7 +15,8 @@ from collections.abc import Callable
 import gradio as gr
 import numpy as np
 
-from metrics.egises import count_terms, distributions, jsd_pairs, rouge_l
+from metrics.p_acc import rouge_l
+from metrics.term_distributions import count_terms, distributions, jsd_pairs
 from variants import InputError
 
 from .inputs import parse_controls

@@ -13,19 +13,10 @@ from scipy.spatial.distance import jensenshannon
 from scipy.special import expit
 
 from metrics.__main__ import main as metrics_cli
-from metrics.egises import (
-    DocumentGroup,
-    count_terms,
-    distributions,
-    egises,
-    embedding_similarity,
-    jsd_pairs,
-    oov_denominators,
-    p_acc,
-    rouge_l,
-    score_records,
-)
+from metrics.egises import DocumentGroup, egises, score_records
 from metrics.io import DataError, read_jsonl
+from metrics.p_acc import p_acc, rouge_l
+from metrics.term_distributions import count_terms, distributions, embedding_similarity, jsd_pairs, oov_denominators
 
 # Terms (columns, alphabetical): apple, banana, cherry. p(w|d) = (1/2, 1/4, 1/4).
 FRUIT = "Apple apple banana cherry."

@@ -291,7 +291,7 @@ def test_a_user_error_is_one_log_line_and_no_traceback(client, caplog, capfd):
 
 def test_rouge_calls_log_no_absl_info_line(caplog):
     import metrics.rouge  # noqa: F401  (sets absl's verbosity once)
-    from metrics.egises import rouge_l
+    from metrics.p_acc import rouge_l
 
     with caplog.at_level(logging.INFO):
         rouge_l(["the cat sat"], ["a cat sat"])  # builds a RougeScorer, which logs "Using default tokenizer."
