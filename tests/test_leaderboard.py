@@ -9,7 +9,7 @@ import pytest
 
 from metrics.io import DataError, read_jsonl
 from metrics.quality import QUALITY_FIELDS
-from training.sensitivity import PastedLeadK
+from training.lead_k import PastedLeadK
 from variants import REGISTRY
 from variants.base import Control, Paper, Summarizer, Summary, Variant
 from variants.evaluation import Evaluation

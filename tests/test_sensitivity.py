@@ -6,18 +6,11 @@ from collections import Counter
 
 import pytest
 
+from training.effect_intervals import control_effect, margin_test
 from training.evaluate import derangement, evaluate
-from training.sensitivity import (
-    LeadK,
-    PastedLeadK,
-    control_effect,
-    control_sensitivity,
-    effect_summary,
-    evaluate_with_sensitivity,
-    lead_words,
-    margin_test,
-    stands,
-)
+from training.lead_k import LeadK, PastedLeadK, lead_words
+from training.sensitivity import control_sensitivity, evaluate_with_sensitivity, stands
+from training.sensitivity_text import effect_summary
 from variants import REGISTRY
 
 TOPIC = REGISTRY["topic"]

@@ -159,7 +159,7 @@ def evaluate_command(argv: list[str]) -> None:
     from .data import load_examples
     from .evaluate import REPORT_FILE, evaluate, write_report
     from .guidance import SWEEP, SWEEP_FILE, evaluate_guided, sweep, with_settings
-    from .sensitivity import effect_summary, sweep_summary
+    from .sensitivity_text import effect_summary, sweep_summary
 
     parser = argparse.ArgumentParser(
         prog="python -m training evaluate", description="Evaluate a summarizer on JSONL examples."

@@ -29,77 +29,10 @@ import json
 import logging
 from pathlib import Path
 
-from metrics.quality import summary_facts, verbatim_share  # noqa: F401  (the faithfulness figure)
-from variants.sources import load_source
+from .general_evaluation import evaluate_general
+from .general_recipe import BBC_REPEAT, RECIPE, tokenize, training_examples
 
 logger = logging.getLogger(__name__)
-SCITLDR_CAP = 600  # SciTLDR has 1,992 training abstracts; capped so news articles stay the majority
-BBC_REPEAT = 3  # 1,645 bbc_summary articles x 3 of 6,275 examples; the first 800 steps of the published model used 1
-# 128 target tokens (~100 words): bbc_summary's references have 131 words (median) and the lead at 75
-# words scores ROUGE-1 0.493 on its test split, at 100 words 0.549; at 96 tokens the model wrote ~70.
-# 4 beams: on 40 bbc_summary test articles the 1,700-step model scored ROUGE-1 0.493 with 2 beams,
-# 0.522 with 4 and 0.500 with 6 (with 2 it drifts into garbled repeats after the first sentences).
-# 2,700 steps: at 1,700 ROUGE-1 was 1.09x Lead-3 on bbc_summary test and 0.99x Lead-1 on xsum; 1,000 more
-# (the same schedule stretched to 2,700) gave 1.14x and 1.03x (docs/log.md, "the general summarizer").
-# No repeated 5-grams (the base's 3 made it swap words to avoid repeating a 3-gram: "the move right the
-# group"): chosen on bbc_summary val, where 3 gave ROUGE-1 1.15x Lead-3 with 93.0% of names and numbers
-# verbatim, 5 gave 1.12x and 96.4%, and 0 repeats whole sentences (on test: 0.96x).
-RECIPE = dict(
-    learning_rate=3e-4,
-    per_device_train_batch_size=8,
-    max_source_length=256,
-    max_target_length=128,
-    warmup_steps=30,
-    weight_decay=0.01,
-    save_steps=100,
-    num_beams=4,
-    max_steps=2700,
-    no_repeat_ngram_size=5,
-)
-
-
-def training_examples(scitldr_cap: int = SCITLDR_CAP, bbc_repeat: int = BBC_REPEAT) -> list[dict]:
-    """(document, target, dataset) from the bundled training splits, never a test split."""
-    from variants.tdsum.data import xsum_examples
-
-    examples = [
-        {"document": r["source"], "target": r["target"], "dataset": "bbc_summary"}
-        for r in load_source("bbc_summary", "train")
-    ] * bbc_repeat
-    examples += [
-        {"document": r["document"], "target": r["target"], "dataset": "xsum"} for r in xsum_examples(0)["train"]
-    ]
-    examples += [
-        {"document": r["source"], "target": r["target"], "dataset": "cnndm_sample"}
-        for r in load_source("cnndm_sample", "train")
-    ]
-    examples += [
-        {"document": r["source"], "target": r["targets"][0], "dataset": "scitldr"}
-        for r in load_source("scitldr", "train")[:scitldr_cap]
-        if r["targets"]
-    ]
-    return [e for e in examples if e["document"].strip() and e["target"].strip()]
-
-
-def evaluation_sets(split: str = "test") -> dict[str, tuple[list[dict], int]]:
-    """Each evaluation set with the number of lead sentences its extractive baseline takes: the goals are
-    on ``test``; generation settings are chosen on ``val`` (neither is trained on)."""
-    from variants.tdsum.data import xsum_examples
-
-    bbc = [{"document": r["source"], "target": r["target"]} for r in load_source("bbc_summary", split)]
-    xsum = [{"document": r["document"], "target": r["target"]} for r in xsum_examples(0)[split]]
-    return {f"bbc_summary {split}": (bbc, 3), f"xsum {split} part": (xsum, 1)}
-
-
-def tokenize(tokenizer, examples: list[dict], max_source_length: int, max_target_length: int) -> list[dict]:
-    """Features; a long target is cut but keeps its end-of-sequence token (:func:`training.seq2seq.cut_target`)."""
-    from .seq2seq import cut_target
-
-    out = []
-    for e in examples:
-        item = tokenizer(e["document"], text_target=e["target"], truncation=True, max_length=max_source_length)
-        out.append({"input_ids": item["input_ids"], "labels": cut_target(item["labels"], max_target_length)})
-    return out
 
 
 def train_general(
@@ -246,84 +179,6 @@ def previous_phases(out: Path) -> list[dict]:
     return record.get("phases") or [
         {"from_step": 0, "to_step": record["steps"], "train_examples": record["train_examples"]}
     ]
-
-
-def lead(document: str, n: int) -> str:
-    from metrics.text import sentences
-
-    return " ".join(sentences(document)[:n])
-
-
-def evaluate_general(
-    model_dir: str | Path,
-    max_examples: int | None = None,
-    batch_size: int = 8,
-    num_beams: int | None = None,
-    no_repeat_ngram_size: int | None = None,
-    max_new_tokens: int | None = None,
-    split: str = "test",
-) -> dict:
-    """ROUGE of the model vs the Lead-N baseline on each test set, and the verbatim share of its facts.
-    ``no_repeat_ngram_size`` overrides the model's generation config (0: allow repeats);
-    ``max_new_tokens`` the target length it was trained with."""
-    import torch
-
-    from metrics.rouge import rouge
-    from variants.seq2seq import load_seq2seq
-
-    from .sensitivity import lead_words
-
-    record_file = Path(model_dir) / "steersum.json"  # absent in a checkpoint-N folder: the recipe's lengths
-    record = json.loads(record_file.read_text()) if record_file.is_file() else dict(RECIPE)
-    model, tokenizer = load_seq2seq(model_dir)  # on the GPU when there is one, as the Space and evaluation
-    beams = num_beams or record.get("num_beams", RECIPE["num_beams"])
-    if no_repeat_ngram_size is not None:
-        model.generation_config.no_repeat_ngram_size = no_repeat_ngram_size
-    max_new_tokens = max_new_tokens or record["max_target_length"]
-    report = {
-        "model": str(model_dir),
-        "steps": record.get("steps"),
-        "num_beams": beams,
-        "max_new_tokens": max_new_tokens,
-        "no_repeat_ngram_size": model.generation_config.no_repeat_ngram_size or 0,
-        "sets": {},
-    }
-    for name, (examples, n_lead) in evaluation_sets(split).items():
-        examples = examples[:max_examples]
-        documents = [e["document"] for e in examples]
-        summaries = []
-        for start in range(0, len(documents), batch_size):
-            batch = tokenizer(
-                documents[start : start + batch_size],
-                truncation=True,
-                padding=True,
-                max_length=record["max_source_length"],
-                return_tensors="pt",
-            ).to(model.device)
-            with torch.inference_mode():
-                output = model.generate(**batch, num_beams=beams, max_new_tokens=max_new_tokens)
-            summaries += [t.strip() for t in tokenizer.batch_decode(output, skip_special_tokens=True)]
-        references = [[e["target"]] for e in examples]
-        model_rouge = rouge(summaries, references, allow_empty=True)["corpus"]
-        lead_rouge = rouge([lead(d, n_lead) for d in documents], references)["corpus"]
-        # The goal is against Lead-N; the lead at the summaries' own length says whether a
-        # ratio comes from choosing words or from writing more (or fewer) of them.
-        summary_words = round(sum(len(t.split()) for t in summaries) / max(len(summaries), 1))
-        lead_k_rouge = rouge([lead_words(d, max(summary_words, 1)) for d in documents], references)["corpus"]
-        share, facts = verbatim_share(summaries, documents)
-        report["sets"][name] = {
-            "examples": len(examples),
-            "rouge1": model_rouge["rouge1"],
-            "rouge2": model_rouge["rouge2"],
-            f"lead{n_lead}_rouge1": lead_rouge["rouge1"],
-            "ratio_to_lead": model_rouge["rouge1"] / lead_rouge["rouge1"],
-            "summary_words": summary_words,
-            "lead_at_summary_length_rouge1": lead_k_rouge["rouge1"],
-            "verbatim_fact_share": share,
-            "facts_checked": facts,
-            "samples": summaries[:3],
-        }
-    return report
 
 
 def main(argv: list[str]) -> None:
