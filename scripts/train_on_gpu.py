@@ -10,7 +10,7 @@ What it does:
 2. the result is compacted (``store.compact``) and packed as ``general.tar.NN`` parts of 15 MiB;
 3. the compact copy is expanded to fp32 (``python -m store.compact --expand``): the weights the store will
    serve, exactly, and the base every adapter trains on (``--adapters-only``: the stored one as it is);
-4. each variant model of the zoo (``training.zoo.MODELS``, ``--method`` for another method) trains as a
+4. each variant model of the zoo (``training.zoo_models.MODELS``, ``--method`` for another method) trains as a
    LoRA adapter on it for ``--adapter-seconds``, at most ``--epochs`` passes over its
    ``<work>/data/<variant>/train.jsonl``, then is appended to ``adapters-a.tar`` / ``adapters-b.tar``.
 
@@ -24,7 +24,7 @@ beside the repository, with ``STEERSUM_DATA`` pointing at the bundled sources):
     --adapters-only --only topic --epochs 16 --adapter-seconds 45                # the zoo's prepend-tag recipe
 
 Steps are the seconds over a training step timed at the model's full padded shape
-(``training.zoo.measure_step_seconds``) plus the Trainer's own per-step work; a model still training
+(``training.zoo_training.measure_step_seconds``) plus the Trainer's own per-step work; a model still training
 1.4x its seconds (and half a minute) later stops where it is (``--max-train-seconds``). A variant is
 skipped when too little of ``--deadline-seconds`` is left. Back on the CPU,
 ``python -m training zoo --out <root> --max-steps 1 --store store/index.json`` evaluates what was unpacked
@@ -120,7 +120,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from store.compact import expand, weights_fingerprint, write_compact
     from training.general import train_general
-    from training.zoo import MODELS, Budget, measure_step_seconds, remove_checkpoints, train_variant_model
+    from training.zoo_models import MODELS, Budget
+    from training.zoo_training import measure_step_seconds, remove_checkpoints, train_variant_model
 
     methods = dict(pair.split("=", 1) for pair in a.method)
     clock = Clock(a.deadline_seconds)

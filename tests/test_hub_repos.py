@@ -540,6 +540,7 @@ def test_zoo_push_to_hub_publishes_the_base_the_five_models_and_a_pinned_space(
 
     import training.zoo
     from training.__main__ import main as training_main
+    from training.zoo_models import ZooModel
 
     with pytest.raises(SystemExit, match="^error: no Hugging Face token"):  # checked before anything trains
         training_main(["zoo", "--out", str(finished_zoo), "--push-to-hub", "org"])
@@ -548,7 +549,7 @@ def test_zoo_push_to_hub_publishes_the_base_the_five_models_and_a_pinned_space(
         training.zoo, "run_zoo", lambda root, only, budget, index=None: trained.append(root) or {"models": {}}
     )
     # the fixture's models (topic with tags, whose processor ships the lemma table) stand for the zoo's
-    monkeypatch.setattr(training.zoo, "MODELS", [training.zoo.ZooModel(v, n.split("-", 1)[1]) for v, n in ZOO.items()])
+    monkeypatch.setattr(training.zoo, "MODELS", [ZooModel(v, n.split("-", 1)[1]) for v, n in ZOO.items()])
     training_main(["zoo", "--out", str(finished_zoo), "--push-to-hub", "org", "--hub-token", "hf_test"])
     [api] = FakeHub.instances
     assert trained == [finished_zoo] and api.token == "hf_test"

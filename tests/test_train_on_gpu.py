@@ -48,7 +48,8 @@ def test_quick_run_continues_the_general_summarizer_and_trains_an_adapter_on_wha
     from transformers import BartForConditionalGeneration
 
     from store.compact import FINGERPRINT, weights_fingerprint, write_compact
-    from training.zoo import MODELS, Budget, build_data
+    from training.zoo_models import MODELS, Budget
+    from training.zoo_training import build_data
     from variants.base import write_record
     from variants.presets import tiny_bart_config, tiny_tokenizer
 

@@ -7,7 +7,7 @@ from metrics.io import read_jsonl
 
 def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
     from training.__main__ import main as training_main
-    from training.zoo import MODELS
+    from training.zoo_models import MODELS
 
     root = tmp_path / "zoo"
     training_main(["zoo", "--quick", "--out", str(root)])
@@ -16,13 +16,13 @@ def test_quick_zoo_builds_evaluates_and_resumes(tmp_path, capsys):
     assert (root / "minilm-bart" / "base_model.json").is_file()
     general = json.loads((root / "general" / "general_report.json").read_text())
     assert set(general["sets"]) == {"bbc_summary test", "xsum test part"}
-    from training.general import evaluate_general
+    from training.general_evaluation import evaluate_general
 
     capped = evaluate_general(root / "general", max_examples=2, no_repeat_ngram_size=2, max_new_tokens=3)
     assert (capped["max_new_tokens"], capped["no_repeat_ngram_size"]) == (3, 2)
     for scores in capped["sets"].values():  # 3 new tokens (the start token aside) make at most 3 words
         assert scores["summary_words"] <= 3 and 0 <= scores["lead_at_summary_length_rouge1"] <= 1
-    from training.general import RECIPE
+    from training.general_recipe import RECIPE
 
     saved = json.loads((root / "general" / "generation_config.json").read_text())
     assert saved["no_repeat_ngram_size"] == RECIPE["no_repeat_ngram_size"] == 5  # the base converter's is 3
@@ -111,7 +111,7 @@ def test_each_model_gets_the_steps_its_own_shape_allows():
     """--minutes-per-model is minutes: topic's 384-token sources and ccs's 384/192 tokens are timed
     at their own shape, not at the 256/96 one (which once gave a 512-token model 22 minutes for a
     10-minute budget)."""
-    from training.zoo import MODELS, Budget
+    from training.zoo_models import MODELS, Budget
 
     models = {m.variant: m for m in MODELS}
     budget = Budget(10, step_seconds={"8x384x96": 5.0, "8x384x192": 2.0, "8x256x96": 1.5})
@@ -130,7 +130,7 @@ def test_max_steps_replaces_the_time_budget(tmp_path):
     import pytest
 
     from training.__main__ import main as training_main
-    from training.zoo import MODELS, Budget
+    from training.zoo_models import MODELS, Budget
 
     budget = Budget(35, max_steps=2000)
     assert {budget.steps(m) for m in MODELS} == {2000}
@@ -154,7 +154,8 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
     import training.guidance
     import training.sensitivity
     from training.guidance import SWEEP_FILE, pick_default, sweep
-    from training.zoo import VAL_REPORT, Budget, evaluate_model, pick_constraints
+    from training.zoo_evaluation import VAL_REPORT, evaluate_model, pick_constraints
+    from training.zoo_models import Budget
     from variants import get_variant, load_summarizer
     from variants.base import read_record
     from variants.seq2seq import GUIDANCE_FIELD  # the record's field of the default γ

@@ -1,0 +1,129 @@
+"""The zoo's evaluation of a trained variant model: every setting chosen on the val split (its decoding
+rules on or off, then the control strength γ), then one report on the test split at those settings.
+
+:func:`evaluate_model` writes ``val_report.json`` (:data:`VAL_REPORT`: what admits the model to the store),
+``guidance_sweep.json`` and ``eval_report.json`` (test, which the card shows), and records each choice
+with the split it was made on. Test never chooses: a setting picked where it is reported would report the
+luckiest of several tries.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .zoo_models import Budget
+
+VAL_REPORT = (
+    "val_report.json"  # a variant model's evaluation on val at its chosen settings: what admits it to the store
+)
+
+
+def eval_batch_size() -> int:
+    """Sources per ``generate`` call: 8 on a CPU, as the Space batches; 32 on a GPU, which runs them in
+    parallel (a batch's padding can change a beam's scores slightly, so GPU and CPU reports may differ)."""
+    from variants.seq2seq import pick_device
+
+    return 32 if pick_device() == "cuda" else 8
+
+
+def declares_constraints(variant) -> bool:
+    """Whether ``variant`` has decoding rules to turn on (it overrides :meth:`variants.base.Variant.constraints`)."""
+    from variants.base import Variant
+
+    return type(variant).constraints is not Variant.constraints
+
+
+def sweep_row(guidance: float, report: dict) -> dict:
+    """A report as a row of :func:`training.guidance.sweep`'s table: what :func:`training.guidance.pick_default` reads."""
+    sensitivity = report["control_sensitivity"]
+    return {
+        "guidance": guidance,
+        "metrics": report["metrics"],
+        "effect": sensitivity["effect"],
+        "verdict": sensitivity["verdict"],
+    }
+
+
+def pick_constraints(off: dict, on: dict, control_metrics, lower_is_better) -> bool:
+    """Whether a model generates with its decoding rules, from its reports without (``off``) and with them
+    (``on``) on the same val examples at γ = 1, by the rule that picks γ (:func:`training.guidance.pick_default`)
+    with the rules in the place of a stronger γ: taken only when they make the lead control metric stand,
+    do not lower its effect, raise the lower end of its interval and cost at most 0.02 ROUGE-1 (a tie keeps
+    them off)."""
+    from .guidance import pick_default
+
+    swept = {
+        "control_metrics": list(control_metrics),
+        "lower_is_better": sorted(lower_is_better),
+        "sweep": [sweep_row(1.0, off), sweep_row(2.0, on)],  # 2.0 stands for "rules on"
+    }
+    return pick_default(swept) != 1.0
+
+
+def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
+    """Every choice on the val split, then one report on test.
+
+    On ``data/val.jsonl``: the decoding rules on or off (:func:`pick_constraints`, for a variant that has
+    them), then the control strength γ at each of ``budget.guidance_sweep`` (:func:`training.guidance.sweep`
+    under the chosen rules; :func:`training.guidance.pick_default` picks). Both become the model's defaults.
+    Then the model, as it will be served, is evaluated once on ``data/test.jsonl`` with its control
+    sensitivity (:mod:`training.sensitivity`; γ = 1 beside it when γ is not 1): its ``eval_report.json``,
+    where the card reads it. Every report and the record say the split each choice was made on
+    (``chosen_on``, ``choices``); ``val_report.json`` (the val evaluation at the chosen settings) is what
+    the store admits the model on (:func:`training.storing.put`). Test never chooses: a γ or a rule picked
+    where it is reported would report the luckiest of several tries."""
+    from variants import load_summarizer
+    from variants.base import read_record, write_record
+    from variants.seq2seq import save_default_guidance
+
+    from .data import load_examples
+    from .evaluate import REPORT_FILE, write_report
+    from .guidance import SWEEP_FILE, evaluate_guided, pick_default, sweep
+    from .sensitivity import evaluate_with_sensitivity
+
+    summarizer = load_summarizer(model_dir)
+    variant, batch = summarizer.variant, eval_batch_size()
+    val_file, test_file = data / "val.jsonl", data / "test.jsonl"
+    val = load_examples(val_file, variant, summarizer.assets, budget.max_eval_samples)
+    chosen = {"chosen_on": "val", "data": f"{data.name}/val.jsonl", "n_examples": len(val)}  # no machine path
+    plain = summarizer.settings.but(guidance=1.0)
+    summarizer.settings = plain.but(constraints=False)
+    chosen_report = evaluate_with_sensitivity(summarizer, val, str(val_file), batch)
+    choices, constraints = {}, False
+    if declares_constraints(variant):
+        summarizer.settings = plain.but(constraints=True)
+        on = evaluate_with_sensitivity(summarizer, val, str(val_file), batch)
+        evaluation = variant.evaluation
+        constraints = pick_constraints(chosen_report, on, evaluation.control_metrics, evaluation.lower_is_better)
+        choices["constraints"] = {"value": constraints, **chosen}
+        chosen_report = on if constraints else chosen_report
+    summarizer.settings = plain.but(constraints=constraints)
+    guidance = 1.0
+    if budget.guidance_sweep:  # the same val examples at each γ, γ = 1 being the report above
+        swept, reports = sweep(
+            summarizer, val, str(val_file), budget.guidance_sweep, batch, known={1.0: chosen_report}
+        )
+        swept["default_guidance"] = guidance = pick_default(swept)
+        swept.update(split="val", chosen_on="val")
+        write_report(swept, model_dir / SWEEP_FILE)
+        choices["guidance"] = {"value": guidance, "swept": list(budget.guidance_sweep), **chosen}
+        chosen_report = reports[guidance]
+    if guidance != 1.0:  # the model generates at its default from now on
+        save_default_guidance(model_dir, guidance)
+    write_report({**chosen_report, "split": "val", "chosen_on": "val", "choices": choices}, model_dir / VAL_REPORT)
+    write_record(
+        model_dir, {**read_record(model_dir), "constraints": constraints, "chosen_on": "val", "choices": choices}
+    )
+
+    summarizer.settings = plain.but(constraints=constraints, guidance=guidance)
+    test = load_examples(test_file, variant, summarizer.assets, budget.max_eval_samples)
+    report = evaluate_guided(summarizer, test, str(test_file), batch)  # reported once, at the chosen settings
+    report.update(split="test", chosen_on="val", choices=choices)
+    write_report(report, model_dir / REPORT_FILE)
+    return {
+        "metrics": report["metrics"],
+        "control_effect": report["control_sensitivity"]["effect"],
+        "chosen_on": "val",
+        "choices": choices,
+        **({"generation": report["generation"]} if "generation" in report else {}),
+    }
