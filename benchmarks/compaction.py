@@ -28,7 +28,7 @@ def agreement(fp32_folder: Path, documents: list[str]) -> dict:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     from store.compact import load_compact, write_compact
-    from training.storing import token_agreement
+    from training.storing_compaction import token_agreement
 
     tokenizer = AutoTokenizer.from_pretrained(fp32_folder)
     model = AutoModelForSeq2SeqLM.from_pretrained(fp32_folder).eval()
@@ -80,7 +80,7 @@ def untrained_rows(documents: list[str]) -> list[str]:
 
 def run() -> str:
     import store
-    from training.storing import compare_compact, compare_compact_adapter
+    from training.storing_compaction import compare_compact, compare_compact_adapter
     from variants.sources import load_source
 
     lines = ["## Compaction (int8 base vs fp32)", ""]

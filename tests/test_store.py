@@ -86,7 +86,7 @@ def test_compact_entry_point_reports_the_size(tiny_general, tmp_path, capsys):
 
 
 def _zoo_models():
-    from training.zoo import MODELS
+    from training.zoo_models import MODELS
 
     return MODELS
 
@@ -102,7 +102,8 @@ def test_two_step_adapter_saves_small_and_reloads_generating_identically(
 
     from training.__main__ import main as training_main
     from training.data import load_examples
-    from training.zoo import Budget, build_data
+    from training.zoo_models import Budget
+    from training.zoo_training import build_data
     from variants import load_summarizer
 
     data = build_data(zoo_model, tmp_path, Budget.for_quick())
@@ -216,7 +217,8 @@ def tiny_store(tiny_general, tmp_path_factory):
 
     from training.__main__ import main as training_main
     from training.storing import put
-    from training.zoo import MODELS, Budget, build_data
+    from training.zoo_models import MODELS, Budget
+    from training.zoo_training import build_data
     from variants.base import write_record
 
     root = tmp_path_factory.mktemp("zoo")
@@ -390,7 +392,8 @@ def test_a_base_compacted_where_it_was_trained_is_stored_as_is_and_owns_adapters
 
     from training.__main__ import main as training_main
     from training.storing import put
-    from training.zoo import MODELS, Budget, build_data
+    from training.zoo_models import MODELS, Budget
+    from training.zoo_training import build_data
     from variants.base import write_record
 
     general = tmp_path / "general"
@@ -536,7 +539,7 @@ def test_token_agreement_of_the_compact_copy(tiny_general, tmp_path):
     0.9 (measured here: 1.0 on 20 BBC test documents x 32 greedy tokens; ``python -m benchmarks compaction``)."""
     import copy
 
-    from training.storing import token_agreement
+    from training.storing_compaction import token_agreement
     from variants.presets import tiny_tokenizer
 
     tokenizer = tiny_tokenizer()
@@ -606,7 +609,7 @@ def test_an_adapter_keeps_tokenizer_files_only_when_they_are_not_the_bases(tmp_p
 
 
 def test_a_card_quotes_the_leaderboard_as_served_and_alone():
-    from training.storing import measured_lines
+    from training.storing_cards import measured_lines
 
     def row(model, given, shuffled, stands, low):
         return {

@@ -54,7 +54,8 @@ def tiny_store(tmp_path_factory, data_dir):
     from transformers import BartForConditionalGeneration
 
     from training.__main__ import main as training_main
-    from training.storing import card, put
+    from training.storing import put
+    from training.storing_cards import card
     from variants.base import read_record, write_record
     from variants.presets import tiny_bart_config, tiny_tokenizer
 

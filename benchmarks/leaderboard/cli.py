@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(err))
     board = harness.run(args.models_dir, args.out, args.variants, max_samples, args.catalog, args.batch_size)
     if board is not None and args.store_cards:
-        from training.storing import rewrite_cards
+        from training.storing_cards import rewrite_cards
 
         for path in rewrite_cards(board):
             print(f"rewrote {path}")
