@@ -659,7 +659,9 @@ def test_a_lora_adapter_exports_as_an_adapter(tmp_path, monkeypatch):
     assert (card.data.library_name, card.data.license, card.data.base_model) == ("peft", "other", "org/tiny-bart")
     assert {"peft", "lora"} <= set(card.data.tags) and card.data.eval_results is None
     snippet = usage_snippet(out / "README.md")
-    assert "AutoPeftModelForSeq2SeqLM.from_pretrained(repo_id)" in snippet and "{'length': 1}" in snippet
+    assert (
+        'AutoPeftModelForSeq2SeqLM.from_pretrained(repo_id, dtype="float32")' in snippet and "{'length': 1}" in snippet
+    )
     assert "Length: 1 |" in snippet  # no processor for this variant: the snippet gives prepare's input as text
     code = (
         "import sys\nfrom peft import AutoPeftModelForSeq2SeqLM\nfrom transformers import AutoTokenizer\n"
