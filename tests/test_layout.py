@@ -167,3 +167,17 @@ def test_the_circle_checker_finds_a_circle(tmp_path, monkeypatch):
     (package / "b.py").write_text("import metrics.a\nx = 1\n")
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     assert import_circles() == [["metrics.a", "metrics.b"]]
+
+
+MAX_LINES = 400  # a module a newcomer reads in one sitting; past it, a file holds more than one job
+
+
+def test_no_module_outside_the_tests_is_over_400_lines():
+    skipped = {".venv", "tests", "__pycache__"}
+    sizes = {
+        str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines())
+        for p in ROOT.rglob("*.py")
+        if not skipped & set(p.relative_to(ROOT).parts)
+    }
+    assert len(sizes) > 100  # the whole tree was read
+    assert not {path: n for path, n in sizes.items() if n > MAX_LINES}, "split these by job"
