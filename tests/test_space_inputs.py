@@ -171,6 +171,31 @@ def test_tiny_model_summary_stopped_at_its_token_limit_gets_a_notice(service):
     assert unfinished_notices(summarizer, "two words") == []  # far under the limit: the model chose to stop
 
 
+def test_a_request_s_controls_are_checked_once_and_a_plain_dict_every_time(service, monkeypatch):
+    """The Space validates a request's controls before batching and the summarizer validates what it is
+    given: the second call returns the marked controls as they are, without checking them again."""
+    from variants.base import ControlError, Variant
+    from variants.valid_controls import ValidControls
+
+    topic = REGISTRY["topic"]
+    checked = []
+    check = Variant.check_controls
+    monkeypatch.setattr(
+        type(topic), "check_controls", lambda self, c, assets=None: checked.append(c) or check(self, c, assets)
+    )
+    service.summarize(MIXED, "topic", "local/topic-tiny", {"topic": "sport"})
+    assert checked == [{"topic": "sport"}]  # once per request, though both the Space and the summarizer validate
+
+    assets = service.summarizer("topic", "local/topic-tiny").assets
+    valid = topic.validate({"topic": " sport "}, assets)
+    assert isinstance(valid, ValidControls) and valid == {"topic": "sport"} and len(checked) == 2
+    assert topic.validate(valid, assets) is valid and len(checked) == 2  # marked: not checked again
+    assert topic.validate(dict(valid), assets) == valid and len(checked) == 3  # a plain dict is checked
+    assert topic.validate(valid, None) == valid and len(checked) == 4  # other assets: checked against theirs
+    with pytest.raises(ControlError, match="unknown control"):
+        topic.validate({"topic": "sport", "colour": "red"}, assets)
+
+
 def test_unseen_topic_that_no_sentence_uses_says_why_it_fell_back_to_lead_3():
     topic = REGISTRY["topic"]
     baseline = topic.baseline()

@@ -30,6 +30,7 @@ from typing import Any
 from store.compact import file_sha256
 
 from .evaluation import Evaluation, whole_groups  # noqa: F401  (whole_groups: test sets cut by document)
+from .valid_controls import ValidControls
 
 RECORD_FILE = "steersum.json"
 
@@ -229,9 +230,17 @@ class Variant:
         the bundled readers, a vectorizer), built once. Default: none."""
         return None
 
-    def validate(self, controls: dict | None, assets: Any = None) -> dict:
+    def validate(self, controls: dict | None, assets: Any = None) -> ValidControls:
+        """The controls checked (:meth:`check_controls`) and marked as checked, once per request: controls this
+        variant validated against the same assets already come back as they are (:mod:`variants.valid_controls`)."""
+        if isinstance(controls, ValidControls) and controls.checked_for(self.id, assets):
+            return controls
+        return ValidControls(self.check_controls(controls, assets), self.id, assets)
+
+    def check_controls(self, controls: dict | None, assets: Any = None) -> dict:
         """Check a controls object against the schema: unknown names, bad values and missing required
-        controls raise :class:`ControlError` naming the problem and the allowed values."""
+        controls raise :class:`ControlError` naming the problem and the allowed values. A variant with
+        checks the schema cannot state (two controls that exclude each other) extends this, not validate."""
         if controls is None:
             controls = {}
         if not isinstance(controls, dict):
@@ -296,14 +305,14 @@ class Variant:
     # --- optional ----------------------------------------------------------------------------
     def unconditional(self, document: str, method: str, assets: Any = None) -> Prepared:
         """The same document with the controls removed: the input classifier-free guidance contrasts the
-        controlled one with (:mod:`variants.guidance`), and the one control dropout trains on
+        controlled one with (:mod:`variants.classifier_free_guidance`), and the one control dropout trains on
         (``--control-dropout``), so it is in distribution. Its ``extra`` has the keys ``prepare``'s has,
         so both batch together. Default: ``prepare`` with no controls."""
         return self.prepare(document, {}, method, assets)
 
     def constraints(self, controls: dict, assets: Any = None) -> Any:
-        """The hard constraints of the decoder for these (validated) controls, a
-        :class:`variants.constraints.HardConstraints`, for controls that are a number or a list (a
+        """The decoding rules for these (validated) controls, a
+        :class:`variants.decoding_rules.DecodingRules`, for controls that are a number or a list (a
         length bin, keywords) or that pick document sentences; ``None``: none. Used when the generation
         settings ask for them."""
         return None

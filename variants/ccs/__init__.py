@@ -108,8 +108,8 @@ class CCSVariant(Variant):
     def controls_for(self, assets: Any = None) -> tuple[Control, ...]:
         return CONTROLS
 
-    def validate(self, controls: dict | None, assets: Any = None) -> dict:
-        checked = super().validate(controls, assets)
+    def check_controls(self, controls: dict | None, assets: Any = None) -> dict:
+        checked = super().check_controls(controls, assets)
         for keyword in checked.get("keywords", []):
             if not words(keyword):
                 raise ControlError(f'keyword {keyword!r} has no word to match; give words, e.g. "multi-scale"')

@@ -253,13 +253,13 @@ class PersonaVariant(Variant):
             Control("history", "history", "or the reader's clicked news titles, most recent last (wins over reader)"),
         )
 
-    def validate(self, controls: dict | None, assets: PersonaAssets | None = None) -> dict:
+    def check_controls(self, controls: dict | None, assets: PersonaAssets | None = None) -> dict:
         """The schema's checks, plus: a pasted history is one title per line (titles have commas),
         and a reader must be one the summarizer knows."""
         assets = assets or self.default_assets()
         if isinstance(controls, dict) and isinstance(controls.get("history"), str):
             controls = {**controls, "history": [t.strip() for t in controls["history"].splitlines() if t.strip()]}
-        checked = super().validate(controls, assets)
+        checked = super().check_controls(controls, assets)
         reader = checked.get("reader")
         if reader is not None and reader not in assets.readers:
             some = list(assets.readers)[:8]

@@ -226,8 +226,8 @@ class TDSumVariant(Variant):
     def default_assets(self) -> TDSumAssets:
         return default_assets()
 
-    def validate(self, controls: dict | None, assets: Any = None) -> dict:
-        checked = super().validate(controls, assets)
+    def check_controls(self, controls: dict | None, assets: Any = None) -> dict:
+        checked = super().check_controls(controls, assets)
         both = sorted(set(control_terms(checked.get("boost"))) & set(control_terms(checked.get("suppress"))))
         if both:
             raise ControlError(
