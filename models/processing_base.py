@@ -1,7 +1,12 @@
-"""The base every SteerSum processor is built on: the part of ``models/<name>/processing_<name>.py`` that
-all of them share. An exported repo ships one processor file, self-contained, so each holds this part
-whole; it is written here once, and ``python scripts/fix_copies.py`` writes it into every processor
-(``--check``, which CI runs, fails on a copy that differs). Edit it here, never in a copy.
+"""The base every SteerSum processor is built on: documents and controls in, model inputs out, and the
+repo files a processor saves and loads.
+
+An exported repo runs without SteerSum, so every ``models/<name>/`` folder with a processor holds this
+file whole, as ``models/<name>/processing_base.py``, which its processor imports relatively
+(``from .processing_base import ...``): transformers' remote-code loader fetches a module's relative
+imports with it, and :meth:`SteerSumProcessor.save_pretrained` saves them beside it. It is written here
+once; ``python scripts/fix_copies.py`` writes the copies (``--check``, which CI runs, fails on a copy that
+differs). Edit it here, never in a copy.
 
 Self-contained as the processors are: torch, transformers, numpy and the standard library.
 """
@@ -15,18 +20,17 @@ import shutil
 import numpy as np
 import torch
 from transformers import AutoTokenizer, PreTrainedConfig, ProcessorMixin
+from transformers.dynamic_module_utils import get_relative_imports
 from transformers.utils import cached_file
 
 logger = logging.getLogger(__name__)
 
 
-# Copy begins
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
 PROCESSOR_FILE = "processor_config.json"
 # processor_config.json: the processor also gives what the repo's custom_generate/generate.py reads
 DECODING_INPUTS = "decoding_inputs"
 SERVED_RULES = "served_rules"  # whether the repo's model is served with its decoding rules (its record's constraints)
-POSTPROCESS_FILE = "postprocess.py"  # SteerSum's postprocess, which an exported repo carries beside this file
 
 try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it
     from .postprocess import postprocess
@@ -38,6 +42,20 @@ def cut(ids: list[int], max_length: int) -> list[int]:
     """Token ids cut to ``max_length``, keeping the last (end-of-sequence) one: how SteerSum's trainer and
     summarizer cut a source that is too long."""
     return ids[: max_length - 1] + ids[-1:] if len(ids) > max_length else ids
+
+
+def code_files(path: str) -> list[str]:
+    """A code file and the sibling modules it imports relatively (``from .x import y``), theirs too: the
+    files transformers' remote-code loader fetches with it. Siblings missing here are left out
+    (``postprocess.py``, which only an exported repo holds)."""
+    files, todo = [], [path]
+    while todo:
+        current = todo.pop(0)
+        if current in files or not os.path.isfile(current):
+            continue
+        files.append(current)
+        todo += [os.path.join(os.path.dirname(path), f"{name}.py") for name in sorted(get_relative_imports(current))]
+    return files
 
 
 # Copied from variants.base.check_value
@@ -248,7 +266,8 @@ class SteerSumProcessor(ProcessorMixin):
 
     def save_pretrained(self, save_directory, **_):
         """Tokenizer, ``processor_config.json`` (with ``auto_map``: ``AutoProcessor`` loads this class from
-        the repo with ``trust_remote_code=True``), this code file and the processor's files."""
+        the repo with ``trust_remote_code=True``), this code file with the siblings it imports
+        (:func:`code_files`) and the processor's files."""
         os.makedirs(save_directory, exist_ok=True)
         self.tokenizer.save_pretrained(save_directory)
         code = inspect.getfile(type(self))
@@ -259,12 +278,9 @@ class SteerSumProcessor(ProcessorMixin):
             "auto_map": {"AutoProcessor": f"{module}.{type(self).__name__}"},
         }
         write_file(os.path.join(save_directory, PROCESSOR_FILE), config)
-        shutil.copyfile(code, os.path.join(save_directory, os.path.basename(code)))
-        if postprocess is not None:  # saved from an exported repo: the postprocess it was loaded with goes along
-            shutil.copyfile(inspect.getfile(postprocess), os.path.join(save_directory, POSTPROCESS_FILE))
+        for path in code_files(code):  # with the base and the other siblings it imports (postprocess.py too,
+            # when saved from an exported repo: the postprocess it was loaded with goes along)
+            shutil.copyfile(path, os.path.join(save_directory, os.path.basename(path)))
         for name in self.files:
             write_file(os.path.join(save_directory, name), self.data[name])
         return [os.path.join(save_directory, PROCESSOR_FILE)]
-
-
-# Copy ends

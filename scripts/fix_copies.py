@@ -1,14 +1,17 @@
 """One source for code that is copied: write the copies from it, or check that they match it.
 
 An exported repo runs without SteerSum, so what it needs ships whole inside its files: every processor
-(``models/<name>/processing_<name>.py``) holds the processor base, which holds ``Control.check`` as
-``check_value``. Such code is written once, in its source, and copied by this script, as transformers'
+(``models/<name>/processing_<name>.py``) imports the processor base from a whole copy beside it
+(``models/<name>/processing_base.py``), which holds ``Control.check`` as ``check_value``; the entity
+processor's name and sentence rules hold definitions of ``metrics.text`` and ``metrics.entity``. Such code is written once, in its source, and copied by this script, as transformers'
 ``utils/check_copies.py`` keeps its ``# Copied from`` code in step. A copy says where it comes from:
 
 * a block: the lines between ``# Copied from <module>`` and ``# End of copy`` are the source module's
-  lines between its ``# Copy begins`` and ``# Copy ends`` lines (its whole text when it has none);
-* an object: ``# Copied from <module>.<name>`` on the line above a ``def`` or ``class`` makes that
-  definition the source's, as written there (re-indented to where the copy sits).
+  lines between its ``# Copy begins`` and ``# Copy ends`` lines (its whole text when it has none: a
+  whole-file copy, the marker on its first line); blank lines before ``# End of copy`` do not count;
+* an object: ``# Copied from <module>.<name>`` on the line above a ``def``, a ``class`` or an assignment
+  (``NAME = ...``) makes that definition the source's, as written there (re-indented to where the copy
+  sits).
 
 Files that ship unchanged (the decoding module, the text fixes) are copied when a repo is exported.
 
@@ -35,6 +38,8 @@ MARKER = re.compile(r"^(?P<indent>\s*)# Copied from (?P<source>[A-Za-z_][\w.]*)\
 END = "# End of copy"
 SOURCE_BEGINS, SOURCE_ENDS = "# Copy begins", "# Copy ends"
 SKIPPED = {"__pycache__", "node_modules", "site-packages"}  # besides hidden folders (.venv, .git)
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+ASSIGNMENT = re.compile(r"[A-Za-z_]\w*\s*(?::[^=]*)?=(?!=)")  # "NAME = ..." or "NAME: type = ..."
 
 
 class CopyError(ValueError):
@@ -79,21 +84,24 @@ def region(text: str) -> list[str]:
     return lines[begins[0] + 1 : ends[0]]
 
 
+def defined_name(node: ast.AST) -> str | None:
+    """The name a ``def``, ``class`` or one-name assignment defines (None for any other statement)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name
+    targets = (
+        node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    )
+    return targets[0].id if len(targets) == 1 and isinstance(targets[0], ast.Name) else None
+
+
 def definition(tree: ast.Module, names: list[str]) -> ast.AST | None:
-    """The ``def`` or ``class`` at dotted ``names`` inside a module (``Class.method`` too)."""
+    """The ``def``, ``class`` or assignment at dotted ``names`` inside a module (``Class.method`` too)."""
     body, node = tree.body, None
     for name in names:
-        node = next(
-            (
-                n
-                for n in body
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == name
-            ),
-            None,
-        )
+        node = next((n for n in body if defined_name(n) == name), None)
         if node is None:
             return None
-        body = node.body
+        body = getattr(node, "body", [])
     return node
 
 
@@ -148,16 +156,11 @@ def copies(root: Path, path: Path) -> list[Copy]:
         except CopyError as err:
             raise CopyError(f"{where}: {err}") from None
         follows = lines[i + 1].strip() if i + 1 < len(lines) else ""
-        if follows.startswith(("def ", "async def ", "class ", "@")):  # an object
+        if follows.startswith(("def ", "async def ", "class ", "@")) or (
+            ASSIGNMENT.match(follows) and module_file(root, source) is None  # a block may begin with one
+        ):  # an object
             tree = tree or ast.parse(text)
-            node = next(
-                (
-                    n
-                    for n in ast.walk(tree)
-                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and first_line(n) == i + 2
-                ),
-                None,
-            )
+            node = next((n for n in ast.walk(tree) if isinstance(n, DEFINITIONS) and first_line(n) == i + 2), None)
             if node is None:
                 raise CopyError(f"{where}: no definition follows the marker")
             found.append(Copy(path, i + 1, source, i + 1, node.end_lineno, expected))
@@ -166,7 +169,12 @@ def copies(root: Path, path: Path) -> list[Copy]:
         end = next((j for j in range(i + 1, len(lines)) if lines[j] == indent + END), None)
         if end is None:
             raise CopyError(f"{where}: '# Copied from {source}' has no {END!r} line after it")
-        found.append(Copy(path, i + 1, source, i + 1, end, expected))
+        last = end  # blank lines before the end are the formatter's (two after a definition), not the copy's
+        while last > i + 1 and not lines[last - 1].strip():
+            last -= 1
+        while expected and not expected[-1].strip():
+            expected.pop()
+        found.append(Copy(path, i + 1, source, i + 1, last, expected))
         i = end + 1
     return found
 

@@ -1,5 +1,6 @@
 """scripts/fix_copies.py: a copy that drifted from its source is named by --check and rewritten by a fix,
-after which --check passes; the repository's own copies are in step."""
+after which --check passes (blocks, whole files, definitions and assignments); the repository's own copies
+are in step."""
 
 import importlib.util
 import subprocess
@@ -124,18 +125,56 @@ def test_a_block_without_its_end_or_a_missing_source_is_an_error(tmp_path):
         fix_copies.stale(tmp_path)
 
 
+WORDS = '''"""Word lists."""
+
+NAMES = frozenset({"a", "b"})
+
+
+def count():
+    return len(NAMES)
+'''
+
+
+def test_a_whole_file_copy_and_a_copied_assignment(tmp_path):
+    write_tree(tmp_path)
+    pkg = tmp_path / "pkg"
+    (pkg / "words.py").write_text(WORDS)  # no "# Copy begins": a copy of it is the whole file
+    whole, uses = pkg / "whole.py", pkg / "uses.py"
+    whole.write_text("# Copied from pkg.words\n# End of copy\n")
+    uses.write_text('"""Uses."""\n\n# Copied from pkg.words.NAMES\nNAMES = frozenset({"a"})\n\nOTHER = 1\n')
+
+    checked = run(tmp_path, "--check")
+    assert checked.returncode == 1
+    assert sorted(line.split(":")[0] + ":" + line.split(":")[1] for line in checked.stderr.splitlines()) == [
+        "pkg/uses.py:3",
+        "pkg/whole.py:1",
+    ]
+    assert run(tmp_path).returncode == 0
+    assert whole.read_text() == "# Copied from pkg.words\n" + WORDS + "# End of copy\n"
+    assert uses.read_text().endswith('NAMES = frozenset({"a", "b"})\n\nOTHER = 1\n')
+    # the two blank lines a formatter puts before the end, after a definition, are no difference
+    whole.write_text("# Copied from pkg.words\n" + WORDS + "\n\n# End of copy\n")
+    assert run(tmp_path, "--check").returncode == 0
+    whole.write_text(
+        "# Copied from pkg.words\n" + WORDS.replace("len(NAMES)", "len(NAMES) + 1") + "\n\n# End of copy\n"
+    )
+    assert run(tmp_path, "--check").returncode == 1
+
+
 def test_the_repository_copies_are_in_step():
     assert [fix_copies.describe(c, ROOT) for c in fix_copies.stale(ROOT)] == []
-    processors = sorted((ROOT / "models").glob("*/processing_*.py"))
+    processors = sorted(p for p in (ROOT / "models").glob("*/processing_*.py") if p.name != "processing_base.py")
     assert len(processors) == 5
-    for path in processors:  # each holds the processor base, which holds Control.check's source
-        marked = [c.source for c in fix_copies.copies(ROOT, path)]
-        assert "models.processing_base" in marked, path
-        assert "# Copied from variants.base.check_value\ndef check_value(" in path.read_text(), path
+    for path in processors:  # each imports the processor base from a whole copy beside it
+        copy = path.parent / "processing_base.py"
+        assert [c.source for c in fix_copies.copies(ROOT, copy)] == ["models.processing_base"], copy
+        assert copy.read_text().startswith("# Copied from models.processing_base\n"), copy
+        assert "# Copied from variants.base.check_value\ndef check_value(" in copy.read_text(), copy
+        assert "from .processing_base import " in path.read_text(), path
 
 
 def test_a_processor_checks_a_control_as_the_variant_does():
-    from models.ccs.processing_ccs import check_value
+    from models.ccs.processing_base import check_value
     from variants.base import Control, ControlError
 
     length = Control("length", "integer", "bin", minimum=0, maximum=4)

@@ -4,7 +4,8 @@ mention the entity (the default), and the entity-blind Lead-3 (the paper's Lead3
 from __future__ import annotations
 
 from metrics.text import sentences
-from models.gsum.processing_gsum import absent, sentences_naming
+from models.gsum.mentions import sentences_naming
+from models.gsum.processing_gsum import absent
 
 from ..base import Baseline, ControlError, Summary
 
@@ -15,7 +16,7 @@ def naming(text: str, entity: str) -> list[str]:
     """The variant's matcher: the sentences of ``text`` that name ``entity`` by its exact alias strings, as a
     reader would search for them (the full name as whole words in any case; a person's surname, a one-word
     name as written), in order. It is the rule the GSum processor builds the model's guidance with
-    (:func:`models.gsum.processing_gsum.sentences_naming`), so the guidance, the baseline and the training
+    (:func:`models.gsum.mentions.sentences_naming`), so the guidance, the baseline and the training
     targets pick the same sentences; the entity metric (:mod:`metrics.entity`: any case, a guard for common
     words) only scores, and nothing a model reads or learns from is picked by the function that scores it."""
     return sentences_naming(text, entity)

@@ -1,0 +1,192 @@
+"""Sentences without a model, as GSum's ``sentences`` guidance cuts them: a sentence ends at ``.``, ``!``
+or ``?`` (closing quotes and brackets included) followed by a space and a capital, a digit or an opening
+quote, except after an abbreviation of NLTK Punkt's English model (``Mr.``, ``U.S.``, ...) or an initial.
+
+SteerSum's own splitter (``metrics.text.sentences``) runs Punkt, which needs NLTK and its data; an
+exported repo has neither, so this rule stands in for it with Punkt's abbreviation list written out, and
+SteerSum's entity variant builds its guidance with it too, so the two cannot differ.
+"""
+
+import re
+
+# NLTK Punkt's English abbreviations (tokenizers/punkt_tab/english/abbrev_types.txt): no sentence ends
+# after them.
+ABBREVIATIONS = frozenset(
+    [
+        "a.a",
+        "a.c",
+        "a.d",
+        "a.g",
+        "a.h",
+        "a.m",
+        "a.m.e",
+        "a.s",
+        "a.t",
+        "adm",
+        "ala",
+        "ariz",
+        "aug",
+        "ave",
+        "b.f",
+        "b.v",
+        "bros",
+        "c",
+        "c.i.t",
+        "c.o.m.b",
+        "c.v",
+        "calif",
+        "chg",
+        "cie",
+        "co",
+        "col",
+        "colo",
+        "conn",
+        "corp",
+        "cos",
+        "ct",
+        "d",
+        "d.c",
+        "d.h",
+        "d.w",
+        "dec",
+        "dr",
+        "e",
+        "e.f",
+        "e.h",
+        "e.l",
+        "e.m",
+        "f",
+        "f.g",
+        "f.j",
+        "feb",
+        "fla",
+        "fri",
+        "ft",
+        "g",
+        "g.d",
+        "g.f",
+        "g.k",
+        "ga",
+        "gen",
+        "h",
+        "h.c",
+        "h.f",
+        "h.m",
+        "i.m.s",
+        "ill",
+        "inc",
+        "j.b",
+        "j.c",
+        "j.j",
+        "j.k",
+        "j.p",
+        "j.r",
+        "jan",
+        "jr",
+        "k",
+        "kan",
+        "ky",
+        "l",
+        "l.a",
+        "l.f",
+        "l.p",
+        "lt",
+        "ltd",
+        "m",
+        "m.b.a",
+        "m.d.c",
+        "m.j",
+        "maj",
+        "messrs",
+        "mg",
+        "mich",
+        "minn",
+        "mr",
+        "mrs",
+        "ms",
+        "n",
+        "n.c",
+        "n.d",
+        "n.h",
+        "n.j",
+        "n.m",
+        "n.v",
+        "n.y",
+        "nev",
+        "nov",
+        "oct",
+        "ok",
+        "okla",
+        "ore",
+        "p",
+        "p.a.m",
+        "p.m",
+        "pa",
+        "ph.d",
+        "prof",
+        "r",
+        "r.a",
+        "r.h",
+        "r.i",
+        "r.j",
+        "r.k",
+        "r.t",
+        "rep",
+        "reps",
+        "s",
+        "s.a",
+        "s.a.y",
+        "s.c",
+        "s.g",
+        "s.p.a",
+        "s.s",
+        "sen",
+        "sep",
+        "sept",
+        "sr",
+        "st",
+        "sw",
+        "t",
+        "t.j",
+        "tenn",
+        "tues",
+        "u.k",
+        "u.n",
+        "u.s",
+        "u.s.a",
+        "u.s.s.r",
+        "v",
+        "va",
+        "vs",
+        "vt",
+        "w",
+        "w.c",
+        "w.r",
+        "w.va",
+        "w.w",
+        "wash",
+        "wed",
+        "wis",
+        "yr",
+    ]
+)
+# A candidate end: the end mark with any closing quotes/brackets, the spaces, and what starts the next sentence.
+BOUNDARY = re.compile(r"""([.!?]+["'”’)\]]*)(\s+)(?=["'“‘(\[]*[A-Z0-9])""")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (line breaks end paragraphs, and so sentences), by the rule in the
+    module docstring."""
+    out = []
+    for paragraph in text.split("\n"):
+        start = 0
+        for match in BOUNDARY.finditer(paragraph):
+            if match.group(1).startswith("."):
+                before = paragraph[start : match.start()].split()
+                word = before[-1].lstrip("\"'“‘([").lower() if before else ""
+                if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+                    continue  # "Mr. Smith", "J. Smith", "U.S. Army"
+            out.append(paragraph[start : match.end(1)])
+            start = match.end()
+        out.append(paragraph[start:])
+    return [s.strip() for s in out if s.strip()]
