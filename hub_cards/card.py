@@ -94,14 +94,24 @@ DECODING_RULES = {
     "topic": "the document's sentences preferred as a path to copy, whatever the topic",
     "tdsum": "none",
 }
+PUNKT = "`nltk` with its Punkt data (`nltk.download('punkt_tab')`)"
+MINILM = (
+    "the MiniLM encoder `sentence-transformers/all-MiniLM-L6-v2` (downloaded on first use; transformers embeds "
+    "with it, no sentence-transformers package)"
+)
 # What a processor needs besides transformers (and peft), by (variant, method).
-EXTRA_REQUIREMENTS = {
-    ("persona", "interest-prefix"): (
-        "the MiniLM encoder `sentence-transformers/all-MiniLM-L6-v2` (downloaded on first use; transformers "
-        "embeds with it, no sentence-transformers package)",
-        "`nltk` with its Punkt data (`nltk.download('punkt_tab')`)",
-    )
-}
+EXTRA_REQUIREMENTS = {("persona", "interest-prefix"): (MINILM, PUNKT)}
+# What the decoding rules need, where the model is served with them: they read the document's sentences (Punkt);
+# persona's rules prefer the reader's sentences, which MiniLM picks.
+RULE_REQUIREMENTS = {"persona": (MINILM, PUNKT)}
+
+
+def requirements(variant_id: str, method: str, rules: bool) -> list[str]:
+    """What the repo's processor and served decoding need besides transformers (and peft)."""
+    needed = list(EXTRA_REQUIREMENTS.get((variant_id, method), ()))
+    for requirement in RULE_REQUIREMENTS.get(variant_id, (PUNKT,)) if rules else ():
+        needed += [requirement] if requirement not in needed else []
+    return needed
 
 
 def added_tokens(adapter: dict | None) -> list[int]:
@@ -121,6 +131,7 @@ def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
         "rules_text": DECODING_RULES.get(variant_id, "the variant's decoding rules") if rules else "none",
         "guidance": guidance,
         "int8": record.get("dtype") in ("int8", "int8-weights"),
+        "measured_int8": record.get("measured_dtype") in ("int8", "int8-weights"),
         "plain": not rules and guidance == 1 and record.get("dtype") not in ("int8", "int8-weights"),
     }
 
@@ -200,7 +211,7 @@ def gather_facts(
         num_beams=int(record.get("num_beams", 4)),
         decoding=decoding_facts(record, variant.id),
         measured=[],
-        extra_requirements=list(EXTRA_REQUIREMENTS.get((variant.id, summarizer.method), ())),
+        extra_requirements=requirements(variant.id, summarizer.method, bool(record.get("constraints"))),
     )
     if report:
         facts["results"] = [

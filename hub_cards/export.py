@@ -54,6 +54,7 @@ from .licenses import write_license_file
 # The decoding that ships with a model joins this list, so that the Space, evaluation and the repo run one file.
 REPO_SOURCES: list[tuple[Path, str]] = []
 REPLACED = {"README.md"}
+INT8_DTYPES = ("int8", "int8-weights")
 log = logging.getLogger(__name__)
 
 
@@ -144,6 +145,9 @@ def write_repo(
     if repo_id:  # so that an adapter exported later can name this repo as its base (check_base_model)
         record = {**record, "repo_id": repo_id}
     record = {**record, "export_format": form}
+    if record.get("dtype") in INT8_DTYPES:  # a CPU speed-up of the store's int8 copy, not of these weights: served
+        # from the repo, the model computes in float32, as the card's code does, so both give one summary
+        record = {**record, "dtype": "float32", "measured_dtype": record["dtype"]}
     write_record(out, record)
     add_remote_code(out)
     add_generation_config(out, record, summarizer)

