@@ -1,9 +1,9 @@
-"""The time cost of classifier-free guidance (variants/guidance.py): guided generation (γ = 2) against
-plain generation (γ = 1) in the same run, on the same inputs, three ways: as served, each row decoded
-beside its control-free twin in one forward pass; the unconditional rows in a pass of their own (with
-their own cache following the beams: the processor given to any ``generate`` call); and the
-unconditional pass recomputed from the whole prefix at every step (what one does without following
-beam search's reordering).
+"""The time cost of classifier-free guidance (variants/classifier_free_guidance.py, served by
+variants/speedups.py): guided generation (γ = 2) against plain generation (γ = 1) in the same run, on the
+same inputs, three ways: as served, each row decoded beside its control-free twin in one forward pass; the
+unconditional rows in a pass of their own (with their own cache following the beams: the processor given
+to any ``generate`` call); and the unconditional pass recomputed from the whole prefix at every step (what
+one does without following beam search's reordering).
 
 Model: the converted MiniLM-BART base (``python -m training base minilm``: real MiniLM weights in a
 BART encoder, the decoder warm-started from them; 37M parameters), used as a topic ``prepend``
@@ -72,12 +72,12 @@ WAYS = ("one pass", "own pass", "recomputed")  # how the unconditional rows are 
 
 
 def summaries(summarizer, records, settings, way: str = "one pass") -> list[str]:
-    from variants.guidance import EncoderDecoderGuidance
+    from variants.speedups import PairedGuidance, Speedups
 
-    processor = functools.partial(EncoderDecoderGuidance, use_cache=way != "recomputed")
+    processor = functools.partial(PairedGuidance, use_cache=way != "recomputed")
     with (
-        mock.patch("variants.seq2seq.EncoderDecoderGuidance", processor),
-        mock.patch.object(EncoderDecoderGuidance, "pairs", lambda self, model: way == "one pass"),
+        mock.patch.object(Speedups, "guidance_class", processor),
+        mock.patch.object(PairedGuidance, "pairs", lambda self, model: way == "one pass"),
     ):
         return [
             s.text
@@ -96,9 +96,9 @@ class Probe:
     normalized over the tokens the other processors left allowed); it changes nothing."""
 
     def __init__(self, model, batch):
-        from variants.guidance import EncoderDecoderGuidance
+        from variants.speedups import PairedGuidance
 
-        self.guidance, self.gaps = EncoderDecoderGuidance(model, GAMMA, dict(batch)), []
+        self.guidance, self.gaps = PairedGuidance(model, GAMMA, dict(batch)), []
 
     def __call__(self, input_ids, scores):
         allowed = torch.isfinite(scores)
@@ -156,7 +156,7 @@ def run() -> str:
     rows, checks = [], []
     for beams, batch in ((1, records), (BEAMS, records), (BEAMS, records[:1])):
         plain = GenerationSettings(num_beams=beams, max_new_tokens=NEW_TOKENS, batch_size=N_EXAMPLES)
-        guided = plain.but(guidance=GAMMA)
+        guided = plain.but(control_strength=GAMMA)
         summaries(summarizer, records[:2], plain)  # warm-up: first-call costs out of the timings
         (plain_s, plain_out), (one_s, one_out), (own_s, own_out) = interleaved(
             lambda: summaries(summarizer, batch, plain),

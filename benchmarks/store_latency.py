@@ -10,9 +10,9 @@ row decoded beside its control-free twin in one pass). One warm-up call, then th
 The goal is p50 ≤ 2 s per model.
 
 Side by side, in the same run on the same request, γ = 1 the transformers way: the LM head as
-``nn.Linear`` computes it (SteerSum generates with :class:`variants.seq2seq.LMHead`'s product),
+``nn.Linear`` computes it (SteerSum generates with :class:`variants.speedups.LMHead`'s product),
 ``generate`` reordering the cross-attention cache with the beams (SteerSum reorders only the
-self-attention cache, :class:`variants.seq2seq.BeamSearchCache`) and fp32 weights where a stored model
+self-attention cache, :class:`variants.speedups.BeamSearchCache`) and fp32 weights where a stored model
 generates with int8 ones (its record's ``dtype``: ``int8-weights``). Both ways should write the same
 summary; the table says whether they did.
 """
@@ -55,11 +55,12 @@ def transformers_way():
     the model's own fp32 weights."""
     from transformers.cache_utils import EncoderDecoderCache
 
-    from variants.seq2seq import BeamSearchCache, GenerationSettings
+    from variants.seq2seq import GenerationSettings
+    from variants.speedups import BeamSearchCache
 
     with (
         mock.patch.object(BeamSearchCache, "reorder_cache", EncoderDecoderCache.reorder_cache),
-        mock.patch("variants.seq2seq.fast_lm_head", lambda model: contextlib.nullcontext()),
+        mock.patch("variants.speedups.fast_lm_head", lambda model: contextlib.nullcontext()),
         mock.patch.object(GenerationSettings, "model", lambda self, model: model),
     ):
         yield

@@ -277,7 +277,7 @@ def build_app(service: Service) -> gr.Blocks:
 
 
 def strength_slider() -> gr.Slider:
-    """Control strength: γ of classifier-free guidance (variants/guidance.py). 1 is plain generation;
+    """Control strength: γ of classifier-free guidance (variants/classifier_free_guidance.py). 1 is plain generation;
     higher pushes the summary further the way the controls move it. Set to the model's default when a
     model is picked; baselines ignore it."""
     return gr.Slider(
@@ -292,7 +292,7 @@ def strength_slider() -> gr.Slider:
 
 def rules_checkbox() -> gr.Checkbox:
     """The decoding rules switch: on, a model decodes as it is served, with its variant's rules (length
-    bounds, keywords, preferred sentences; :mod:`variants.constraints`); off, the model alone, as every
+    bounds, keywords, preferred sentences; :mod:`variants.decoding_rules`); off, the model alone, as every
     evaluation report shows it beside the served row. Baselines have no rules."""
     return gr.Checkbox(value=True, label="decoding rules (on: as served; off: the model alone)", elem_id="rules")
 

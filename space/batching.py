@@ -65,7 +65,7 @@ def on_torch_thread(function, *args):
 
 @on_gpu
 def _generate(summarizer: Summarizer, documents: list[str], controls: list[dict], switches: Switches) -> list[Summary]:
-    changes = {"guidance": switches.guidance} if switches.guidance is not None else {}
+    changes = {"control_strength": switches.guidance} if switches.guidance is not None else {}
     if not switches.constraints:
         changes["constraints"] = False
     if summarizer.settings is None or not changes:  # a baseline has no settings: nothing to switch

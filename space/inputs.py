@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metrics.text import STOPWORDS
-from variants import InputError, Summarizer
+from variants import InputError, Summarizer, classifier_free_guidance
 from variants.base import check_document
-from variants.guidance import check_guidance
 
 MAX_DOCUMENT_CHARS = 20_000  # ~4k words: well past BART's 1024 tokens, short enough to score quickly
 MAX_REFERENCE_CHARS = 5_000  # a reference summary is a few hundred words; ROUGE on a 2 MB one takes seconds
@@ -78,7 +77,7 @@ def check_strength(guidance: Any) -> float | None:
     if guidance is None or guidance == "":
         return None
     try:
-        return check_guidance(float(guidance) if isinstance(guidance, str) else guidance)
+        return classifier_free_guidance.check_strength(float(guidance) if isinstance(guidance, str) else guidance)
     except ValueError as err:
         raise InputError(str(err)) from None
 

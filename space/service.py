@@ -188,7 +188,7 @@ class Service:
     def default_guidance(self, variant: str, model: str) -> float:
         """The model's default control strength γ (1 for a baseline: it has nothing to guide)."""
         settings = self.summarizer(variant, model).settings
-        return settings.guidance if settings is not None else 1.0
+        return settings.control_strength if settings is not None else 1.0
 
     def summarize(
         self,
@@ -312,7 +312,7 @@ class Service:
         if settings is None:
             used = {"guidance": 1.0, "constraints": False}
         else:  # what the model generated under: its own settings, but for the request's switches
-            guidance = switches.guidance if switches.guidance is not None else settings.guidance
+            guidance = switches.guidance if switches.guidance is not None else settings.control_strength
             used = {"guidance": guidance, "constraints": settings.constraints and switches.constraints}
         return [
             {

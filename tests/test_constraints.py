@@ -1,5 +1,5 @@
-"""Hard constraints of the decoder (variants/constraints.py) on tiny random models: the word count lands
-in the asked bounds, a keyword's tokens gain probability until it is written, and CCS's controls map
+"""The decoding rules (variants/decoding_rules.py) and their processors (variants/rule_processors.py) on tiny
+random models: the word count lands in the asked bounds, a keyword's tokens gain probability until it is written, and CCS's controls map
 to the bins of its metric."""
 
 import math
@@ -10,16 +10,11 @@ import torch
 from transformers import BartForConditionalGeneration, T5ForConditionalGeneration
 
 from metrics.ccs import length_bin
+from metrics.text import sentences
 from variants import get_variant
-from variants.constraints import (
-    HardConstraints,
-    KeywordBiasLogitsProcessor,
-    constraint_kwargs,
-    missing,
-    token_budget,
-    tokens_per_word,
-)
+from variants.decoding_rules import DecodingRules, missing, token_budget, tokens_per_word
 from variants.presets import tiny_bart_config, tiny_t5_config, tiny_t5_tokenizer, tiny_tokenizer
+from variants.rule_processors import KeywordBiasLogitsProcessor, rule_kwargs
 from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer
 
 WORDPIECE = Path(__file__).resolve().parents[1] / "store" / "models" / "general"  # MiniLM's tokenizer, as stored
@@ -50,7 +45,7 @@ def wordpiece_bart():
 def test_wordpiece_word_starts_are_what_its_decoder_spaces():
     from transformers import AutoTokenizer
 
-    from variants.constraints import word_starts
+    from variants.decoding_rules import word_starts
 
     tokenizer = AutoTokenizer.from_pretrained(WORDPIECE)
     starts = word_starts(tokenizer)
@@ -64,9 +59,9 @@ def test_wordpiece_word_starts_are_what_its_decoder_spaces():
 @pytest.mark.parametrize("bounds", [(6, 9), (12, 14), (1, 3)])
 def test_the_word_count_lands_in_the_bounds(model_and_tokenizer, beams, bounds, request):
     model, tokenizer = request.getfixturevalue(model_and_tokenizer)
-    constraints = [HardConstraints(*bounds), HardConstraints(*bounds)]
+    rules = [DecodingRules(*bounds), DecodingRules(*bounds)]
     inputs = tokenizer(DOCS, return_tensors="pt", padding=True)
-    kwargs = constraint_kwargs(tokenizer, constraints, DOCS, max_new_tokens=8)
+    kwargs = rule_kwargs(tokenizer, rules, DOCS, max_new_tokens=8, split=sentences)
     output = model.generate(**inputs, num_beams=beams, **kwargs)
     counts = [len(t.split()) for t in tokenizer.batch_decode(output, skip_special_tokens=True)]
     assert all(bounds[0] <= c <= bounds[1] for c in counts), counts
@@ -77,7 +72,7 @@ def test_the_word_count_lands_in_the_bounds(model_and_tokenizer, beams, bounds, 
 
 def test_a_missing_keyword_gains_probability_and_loses_the_bias_once_written(bart):
     model, tokenizer = bart
-    processor = KeywordBiasLogitsProcessor(tokenizer, [HardConstraints(keywords=("profits",))], bias=4.0)
+    processor = KeywordBiasLogitsProcessor(tokenizer, [DecodingRules(keywords=("profits",))], bias=4.0)
     first = tokenizer(" profits", add_special_tokens=False)["input_ids"][0]
     scores = torch.zeros(1, len(tokenizer))
     before = torch.tensor([[2, 0] + tokenizer(" Shares rose", add_special_tokens=False)["input_ids"]])
@@ -95,7 +90,7 @@ def test_the_document_sentence_that_holds_a_keyword_draws_the_summary_to_it(bart
     model, tokenizer = bart
     document = "Profits rose. The festival drew large crowds to the city. Crowds are large."
     processor = KeywordBiasLogitsProcessor(
-        tokenizer, [HardConstraints(keywords=("crowds",))], bias=4.0, documents=[document]
+        tokenizer, [DecodingRules(keywords=("crowds",))], bias=4.0, documents=[document]
     )
 
     def ids(text):
@@ -114,15 +109,15 @@ def test_the_document_sentence_that_holds_a_keyword_draws_the_summary_to_it(bart
 
 
 def test_preferred_sentences_are_biased_along_their_path(bart):
-    """``HardConstraints.prefer`` picks document sentences; a summary sentence start gets their first
+    """``DecodingRules.prefer`` picks document sentences; a summary sentence start gets their first
     tokens, a summary copying one its next token; a row that prefers nothing is left as it is."""
-    from variants.constraints import SentencePathLogitsProcessor
+    from variants.rule_processors import SentencePathLogitsProcessor
 
     model, tokenizer = bart
     document = "Profits rose sharply. The festival drew large crowds to the city."
     last = lambda sents: sents[-1:]  # noqa: E731 - the rule: the document's last sentence
     processor = SentencePathLogitsProcessor(
-        tokenizer, [HardConstraints(prefer=last, prefer_bias=2.5), HardConstraints()], [document, document]
+        tokenizer, [DecodingRules(prefer=last, prefer_bias=2.5), DecodingRules()], [document, document]
     )
     ids = lambda text: tokenizer(text, add_special_tokens=False)["input_ids"]  # noqa: E731
     scores = torch.zeros(2, len(tokenizer))
@@ -170,8 +165,6 @@ def test_ccs_rules_read_no_metric_part(monkeypatch):
         "factorizes into conjugate parts. Results hold across seeds."
     )
     controls = {"length": 0, "keywords": ["codes"], "readability": "high", "focus": "empirical"}
-    from metrics.text import sentences
-
     before = (ccs.constraints(controls).prefer(sentences(document)), ccs.baseline().summarize([document], [controls]))
 
     def swapped(*args, **kwargs):
@@ -193,13 +186,13 @@ def test_ccs_rules_read_no_metric_part(monkeypatch):
 
 def test_keywords_are_written_and_keep_the_end_of_sequence_waiting(bart):
     model, tokenizer = bart
-    constraints = [HardConstraints(keywords=("profits",)), HardConstraints(keywords=("director", "Cannes"))]
+    rules = [DecodingRules(keywords=("profits",)), DecodingRules(keywords=("director", "Cannes"))]
     inputs = tokenizer(DOCS, return_tensors="pt", padding=True)
     plain = tokenizer.batch_decode(model.generate(**inputs, max_new_tokens=24), skip_special_tokens=True)
-    output = model.generate(**inputs, **constraint_kwargs(tokenizer, constraints, DOCS, max_new_tokens=24))
+    output = model.generate(**inputs, **rule_kwargs(tokenizer, rules, DOCS, max_new_tokens=24, split=sentences))
     texts = tokenizer.batch_decode(output, skip_special_tokens=True)
-    assert [missing(t, c.keywords) for t, c in zip(plain, constraints)] != [[], []]
-    assert [missing(t, c.keywords) for t, c in zip(texts, constraints)] == [[], []]
+    assert [missing(t, r.keywords) for t, r in zip(plain, rules)] != [[], []]
+    assert [missing(t, r.keywords) for t, r in zip(texts, rules)] == [[], []]
 
 
 def test_token_budget_and_tokens_per_word_by_hand(bart):
@@ -207,12 +200,12 @@ def test_token_budget_and_tokens_per_word_by_hand(bart):
     rate = tokens_per_word(tokenizer, ["profits grew"])
     assert rate == len(tokenizer("profits grew", add_special_tokens=False)["input_ids"]) / 2
     # max 100 words at 1.5 tokens a word with 1.3 slack: ceil(195) + 4 = 199; default 128 is lower
-    assert token_budget([HardConstraints(51, 100)], 1.5, 128) == 199
-    assert token_budget([HardConstraints(1, 50)], 1.5, 128) == 128
+    assert token_budget([DecodingRules(51, 100)], 1.5, 128) == 199
+    assert token_budget([DecodingRules(1, 50)], 1.5, 128) == 128
     # open-ended (last bin): its lower bound plus the default's worth of words
-    assert token_budget([HardConstraints(201, None)], 1.0, 100) == math.ceil((201 + 100) * 1.3) + 4
+    assert token_budget([DecodingRules(201, None)], 1.0, 100) == math.ceil((201 + 100) * 1.3) + 4
     with pytest.raises(ValueError, match="min_words 9 exceeds max_words 3"):
-        HardConstraints(9, 3)
+        DecodingRules(9, 3)
 
 
 def test_ccs_bins_become_the_metrics_word_bounds():
@@ -247,10 +240,9 @@ def test_a_length_bins_token_budget_stops_at_the_decoders_last_position():
     import math
     from types import SimpleNamespace
 
-    from variants.constraints import token_budget
-    from variants.seq2seq import decoder_room
+    from variants.decoding import decoder_room
 
-    budget = token_budget([HardConstraints(min_words=201)], rate=1.4, default=192)
+    budget = token_budget([DecodingRules(min_words=201)], rate=1.4, default=192)
     assert budget > 511  # what the bin alone would ask for
     assert min(budget, decoder_room(SimpleNamespace(config=SimpleNamespace(max_position_embeddings=512)))) == 511
     assert decoder_room(SimpleNamespace(config=SimpleNamespace())) == math.inf

@@ -86,7 +86,6 @@ def test_the_strength_is_read_under_its_name_and_its_old_one():
     assert read_strength({"control_strength": 2.0, "control_guidance": 3.0}) == 2.0
     assert read_strength({"control_guidance": 3.0}) == 3.0 and read_strength({}, 1.0) == 1.0
     assert GenerationSettings.from_record({"control_guidance": 2.5}).control_strength == 2.5
-    assert GenerationSettings().but(guidance=2.0).control_strength == 2.0  # the old keyword
     with pytest.raises(ValueError, match=r"from 1 \(plain generation\) to 10, got 0.5"):
         check_strength(0.5)
 

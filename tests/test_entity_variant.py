@@ -531,10 +531,10 @@ def test_with_constraints_on_the_entitys_name_is_a_keyword_of_the_decoder(checkp
     """The entity's name is the one constraint (no word bounds), and a summarizer asked for constraints
     hands it to the decoder (the keyword bias itself is tested in tests/test_constraints.py)."""
     from metrics.io import read_jsonl
-    from variants.constraints import HardConstraints
+    from variants.decoding_rules import DecodingRules
 
     summarizer = load_summarizer(checkpoint, device="cpu")
-    assert summarizer.variant.constraints({"entity": "Theresa May"}) == HardConstraints(keywords=("Theresa May",))
+    assert summarizer.variant.constraints({"entity": "Theresa May"}) == DecodingRules(keywords=("Theresa May",))
     record = read_jsonl(checkpoint.parent / "data.jsonl")[0]
     controls = {"entity": record["controls"]["entity"]}
     settings = summarizer.settings.but(max_new_tokens=24, num_beams=2)

@@ -116,7 +116,7 @@ def test_sorted_batches_give_each_document_its_own_summary_in_input_order(tiny, 
 def test_the_lm_head_computes_faster_only_while_generating_with_the_same_logits(tiny, documents):
     import torch
 
-    from variants.seq2seq import LMHead, fast_lm_head
+    from variants.speedups import LMHead, fast_lm_head
 
     model, head = tiny.model, tiny.model.get_output_embeddings()
     batch = tiny.tokenizer(documents[0][:2], return_tensors="pt", padding=True)
@@ -136,7 +136,7 @@ def test_beam_search_reorders_only_the_self_attention_cache_and_finds_the_same_b
     import torch
     from transformers.cache_utils import DynamicCache
 
-    from variants.seq2seq import BeamSearchCache
+    from variants.speedups import BeamSearchCache
 
     docs, _ = documents
     batch = tiny.tokenizer(docs[:3], return_tensors="pt", padding=True, truncation=True, max_length=64)
@@ -186,7 +186,7 @@ def test_int8_generates_from_a_quantized_copy_built_once_and_leaves_the_model_as
 def test_int8_weights_hold_each_row_as_int8_times_its_scale_and_compute_what_fp32_does():
     import torch
 
-    from variants.seq2seq import Int8WeightLinear
+    from variants.speedups import Int8WeightLinear
 
     torch.manual_seed(0)
     linear = torch.nn.Linear(64, 48)
@@ -206,7 +206,7 @@ def test_int8_weights_hold_each_row_as_int8_times_its_scale_and_compute_what_fp3
 def test_int8_weights_copy_quantizes_the_decoder_and_head_only_and_leaves_the_model_as_it_was(tiny, documents):
     import torch
 
-    from variants.seq2seq import Int8WeightLinear
+    from variants.speedups import Int8WeightLinear
 
     docs, controls = documents
     settings = tiny.settings.but(max_new_tokens=8, num_beams=2, dtype="int8-weights")

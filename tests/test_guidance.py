@@ -1,7 +1,7 @@
-"""Classifier-free guidance (variants/guidance.py) on every neural variant's tiny random model: γ = 1 is
-today's generation token for token; the guided distribution is l_u + γ (l_c − l_u) by hand; the cached
-unconditional pass follows beam search's reordering (equal to recomputing it from the whole prefix);
-the default γ lives in the generation config; guidance reads no judge."""
+"""Classifier-free guidance (variants/classifier_free_guidance.py) on every neural variant's tiny random model:
+γ = 1 is today's generation token for token; the guided distribution is l_u + γ (l_c − l_u) by hand; the
+cached unconditional pass follows beam search's reordering (equal to recomputing it from the whole
+prefix); the default γ lives in the generation config; guidance reads no judge."""
 
 import functools
 
@@ -22,10 +22,11 @@ from models import (
 from models.topic_bart import TopicBartConfig, TopicBartForConditionalGeneration
 from models.topic_bart.modeling_topic_bart import NO_TOPIC
 from variants import get_variant
-from variants.guidance import EncoderDecoderGuidance, check_guidance, parent_rows
+from variants.classifier_free_guidance import check_strength, parent_rows
 from variants.postprocess import postprocess
 from variants.presets import tiny_bart_config, tiny_t5_config, tiny_t5_tokenizer, tiny_tokenizer
-from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer, fast_lm_head, save_default_guidance
+from variants.seq2seq import GenerationSettings, Seq2SeqSummarizer, save_default_strength
+from variants.speedups import PairedGuidance, fast_lm_head
 from variants.steering import encode
 
 DOCS = [
@@ -188,10 +189,10 @@ def test_the_cached_unconditional_pass_follows_the_beams(case, beams, paired, mo
     summarizer, controls = case
     settings = GenerationSettings(num_beams=beams, max_new_tokens=10, control_strength=4.0)
     if not paired:
-        monkeypatch.setattr(EncoderDecoderGuidance, "pairs", lambda self, model: False)
+        monkeypatch.setattr(PairedGuidance, "pairs", lambda self, model: False)
     cached = ids_of(summarizer, controls, settings)
     monkeypatch.setattr(
-        variants.speedups.Speedups, "guidance_class", functools.partial(EncoderDecoderGuidance, use_cache=False)
+        variants.speedups.Speedups, "guidance_class", functools.partial(PairedGuidance, use_cache=False)
     )
     assert ids_of(summarizer, controls, settings) == cached
 
@@ -208,7 +209,7 @@ def test_served_guidance_decodes_each_row_beside_its_twin_in_one_pass(monkeypatc
     try:
         one_pass = ids_of(summarizer, controls, settings)
         together, rows[:] = list(rows), []
-        monkeypatch.setattr(EncoderDecoderGuidance, "pairs", lambda self, model: False)
+        monkeypatch.setattr(PairedGuidance, "pairs", lambda self, model: False)
         assert ids_of(summarizer, controls, settings) == one_pass
     finally:
         hook.remove()
@@ -220,7 +221,7 @@ def test_served_guidance_decodes_each_row_beside_its_twin_in_one_pass(monkeypatc
 def test_pairs_of_batches_are_stacked_with_zero_padding_and_their_cache_rows_follow_the_beams():
     from transformers.cache_utils import DynamicCache
 
-    from variants.guidance import PairedCache, stack_pair
+    from variants.speedups import PairedCache, stack_pair
 
     first, second = torch.ones(2, 3, 4), 2 * torch.ones(2, 5, 4)
     stacked = stack_pair(first, second)
@@ -263,7 +264,7 @@ def test_a_batch_and_its_control_free_twins_share_one_encoding_of_the_source(var
         runs[:] = []
         assert ids_of(summarizer, controls, settings) == shared
         assert len(sources()) == 2  # the twins' sources encoded again
-        monkeypatch.setattr(EncoderDecoderGuidance, "pairs", lambda self, model: False)
+        monkeypatch.setattr(PairedGuidance, "pairs", lambda self, model: False)
         assert ids_of(summarizer, controls, settings) == shared
     finally:
         hook.remove()
@@ -316,11 +317,9 @@ def test_the_guided_scores_are_the_mixture_by_hand():
     with torch.no_grad():
         l_c = model(**conditional, decoder_input_ids=prefix).logits[:, -1].log_softmax(-1)
         l_u = model(**unconditional, decoder_input_ids=prefix).logits[:, -1].log_softmax(-1)
-        every = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=None)
+        every = PairedGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=None)
         guided = every(prefix, l_c.clone())
-        top = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(
-            prefix, l_c.clone()
-        )
+        top = PairedGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(prefix, l_c.clone())
     expected = (l_u + 2.5 * (l_c - l_u)).log_softmax(-1)  # renormalized: p ∝ p_u^(1-γ) p_c^γ
     torch.testing.assert_close(guided, expected, atol=1e-5, rtol=1e-5)
     assert torch.exp(guided).sum(-1).sub(1).abs().max() < 1e-5
@@ -333,21 +332,17 @@ def test_the_guided_scores_are_the_mixture_by_hand():
     mixed = l_c.clone().scatter(1, candidates, u_50 + 2.5 * (l_c.gather(1, candidates) - u_50))
     torch.testing.assert_close(top, mixed.log_softmax(-1), atol=1e-5, rtol=1e-5)
     with torch.no_grad(), fast_lm_head(model):  # as generate runs it: the candidates still stand in for the head
-        fast = EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(
-            prefix, l_c.clone()
-        )
+        fast = PairedGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(prefix, l_c.clone())
     torch.testing.assert_close(fast, mixed.log_softmax(-1), atol=1e-5, rtol=1e-5)
     # so where the controls change nothing (the same input twice), the candidates change nothing either
-    same = EncoderDecoderGuidance(model, 2.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
+    same = PairedGuidance(model, 2.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
     torch.testing.assert_close(same, l_c, atol=1e-5, rtol=1e-5)
     # a token another processor ruled out stays ruled out, and the rows keep the scale of the scores they were
     # given (beam search adds log-probabilities taken before tokens were ruled out): with the same input twice,
     # the scores come back as they were
     l_c[:, 5:40] = -float("inf")
-    assert torch.isneginf(
-        EncoderDecoderGuidance(model, 2.5, dict(unconditional), use_cache=False)(prefix, l_c)[:, 5]
-    ).all()
-    same = EncoderDecoderGuidance(model, 1.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
+    assert torch.isneginf(PairedGuidance(model, 2.5, dict(unconditional), use_cache=False)(prefix, l_c)[:, 5]).all()
+    same = PairedGuidance(model, 1.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
     torch.testing.assert_close(same, l_c, atol=1e-5, rtol=1e-5)
 
 
@@ -358,7 +353,7 @@ def test_an_unconditional_input_equal_to_the_conditional_one_changes_nothing_wit
     kwargs = dict(max_new_tokens=12, num_beams=3)
     plain = model.generate(**inputs, **kwargs)
     same = model.generate(
-        **inputs, **kwargs, logits_processor=LogitsProcessorList([EncoderDecoderGuidance(model, 3.0, dict(inputs))])
+        **inputs, **kwargs, logits_processor=LogitsProcessorList([PairedGuidance(model, 3.0, dict(inputs))])
     )
     assert torch.equal(plain, same)
 
@@ -374,7 +369,7 @@ def test_parent_rows_by_hand():
 def test_guidance_outside_1_to_10_is_refused_naming_the_range(bad):
     with pytest.raises(ValueError, match=r"from 1 \(plain generation\) to 10, got"):
         GenerationSettings(control_strength=bad)
-    assert check_guidance(1) == 1.0 and GenerationSettings(control_strength=2).control_strength == 2.0
+    assert check_strength(1) == 1.0 and GenerationSettings(control_strength=2).control_strength == 2.0
 
 
 def test_the_default_guidance_is_kept_in_the_generation_config(tmp_path):
@@ -385,7 +380,7 @@ def test_the_default_guidance_is_kept_in_the_generation_config(tmp_path):
     model.save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
     write_record(tmp_path, {"variant": "topic", "method": "prepend", "max_target_length": 8})
-    save_default_guidance(tmp_path, 1.5)
+    save_default_strength(tmp_path, 1.5)
     assert '"control_strength": 1.5' in (tmp_path / "generation_config.json").read_text()
     from variants.seq2seq import load_seq2seq
 
@@ -393,9 +388,9 @@ def test_the_default_guidance_is_kept_in_the_generation_config(tmp_path):
     summarizer = Seq2SeqSummarizer(
         get_variant("topic"), "t", "prepend", model, tokenizer, None, {"max_target_length": 8}
     )
-    assert summarizer.settings.guidance == 1.5
+    assert summarizer.settings.control_strength == 1.5
     with pytest.raises(ValueError, match="got 0.2"):
-        save_default_guidance(tmp_path, 0.2)
+        save_default_strength(tmp_path, 0.2)
 
 
 def test_an_adapter_without_a_generation_config_keeps_its_bases_with_the_default_guidance(tmp_path):
@@ -412,7 +407,7 @@ def test_an_adapter_without_a_generation_config_keeps_its_bases_with_the_default
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": "../base"}))
     write_record(adapter, {"variant": "ccs", "method": "lora"})
-    save_default_guidance(adapter, 2)
+    save_default_strength(adapter, 2)
     saved = json.loads((adapter / "generation_config.json").read_text())
     assert saved["control_strength"] == 2.0 and saved["no_repeat_ngram_size"] == 3
     assert saved["decoder_start_token_id"] == model.generation_config.decoder_start_token_id is not None
@@ -443,10 +438,19 @@ def test_guidance_reads_no_judge(monkeypatch):
 
     import metrics.focus_classifier
     import metrics.topic_space
-    import variants.constraints
-    import variants.guidance
+    import variants.classifier_free_guidance
+    import variants.decoding
+    import variants.decoding_rules
+    import variants.rule_processors
 
-    for module in (variants.guidance, variants.constraints):
+    decoding = (
+        variants.decoding,
+        variants.classifier_free_guidance,
+        variants.speedups,
+        variants.decoding_rules,
+        variants.rule_processors,
+    )
+    for module in decoding:
         source = inspect.getsource(module)
         assert "metrics.focus" not in source and "metrics.stas" not in source and "TopicSpace" not in source
 
@@ -502,7 +506,7 @@ def test_evaluate_at_a_guidance_reports_guidance_1_beside_it_and_keeps_the_defau
     assert json.loads((model / "generation_config.json").read_text())["control_strength"] == 2.0
     from variants import load_summarizer
 
-    assert load_summarizer(model).settings.guidance == 2.0
+    assert load_summarizer(model).settings.control_strength == 2.0
     with pytest.raises(SystemExit):
         training(["evaluate", "--model", "baseline", "--variant", "topic", "--data", str(data), "--guidance", "2"])
     assert "model-free: guidance and constraints apply to models only" in capsys.readouterr().err
@@ -645,7 +649,7 @@ def test_a_sweep_times_nothing_a_process_loads_once(monkeypatch):
         name, variant, settings = "fake", get_variant("topic"), GenerationSettings()
 
         def summarize(self, documents, controls, batch_size=None):
-            calls.append((self.settings.guidance, len(documents)))
+            calls.append((self.settings.control_strength, len(documents)))
             return [Summary("Shares rose.") for _ in documents]
 
     def evaluated(summarizer, records, data_file, batch_size):

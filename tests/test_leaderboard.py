@@ -602,8 +602,9 @@ def test_a_model_served_with_guidance_or_rules_is_also_scored_alone(tmp_path):
     systems = systems_of(catalog, "topic")
     assert [s.model for s in systems] == ["baseline", "local/served", "local/served (model alone)", "local/plain"]
     settings = systems[2].load().settings
-    assert (settings.guidance, settings.constraints, settings.num_beams) == (1.0, False, 2)  # only γ and rules change
-    assert systems[1].load().settings.guidance == 2.0  # the served row is untouched
+    # only γ and rules change
+    assert (settings.control_strength, settings.constraints, settings.num_beams) == (1.0, False, 2)
+    assert systems[1].load().settings.control_strength == 2.0  # the served row is untouched
 
 
 def test_max_samples_takes_one_cap_or_one_per_variant():

@@ -11,7 +11,7 @@ from gradio_client.exceptions import AppError
 
 from metrics.io import read_jsonl
 from variants import REGISTRY, InputError
-from variants.seq2seq import save_default_constraints, save_default_guidance
+from variants.seq2seq import save_default_constraints, save_default_strength
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*no_silent_downcasting"),
@@ -28,7 +28,7 @@ def service(tmp_path_factory, tiny_topic_checkpoint):
 
     root = tmp_path_factory.mktemp("space-guidance")
     shutil.copytree(tiny_topic_checkpoint, root / "checkpoints" / "topic-tiny")
-    save_default_guidance(root / "checkpoints" / "topic-tiny", 1.5)  # the model's own default γ
+    save_default_strength(root / "checkpoints" / "topic-tiny", 1.5)  # the model's own default γ
     shutil.copytree(root / "checkpoints" / "topic-tiny", root / "checkpoints" / "topic-served")
     save_default_constraints(root / "checkpoints" / "topic-served")
     catalog = root / "catalog.json"
@@ -81,8 +81,8 @@ def test_the_batcher_generates_each_strength_apart():
             self.calls = []
 
         def summarize(self, documents, controls, settings=None, **_):
-            self.calls.append((len(documents), (settings or self.settings).guidance))
-            return [Summary(f"{d} at {(settings or self.settings).guidance}") for d in documents]
+            self.calls.append((len(documents), (settings or self.settings).control_strength))
+            return [Summary(f"{d} at {(settings or self.settings).control_strength}") for d in documents]
 
     recorder = Recorder()
     batcher = Batcher(recorder)

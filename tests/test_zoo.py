@@ -158,7 +158,7 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
     from training.zoo_models import Budget
     from variants import get_variant, load_summarizer
     from variants.base import read_record
-    from variants.seq2seq import GUIDANCE_FIELD  # the record's field of the default γ
+    from variants.classifier_free_guidance import STRENGTH_FIELD  # the record's field of the default γ
 
     model = tmp_path / "model"
     shutil.copytree(tiny_topic_checkpoint, model)
@@ -173,8 +173,8 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
     def rigged(summarizer, records, data_file, *args, **kwargs):
         report = real(summarizer, records, data_file, *args, **kwargs)
         split, settings = Path(data_file).stem, summarizer.settings
-        calls.append((split, settings.guidance, settings.constraints))
-        low = (0.1 if settings.guidance == best_guidance[split] else 0.0) + (
+        calls.append((split, settings.control_strength, settings.constraints))
+        low = (0.1 if settings.control_strength == best_guidance[split] else 0.0) + (
             rules[split] if settings.constraints else 0
         )
         report["metrics"]["rouge1"] = 0.3  # no γ and no rule costs ROUGE
@@ -194,7 +194,7 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
     assert [c for c in calls if c[0] == "test"] == [("test", 2.0, True), ("test", 1.0, True)]  # once, γ = 1 beside
     assert calls.index(("test", 2.0, True)) == len(calls) - 2
     record = read_record(model)
-    assert (record["chosen_on"], record["constraints"], record[GUIDANCE_FIELD]) == ("val", True, 2.0)
+    assert (record["chosen_on"], record["constraints"], record[STRENGTH_FIELD]) == ("val", True, 2.0)
     assert record["choices"] == {
         "constraints": {"value": True, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
         "guidance": {
@@ -206,7 +206,7 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
         },
     }
     settings = load_summarizer(model).settings
-    assert (settings.guidance, settings.constraints) == (2.0, True)
+    assert (settings.control_strength, settings.constraints) == (2.0, True)
     report = json.loads((model / "eval_report.json").read_text())
     assert (report["split"], report["chosen_on"], report["choices"]) == ("test", "val", record["choices"])
     assert report["generation"] == settings.to_json() and "at_guidance_1" in report  # as served: the rules, γ = 2
@@ -222,7 +222,7 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
     from training.data import load_examples
 
     test = load_examples(data / "test.jsonl", summarizer.variant, summarizer.assets, 3)
-    summarizer.settings = summarizer.settings.but(guidance=1.0, constraints=False)
+    summarizer.settings = summarizer.settings.but(control_strength=1.0, constraints=False)
     off = rigged(summarizer, test, str(data / "test.jsonl"))
     summarizer.settings = summarizer.settings.but(constraints=True)
     on = rigged(summarizer, test, str(data / "test.jsonl"))

@@ -154,7 +154,7 @@ def bare_resume_means_auto(argv: list[str]) -> list[str]:
 def evaluate_command(argv: list[str]) -> None:
     """``python -m training evaluate``: a summarizer's report on JSONL examples (see :mod:`training.__main__`)."""
     from variants import RECORD_FILE, get_variant, load_summarizer
-    from variants.seq2seq import DTYPES, save_default_guidance
+    from variants.seq2seq import DTYPES, save_default_strength
 
     from .data import load_examples
     from .evaluate import REPORT_FILE, evaluate, write_report
@@ -271,7 +271,7 @@ def evaluate_command(argv: list[str]) -> None:
     else:
         report = evaluate_guided(summarizer, records, a.data, a.batch_size, a.control_sensitivity)
     if a.save_default_guidance:
-        save_default_guidance(a.model, a.guidance)
+        save_default_strength(a.model, a.guidance)
         split = record_choice(a.model, "guidance", a.guidance, a.data, len(records))
         if split != "val":
             logging.getLogger(__name__).warning(

@@ -34,7 +34,7 @@ DEFAULT_NUM_BEAMS = 4  # beams at inference unless --generation-num-beams says o
 # is the Trainer's default back.
 SAMPLING = "group_by_length"
 # Training drops the controls from this share of its examples, so the control-free input that
-# classifier-free guidance contrasts with (variants/guidance.py) is one the model has seen; the share
+# classifier-free guidance contrasts with (variants/classifier_free_guidance.py) is one the model has seen; the share
 # Sanchez et al. and the guidance probe on the topic model (README) trained with.
 DEFAULT_CONTROL_DROPOUT = 0.15
 

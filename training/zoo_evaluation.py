@@ -74,7 +74,7 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
     where it is reported would report the luckiest of several tries."""
     from variants import load_summarizer
     from variants.base import read_record, write_record
-    from variants.seq2seq import save_default_guidance
+    from variants.seq2seq import save_default_strength
 
     from .data import load_examples
     from .evaluate import REPORT_FILE, write_report
@@ -86,7 +86,7 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
     val_file, test_file = data / "val.jsonl", data / "test.jsonl"
     val = load_examples(val_file, variant, summarizer.assets, budget.max_eval_samples)
     chosen = {"chosen_on": "val", "data": f"{data.name}/val.jsonl", "n_examples": len(val)}  # no machine path
-    plain = summarizer.settings.but(guidance=1.0)
+    plain = summarizer.settings.but(control_strength=1.0)
     summarizer.settings = plain.but(constraints=False)
     chosen_report = evaluate_with_sensitivity(summarizer, val, str(val_file), batch)
     choices, constraints = {}, False
@@ -109,13 +109,13 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
         choices["guidance"] = {"value": guidance, "swept": list(budget.guidance_sweep), **chosen}
         chosen_report = reports[guidance]
     if guidance != 1.0:  # the model generates at its default from now on
-        save_default_guidance(model_dir, guidance)
+        save_default_strength(model_dir, guidance)
     write_report({**chosen_report, "split": "val", "chosen_on": "val", "choices": choices}, model_dir / VAL_REPORT)
     write_record(
         model_dir, {**read_record(model_dir), "constraints": constraints, "chosen_on": "val", "choices": choices}
     )
 
-    summarizer.settings = plain.but(constraints=constraints, guidance=guidance)
+    summarizer.settings = plain.but(constraints=constraints, control_strength=guidance)
     test = load_examples(test_file, variant, summarizer.assets, budget.max_eval_samples)
     report = evaluate_guided(summarizer, test, str(test_file), batch)  # reported once, at the chosen settings
     report.update(split="test", chosen_on="val", choices=choices)

@@ -121,7 +121,7 @@ class CandidateHead(nn.Module):
 def head_owner(model) -> nn.Module | None:
     """The module that holds ``model``'s LM head as ``lm_head``, when the unconditional side may have only
     its candidates scored: the head is a Linear layer (a subclass counts: generation computes it with
-    :class:`variants.seq2seq.LMHead`, whose weight is the Linear's) and the model does not post-process
+    :class:`variants.speedups.LMHead`, whose weight is the Linear's) and the model does not post-process
     its logits over the whole vocabulary (TDSum's RwGen). ``None`` otherwise (an int8 copy's head,
     RwGen): every logit is needed. Found once per processor, not at every step (it walks the modules)."""
     head = model.get_output_embeddings()

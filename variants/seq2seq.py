@@ -30,12 +30,10 @@ import models  # noqa: F401  (registers SteerSum's architectures with the Auto c
 
 from .base import Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
 from .classifier_free_guidance import OLD_STRENGTH_FIELDS, STRENGTH_FIELD, check_strength, read_strength
-from .decoding import decoder_room  # noqa: F401  (callers name it here)
-from .speedups import BeamSearchCache, Int8WeightLinear, LMHead, fast_lm_head, int8_copy, int8_weights_copy  # noqa: F401  (callers name them here)
+from .speedups import int8_copy, int8_weights_copy
 from .steering import Steering, decoded, pad, tokenize
 
 DTYPES = ("auto", "bfloat16", "float32", "int8", "int8-weights")
-GUIDANCE_FIELD = STRENGTH_FIELD  # the old name of the field: the model's default control strength
 
 
 @dataclass(frozen=True)
@@ -88,16 +86,11 @@ class GenerationSettings:
             "constraints": bool(record.get("constraints", cls.constraints)),
             "dtype": record.get("dtype", cls.dtype),
         }
-        return cls(**{**given, **{k: v for k, v in renamed(overrides).items() if v is not None}})
+        return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
 
     def but(self, **changes: Any) -> GenerationSettings:
-        """A copy with the given (non-None) fields changed (``guidance``, the old name, sets the strength)."""
-        return replace(self, **{k: v for k, v in renamed(changes).items() if v is not None})
-
-    @property
-    def guidance(self) -> float:
-        """The old name of :attr:`control_strength`."""
-        return self.control_strength
+        """A copy with the given (non-None) fields changed."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def generate_kwargs(self) -> dict:
         """The keyword arguments of ``model.generate``."""
@@ -127,15 +120,6 @@ class GenerationSettings:
 
     def to_json(self) -> dict:
         return asdict(self)
-
-
-def renamed(fields: dict) -> dict:
-    """Settings fields with the old name of the control strength (``guidance``) read as ``control_strength``."""
-    fields = dict(fields)
-    if "guidance" in fields:
-        old = fields.pop("guidance")
-        fields.setdefault("control_strength", old)
-    return fields
 
 
 @lru_cache(maxsize=1)
@@ -250,9 +234,6 @@ def save_default_strength(path: str | Path, strength: float) -> None:
     config.save_pretrained(path)
     record = {k: v for k, v in record.items() if k not in OLD_STRENGTH_FIELDS}
     write_record(path, {**record, STRENGTH_FIELD: strength})
-
-
-default_guidance, save_default_guidance = default_strength, save_default_strength  # their old names
 
 
 def save_default_constraints(path: str | Path) -> None:

@@ -117,7 +117,7 @@ def alone(entry):
 
     def load(**kwargs):
         summarizer = entry.load(**kwargs)
-        summarizer.settings = summarizer.settings.but(guidance=1.0, constraints=False)
+        summarizer.settings = summarizer.settings.but(control_strength=1.0, constraints=False)
         return summarizer
 
     return replace(

@@ -133,9 +133,9 @@ class CCSVariant(Variant):
 
     def constraints(self, controls: dict, assets: Any = None):
         """The length bin as word bounds (bin b: 50b+1 to 50(b+1) words; bin 0 from 1 word; the last bin
-        open above) and the keywords, for the decoder to enforce (:mod:`variants.constraints`); ``high``
+        open above) and the keywords, for the decoder to enforce (:mod:`variants.decoding_rules`); ``high``
         readability as the document sentences to prefer (:func:`variants.ccs.baseline.preferred_sentences`)."""
-        from ..constraints import HardConstraints
+        from ..decoding_rules import DecodingRules
 
         low = high = None
         if controls.get("length") is not None:
@@ -144,7 +144,7 @@ class CCSVariant(Variant):
             high = None if b == N_LENGTH_BINS - 1 else high  # the decoder leaves the last bin open
         high_readability = controls.get("readability") == "high"
         prefer = functools.partial(preferred_sentences, readability="high") if high_readability else None
-        return HardConstraints(low, high, tuple(controls.get("keywords") or ()), prefer)
+        return DecodingRules(low, high, tuple(controls.get("keywords") or ()), prefer)
 
     def baseline(self) -> Summarizer:
         return CCSBaseline(self)

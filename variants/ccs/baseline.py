@@ -1,6 +1,6 @@
 """The ccs variant's model-free baseline: length-, keyword- and readability-controlled extraction, and
 the sentence ranking it shares with the decoder's sentence paths
-(:class:`variants.constraints.SentencePathLogitsProcessor`).
+(:class:`variants.rule_processors.SentencePathLogitsProcessor`).
 
 Neither may read what scores the summary, or pasting the scorer's favourites would pass for control:
 ΔFKGL is computed with :func:`metrics.ccs.fkgl`, the focus judge (:mod:`metrics.focus`) learned from

@@ -307,12 +307,12 @@ class EntityVariant(Variant):
         return scores
 
     def constraints(self, controls: dict, assets: Any = None):
-        """The entity's name as a keyword for the decoder (:mod:`variants.constraints`): biased, with the
+        """The entity's name as a keyword for the decoder (:mod:`variants.decoding_rules`): biased, with the
         document's sentences that name it, until the summary names it; used when the generation settings
         ask for constraints (a stored model's record says so)."""
-        from ..constraints import HardConstraints
+        from ..decoding_rules import DecodingRules
 
-        return HardConstraints(keywords=(entity_of(controls),))
+        return DecodingRules(keywords=(entity_of(controls),))
 
     def evidence(self, summary: str, controls: dict, assets: Any = None) -> list[str]:
         """The entity's names (full name, surname) that the summary uses."""

@@ -303,15 +303,16 @@ class PersonaVariant(Variant):
         return PersonaProcessor(summarizer.tokenizer, settings, {READERS_FILE: readers})
 
     def constraints(self, controls: dict, assets: PersonaAssets | None = None):
-        """The reader's sentences for the decoder to prefer (:class:`variants.constraints.SentencePathLogitsProcessor`):
-        the baseline's ranking (:func:`closest_to_history`; the readers' references come from their
-        hidden preferences, never from it), biased by :data:`READER_PATH_BIAS`. None without a history."""
-        from ..constraints import HardConstraints
+        """The reader's sentences for the decoder to prefer
+        (:class:`variants.rule_processors.SentencePathLogitsProcessor`): the baseline's ranking
+        (:func:`closest_to_history`; the readers' references come from their hidden preferences, never from
+        it), biased by :data:`READER_PATH_BIAS`. None without a history."""
+        from ..decoding_rules import DecodingRules
 
         titles = (assets or self.default_assets()).history(controls)
         if not titles:
             return None
-        return HardConstraints(
+        return DecodingRules(
             prefer=functools.partial(
                 closest_to_history, titles=titles, n_sentences=READER_SENTENCES, encode=interest_encoder()
             ),

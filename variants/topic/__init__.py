@@ -267,13 +267,14 @@ class TopicVariant(Variant):
         return Prepared(document)
 
     def constraints(self, controls: dict, assets: TopicAssets | None = None):
-        """Every sentence of the document for the decoder to prefer (:class:`variants.constraints.SentencePathLogitsProcessor`),
-        whatever the topic: which of them the summary takes is left to the model and its tag. A summary
-        sentence that copies the document's is one STAS can credit (it scores only what the document
-        supports), and the choice reads nothing of the topic space that scores it."""
-        from ..constraints import HardConstraints
+        """Every sentence of the document for the decoder to prefer
+        (:class:`variants.rule_processors.SentencePathLogitsProcessor`), whatever the topic: which of them the
+        summary takes is left to the model and its tag. A summary sentence that copies the document's is one
+        STAS can credit (it scores only what the document supports), and the choice reads nothing of the
+        topic space that scores it."""
+        from ..decoding_rules import DecodingRules
 
-        return HardConstraints(prefer=list, prefer_bias=DOCUMENT_PATH_BIAS)
+        return DecodingRules(prefer=list, prefer_bias=DOCUMENT_PATH_BIAS)
 
     def baseline(self) -> Summarizer:
         return TopicBaseline(self, self.default_assets())
