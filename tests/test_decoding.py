@@ -122,9 +122,7 @@ def exported(summarizer, out: Path) -> Path:
 def test_an_exported_folder_generates_what_the_space_serves(variant_id, method, build, tmp_path):
     from transformers import AutoModelForSeq2SeqLM, AutoProcessor
 
-    summarizer, controls = summarizer_of(variant_id, method, build)
-    if variant_id == "ccs":  # its readability rule (the common-worded sentences) is not shipped
-        controls = [{**c, "readability": "normal"} for c in controls]
+    summarizer, controls = summarizer_of(variant_id, method, build)  # ccs's first asks for high readability
     # a folder name of its own: transformers caches remote code by the folder's name (HF_MODULES_CACHE)
     out = exported(summarizer, tmp_path / f"decoding-{variant_id}-{uuid.uuid4().hex[:12]}")
     # the shipped decoding is the source's: decoding.py as generate.py, its siblings under their own names
@@ -138,6 +136,12 @@ def test_an_exported_folder_generates_what_the_space_serves(variant_id, method, 
     processor = AutoProcessor.from_pretrained(out, trust_remote_code=True)
     model = AutoModelForSeq2SeqLM.from_pretrained(out, trust_remote_code=True)
     assert default_strength(model) == SERVED.control_strength
+    if variant_id == "ccs":  # high readability: the processor prefers the sentences the Space's rule prefers
+        from metrics.text import sentences
+
+        high = {"readability": "high"}
+        preferred = summarizer.variant.constraints(high).preferred(sentences(DOCS[0]))
+        assert processor.rules(DOCS[0], high) == {"prefer": preferred} and preferred
     got, ruled = [], []
     for document, given in zip(DOCS, controls):  # the contract, one document at a time
         inputs = processor(document, given, return_tensors="pt")

