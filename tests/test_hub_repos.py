@@ -21,6 +21,7 @@ from conftest import add_to_cache
 from huggingface_hub import ModelCard
 from huggingface_hub import constants as hub_constants
 
+from hub_cards.cache import offline_env
 from hub_cards.export import export_checkpoint
 from hub_cards.export_checks import ExportError
 from metrics.io import read_jsonl
@@ -174,20 +175,6 @@ def from_cache(zoo, monkeypatch):
 def snippet(readme: Path) -> str:
     usage = readme.read_text(encoding="utf-8").split("\n## Usage\n", 1)[1]
     return re.search(r"```python\n(.*?)```", usage, re.S).group(1)
-
-
-def offline_env(tmp_path: Path, cache: Path) -> dict:
-    """A Hub user's environment: no SteerSum on the path, the cache after a download, no network."""
-    return {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "HF_HOME": str(tmp_path / "hf-home"),
-        "HF_HUB_CACHE": str(cache),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-        "OMP_NUM_THREADS": "1",
-    }
 
 
 # --- 1. the processor is the code load_summarizer runs -----------------------------------------------

@@ -24,6 +24,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from test_hub_repos import training_data
 
+from hub_cards.cache import offline_env
 from hub_cards.export import export_checkpoint
 from hub_cards.export_checks import ExportError
 from hub_cards.export_weights import ADAPTER, HALF_MODEL, MERGED
@@ -269,18 +270,6 @@ for variant, (repo, route) in routes.items():
     out[variant + ":" + route] = [str(next(model.parameters()).dtype), ids.tolist(), logits.flatten().tolist()]
 print(json.dumps(out))
 """
-
-
-def offline_env(tmp_path: Path, cache: Path) -> dict:
-    return {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "HF_HOME": str(tmp_path / "hf-home"),
-        "HF_HUB_CACHE": str(cache),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "OMP_NUM_THREADS": "1",
-    }
 
 
 def test_every_load_route_gives_the_model_steersum_serves_from_the_repo(exported, tmp_path, monkeypatch):
