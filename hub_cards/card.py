@@ -122,7 +122,7 @@ def added_tokens(adapter: dict | None) -> list[int]:
 
 def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
     """How SteerSum serves the model (its record): decoding rules, control strength γ, int8 decoder weights."""
-    from variants.decoding import read_strength
+    from variants.classifier_free_guidance import read_strength
 
     guidance = float(read_strength(record, 1) or 1)
     rules = bool(record.get("constraints"))

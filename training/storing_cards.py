@@ -9,7 +9,7 @@ from pathlib import Path
 
 import store
 from variants.base import read_record
-from variants.decoding import read_strength
+from variants.classifier_free_guidance import read_strength
 
 
 def measured_section(name: str, board: dict | None) -> str:

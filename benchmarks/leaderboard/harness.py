@@ -109,7 +109,7 @@ def alone(entry):
     from dataclasses import replace
 
     from variants.base import read_record
-    from variants.decoding import read_strength
+    from variants.classifier_free_guidance import read_strength
 
     record = read_record(entry.location)
     if not record.get("constraints") and float(read_strength(record) or 1.0) == 1.0:
