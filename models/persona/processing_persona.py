@@ -150,9 +150,12 @@ class PersonaProcessor(SteerSumProcessor):
         ]
         if len(sentences) <= READER_SENTENCES or not titles:
             return sentences[:READER_SENTENCES]
-        if getattr(self, "_encoder", None) is None:
-            self._encoder = SentenceEncoder(self.settings.get("interest_encoder", INTEREST_ENCODER))
-        return closest_sentences(sentences, self._encoder(sentences), self._encoder(list(titles)))
+        key = (document, tuple(titles))  # interest-prefix's input and the decoding rule ask for the same pick
+        if getattr(self, "_last_pick", (None, None))[0] != key:
+            if getattr(self, "_encoder", None) is None:
+                self._encoder = SentenceEncoder(self.settings.get("interest_encoder", INTEREST_ENCODER))
+            self._last_pick = key, closest_sentences(sentences, self._encoder(sentences), self._encoder(list(titles)))
+        return list(self._last_pick[1])
 
     def rules(self, document: str, controls: dict):
         """The reader's sentences for the decoder to prefer, by :data:`READER_PATH_BIAS`, as SteerSum's
