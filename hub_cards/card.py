@@ -120,6 +120,9 @@ def added_tokens(adapter: dict | None) -> list[int]:
     return sorted(indices.get("embed_tokens", []) if isinstance(indices, dict) else indices)
 
 
+INT8_DTYPES = ("int8", "int8-weights")  # the generation dtypes that requantize the decoder's weights on a CPU
+
+
 def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
     """How SteerSum serves the model (its record): decoding rules, control strength γ, int8 decoder weights."""
     from variants.classifier_free_guidance import read_strength
@@ -130,9 +133,9 @@ def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
         "rules": rules,
         "rules_text": DECODING_RULES.get(variant_id, "the variant's decoding rules") if rules else "none",
         "guidance": guidance,
-        "int8": record.get("dtype") in ("int8", "int8-weights"),
-        "measured_int8": record.get("measured_dtype") in ("int8", "int8-weights"),
-        "plain": not rules and guidance == 1 and record.get("dtype") not in ("int8", "int8-weights"),
+        "int8": record.get("dtype") in INT8_DTYPES,
+        "measured_int8": record.get("measured_dtype") in INT8_DTYPES,
+        "plain": not rules and guidance == 1 and record.get("dtype") not in INT8_DTYPES,
     }
 
 

@@ -44,7 +44,7 @@ from variants import get_variant
 from variants.base import RECORD_FILE, WEIGHT_CHECKSUMS, Summarizer, read_record, verify_weights, write_record
 
 from .base_model import check_base_model, is_hub_id, is_test_model, local_base_text, set_adapter_base
-from .card import REPORT_FILE, build_card, measured_lines
+from .card import INT8_DTYPES, REPORT_FILE, build_card, measured_lines
 from .export_checks import PICKLE_SUFFIXES, ExportError, check_no_local_path, check_weights, drop_local_paths
 from .export_weights import REWRITTEN, adapter_weights, export_form, read_config, write_weights
 from .general import GENERAL, GeneralModel, general_card, load_general
@@ -54,7 +54,6 @@ from .licenses import write_license_file
 # The decoding that ships with a model joins this list, so that the Space, evaluation and the repo run one file.
 REPO_SOURCES: list[tuple[Path, str]] = []
 REPLACED = {"README.md"}
-INT8_DTYPES = ("int8", "int8-weights")
 log = logging.getLogger(__name__)
 
 
