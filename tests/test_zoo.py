@@ -231,6 +231,13 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
     on_test, _ = sweep(summarizer, test, str(data / "test.jsonl"), (1.0, 2.0, 3.0), known={1.0: off})
     assert pick_default(on_test) == 3.0
 
+    # chosen again on val (a stored model served at γ = 2), where γ = 1 now measures best: γ = 1 is its
+    # default from then on, not the γ it was served with
+    best_guidance["val"] = 1.0
+    evaluate_model(model, data, Budget(0, max_eval_samples=3, guidance_sweep=(1.0, 2.0, 3.0)))
+    assert read_record(model)[STRENGTH_FIELD] == 1.0
+    assert load_summarizer(model).settings.control_strength == 1.0
+
 
 def test_a_default_kept_from_the_command_line_records_the_split_it_was_chosen_on(
     tiny_topic_checkpoint, tmp_path, caplog

@@ -86,6 +86,7 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
     val_file, test_file = data / "val.jsonl", data / "test.jsonl"
     val = load_examples(val_file, variant, summarizer.assets, budget.max_eval_samples)
     chosen = {"chosen_on": "val", "data": f"{data.name}/val.jsonl", "n_examples": len(val)}  # no machine path
+    served_strength = summarizer.settings.control_strength  # a stored model's default, chosen before this
     plain = summarizer.settings.but(control_strength=1.0)
     summarizer.settings = plain.but(constraints=False)
     chosen_report = evaluate_with_sensitivity(summarizer, val, str(val_file), batch)
@@ -108,7 +109,7 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
         write_report(swept, model_dir / SWEEP_FILE)
         choices["guidance"] = {"value": guidance, "swept": list(budget.guidance_sweep), **chosen}
         chosen_report = reports[guidance]
-    if guidance != 1.0:  # the model generates at its default from now on
+    if guidance != served_strength:  # the model generates at the chosen γ from now on, 1 included
         save_default_strength(model_dir, guidance)
     write_report({**chosen_report, "split": "val", "chosen_on": "val", "choices": choices}, model_dir / VAL_REPORT)
     write_record(
