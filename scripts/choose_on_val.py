@@ -2,6 +2,7 @@
 once on test: ``training.zoo_evaluation.evaluate_model`` on a copy of the stored model.
 
     python scripts/choose_on_val.py --work DIR [--max-eval-samples 48] NAME [NAME ...]
+    python scripts/choose_on_val.py --work DIR --apply [--admit-samples 200] NAME [NAME ...]
 
 For each stored model ``NAME`` (``store/index.json``), the variant's data is built into ``DIR/data/<variant>``
 with the zoo's flags (``training.zoo_models.MODELS``), the model and the general summarizer it adapts are copied
@@ -9,6 +10,11 @@ to ``DIR/models/``, and on ``val.jsonl`` the decoding rules are turned on or off
 is picked from the zoo's sweep; the copy is then evaluated once on ``test.jsonl`` at those settings (its
 ``eval_report.json``). The store itself is not touched: the printed table says where the choice on val agrees
 with the settings the model is served with, and the report (``--report``) holds every number.
+
+``--apply`` then serves each copy at its choice: the copy's defaults become the choice its record holds, and
+it is stored in place of ``NAME`` through :func:`training.storing.put`, which admits a model on a val report
+only (the choice's own, or one re-measured at the chosen settings on the first ``--admit-samples`` val
+examples: more documents, a narrower interval). A copy that is not admitted leaves the store as it was.
 """
 
 from __future__ import annotations
@@ -59,13 +65,68 @@ def choose(name: str, work: Path, max_eval_samples: int) -> dict:
     return row
 
 
+def apply(name: str, work: Path, admit_samples: int | None) -> tuple[bool, str]:
+    """Store the copy of ``name`` in ``work`` at its choice on val, in place of the stored ``name``."""
+    import store
+    from training.data import load_examples
+    from training.evaluate import write_report
+    from training.sensitivity import evaluate_with_sensitivity
+    from training.storing import put
+    from training.zoo_evaluation import VAL_REPORT, eval_batch_size
+    from variants import load_summarizer
+    from variants.base import read_record, write_record
+    from variants.seq2seq import save_default_strength
+
+    copy = work / "models" / name
+    record = read_record(copy)
+    if record.get("chosen_on") != "val":
+        raise SystemExit(f"{copy}: no choice on val in its record (run this script without --apply first)")
+    choices = record.get("choices") or {}
+    save_default_strength(copy, choices.get("guidance", {}).get("value", 1.0))
+    write_record(copy, {**read_record(copy), "constraints": choices.get("constraints", {}).get("value", False)})
+    validation = json.loads((copy / VAL_REPORT).read_text())
+    if admit_samples:
+        summarizer = load_summarizer(copy)
+        val_file = work / "data" / summarizer.variant.id / "val.jsonl"
+        val = load_examples(val_file, summarizer.variant, summarizer.assets, admit_samples)
+        validation = evaluate_with_sensitivity(summarizer, val, str(val_file), eval_batch_size())
+        validation.update(split="val", chosen_on="val", choices=choices)
+        write_report(validation, copy / VAL_REPORT)
+    report_file = copy / "eval_report.json"
+    # put() replaces a stored model only by one measured on the same split; the stored entry, measured on test,
+    # is out of the index for the call and comes back, in its place, when the copy is not admitted
+    kept = store.read_index()
+    store.write_index([m for m in kept if m.name != name])
+    stored = False
+    try:
+        stored, sentence = put(
+            copy, json.loads(report_file.read_text()), report_file, name=name, validation=validation
+        )
+    finally:
+        if stored:
+            order = [m.name for m in kept]
+            store.write_index(sorted(store.read_index(), key=lambda m: order.index(m.name)))
+        else:
+            store.write_index(kept)
+    return stored, sentence
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="+", help="stored model names")
     parser.add_argument("--work", required=True, type=Path, help="a folder for the data and the copies")
     parser.add_argument("--max-eval-samples", type=int, default=48, help="val and test examples (default 48)")
     parser.add_argument("--report", type=Path, help="write the choices and the test reports here (JSON)")
+    parser.add_argument("--apply", action="store_true", help="store each copy in DIR at its choice (see above)")
+    parser.add_argument(
+        "--admit-samples", type=int, help="with --apply: val examples to admit on (default: the choice's)"
+    )
     args = parser.parse_args(argv)
+    if args.apply:
+        results = [apply(name, args.work, args.admit_samples) for name in args.names]
+        for _, sentence in results:
+            print(sentence)
+        return 0 if all(stored for stored, _ in results) else 1
     rows = []
     for name in args.names:
         rows.append(choose(name, args.work, args.max_eval_samples))

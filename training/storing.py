@@ -24,7 +24,7 @@ import shutil
 from pathlib import Path
 
 import store
-from store.adapters import compact_adapter, is_adapter, point_at_base
+from store.adapters import compact_adapter, is_adapter, is_compact_adapter, point_at_base
 from store.compact import is_compact, weights_fingerprint, write_compact
 from variants.base import read_record, write_record
 
@@ -154,7 +154,8 @@ def put(
     else:
         staging.mkdir()
         copy_folder(checkpoint, staging, base)
-        compact_adapter(staging)
+        if not is_compact_adapter(staging):  # a stored model chosen again on val is compact already
+            compact_adapter(staging)
         point_at_base(staging, f"../{store.GENERAL}")
         # the record names the base it was checked against (by fingerprint), not where it lay when trained
         write_record(staging, {**read_record(staging), "base_model": f"store/models/{store.GENERAL}"})
