@@ -122,7 +122,7 @@ def build(shape: Shape, tiny: bool = False):
         layers = bart_config(BartConfig, tiny).encoder_layers
         return TDSumForConditionalGeneration(bart_config(TDSumConfig, tiny, **method_settings(Arguments(), layers)))
     if shape.name == "gsum-bart-large":
-        return GSumForConditionalGeneration(bart_config(GSumConfig, tiny, guidance_top_layers=1))
+        return GSumForConditionalGeneration(bart_config(GSumConfig, tiny, signal_top_layers=1))
     if shape.name == "persona-bart-large":
         return PersonaBartForConditionalGeneration(bart_config(PersonaBartConfig, tiny, **PERSONA_HISTORY))
     from peft import get_peft_model
@@ -144,7 +144,7 @@ def parameters(model) -> tuple[int, int]:
 
 def batch(shape: Shape, model, device: str, tiny: bool) -> dict[str, torch.Tensor]:
     """Random token ids at the full lengths, with the inputs the architecture adds (its control)."""
-    from variants.entity import GUIDANCE_LENGTH
+    from variants.entity import SIGNAL_LENGTH
 
     n, source, target = (2, 32, 8) if tiny else (shape.batch, shape.source_tokens, shape.target_tokens)
     vocabulary = model.config.vocab_size
@@ -153,7 +153,7 @@ def batch(shape: Shape, model, device: str, tiny: bool) -> dict[str, torch.Tenso
     if shape.name == "tdsum-bart-large":
         out["tfidf"] = torch.rand(n, source, device=device)  # a score per source token
     elif shape.name == "gsum-bart-large":
-        out["guidance_input_ids"] = ids(n, 16 if tiny else GUIDANCE_LENGTH["sentences"])
+        out["signal_input_ids"] = ids(n, 16 if tiny else SIGNAL_LENGTH["sentences"])
     elif shape.name == "persona-bart-large":
         titles, tokens = (4, 6) if tiny else (PERSONA_HISTORY["max_history"], PERSONA_HISTORY["max_title_tokens"])
         out["history_ids"] = ids(n, titles, tokens)

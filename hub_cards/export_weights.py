@@ -4,7 +4,7 @@ as the store keeps them (:func:`export_form`). The int8 general summarizer becom
 ``"dtype": "float32"``, so ``from_pretrained`` computes in fp32 as SteerSum does, from a file half the
 size); an adapter on a plain BART a peft adapter with its int8 codes dequantized to fp32 weights (a tensor
 of int8 codes without its scales is refused: peft would read the codes as weights); an adapter whose
-architecture adds modules to the base (TDSum's TF-IDF attention, GSum's guidance path) a full
+architecture adds modules to the base (TDSum's TF-IDF attention, GSum's signal path) a full
 half-precision model of its architecture, merged, with the remote code that builds it, since peft alone
 cannot build modules its base lacks.
 """
@@ -35,7 +35,7 @@ def export_form(checkpoint: Path) -> str:
     """How ``checkpoint`` is exported (:data:`AS_IS`, :data:`HALF_MODEL`, :data:`ADAPTER`, :data:`MERGED`).
     An adapter whose architecture (``config.json``) is one of SteerSum's own, which add modules to BART,
     is merged: peft applies an adapter to a model it can build from the base alone, and ``from_pretrained``
-    of a BART has no TF-IDF attention or guidance path to put its weights in."""
+    of a BART has no TF-IDF attention or signal path to put its weights in."""
     if is_compact(checkpoint):
         return HALF_MODEL
     if not is_adapter(checkpoint):

@@ -31,7 +31,7 @@ matches names instead, which needs no model and gives the same answer on every m
   what a coreference system would count.
 
 :func:`sentences_mentioning` is the same test over a document's sentences: the entity variant's
-guidance sentences and its Lead3ent baseline ("the first three sentences in the document that
+signal sentences and its Lead3ent baseline ("the first three sentences in the document that
 mention the given entity", Sec. 4.2.1) are built from it.
 """
 

@@ -7,7 +7,7 @@ rebuilt from the base alone — and saves, besides the LoRA matrices:
 * ``trainable_token_indices``: the embedding rows of added control tokens (``[TAG]``, ``[HISTORY]``);
 * ``modules_to_save``: the modules an architecture adds that cannot be rebuilt from the base (TDSum's
   TF-IDF encoder, a topic or user table). Added modules that start as copies of base modules (GSum's
-  guidance layers, TDSum's query/key/value over TF-IDF) are rebuilt by the architecture's own warm
+  signal layers, TDSum's query/key/value over TF-IDF) are rebuilt by the architecture's own warm
   start (:data:`WARM_STARTS`) and get LoRA like any attention, so they cost no stored weights; an added
   layer that starts at zero (TDSum's TF-IDF attention output) gets LoRA as well (:func:`silent_linears`).
 
@@ -63,7 +63,7 @@ def base_weights_into(model: torch.nn.Module, base: torch.nn.Module) -> None:
 
 
 def _gsum(model_class, base, config):
-    return model_class.from_bart(base, guidance_top_layers=config.guidance_top_layers)
+    return model_class.from_bart(base, signal_top_layers=config.signal_top_layers)
 
 
 def _tdsum(model_class, base, config):

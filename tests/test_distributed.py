@@ -154,7 +154,7 @@ def test_gsum_on_two_cpu_processes_trains_as_one_process_with_the_doubled_batch(
         "sentences",
         "--preset",
         "tiny",
-        "--max-guidance-length",
+        "--max-signal-length",
         "32",
         "--train-file",
         train_file,
@@ -174,7 +174,7 @@ def test_gsum_on_two_cpu_processes_trains_as_one_process_with_the_doubled_batch(
         [*flags, "--per-device-train-batch-size", str(2 * PER_DEVICE), "--output-dir", str(tmp_path / "one")]
     )
     set_seed(SEED)  # the weights both runs started from, built as the command builds them
-    start, _, _ = build(Arguments(method="sentences", max_guidance_length=32), SimpleNamespace(preset="tiny"))
+    start, _, _ = build(Arguments(method="sentences", max_signal_length=32), SimpleNamespace(preset="tiny"))
     losses, ratio = check_two_processes_equal_one(
         tmp_path / "one", tmp_path / "two", "model.safetensors", {k: v.detach() for k, v in start.state_dict().items()}
     )

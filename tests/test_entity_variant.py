@@ -1,5 +1,5 @@
-"""Entity variant (EntSUM, Maddela et al.): GSum (guidance attention, cache, warm start), the proxy-target
-builder, Lead3ent, guidance, scores, suggestions, a tiny trained checkpoint (loss, export, fresh-process
+"""Entity variant (EntSUM, Maddela et al.): GSum (signal attention, cache, warm start), the proxy-target
+builder, Lead3ent, the signal, scores, suggestions, a tiny trained checkpoint (loss, export, fresh-process
 reload), and bad input. The metric itself is tested in tests/test_entity.py."""
 
 import json
@@ -53,44 +53,44 @@ def tiny_gsum(**overrides):
 
 
 # --- GSum ----------------------------------------------------------------------------------------
-def test_config_checks_the_number_of_guidance_layers():
-    assert GSumConfig(**TINY).guidance_top_layers == 1  # GSum/EntSUM: only the top layer is not shared
+def test_config_checks_the_number_of_signal_layers():
+    assert GSumConfig(**TINY).signal_top_layers == 1  # GSum/EntSUM: only the top layer is not shared
     for bad in (0, 3, "1"):
-        with pytest.raises(ValueError, match="guidance_top_layers must be an integer between 1 and encoder_layers"):
-            GSumConfig(guidance_top_layers=bad, **TINY)
+        with pytest.raises(ValueError, match="signal_top_layers must be an integer between 1 and encoder_layers"):
+            GSumConfig(signal_top_layers=bad, **TINY)
 
 
-def test_guidance_changes_the_output_distribution_and_padding_does_not():
+def test_the_signal_changes_the_output_distribution_and_padding_does_not():
     model = tiny_gsum()
     ids, dec = torch.randint(4, 99, (2, 9)), torch.randint(4, 99, (2, 5))
-    guidance = torch.tensor([[0, 11, 12, 2], [0, 13, 2, 1]])  # pad id 1
+    signal = torch.tensor([[0, 11, 12, 2], [0, 13, 2, 1]])  # pad id 1
     with torch.no_grad():
-        base = model(input_ids=ids, decoder_input_ids=dec, guidance_input_ids=guidance).logits.softmax(-1)
+        base = model(input_ids=ids, decoder_input_ids=dec, signal_input_ids=signal).logits.softmax(-1)
         other = model(
-            input_ids=ids, decoder_input_ids=dec, guidance_input_ids=torch.tensor([[0, 40, 41, 2], [0, 42, 2, 1]])
+            input_ids=ids, decoder_input_ids=dec, signal_input_ids=torch.tensor([[0, 40, 41, 2], [0, 42, 2, 1]])
         ).logits.softmax(-1)
         padded = model(
             input_ids=ids,
             decoder_input_ids=dec,
-            guidance_input_ids=torch.cat([guidance, torch.ones(2, 5, dtype=torch.long)], 1),
+            signal_input_ids=torch.cat([signal, torch.ones(2, 5, dtype=torch.long)], 1),
         ).logits.softmax(-1)
-    # Total variation between the next-token distributions: other guidance, other summary.
+    # Total variation between the next-token distributions: other signal, other summary.
     assert (base - other).abs().sum(-1).max() / 2 > 1e-3
     torch.testing.assert_close(padded, base, rtol=0, atol=1e-6)  # prepare's padding is dropped by the model
-    with pytest.raises(ValueError, match="needs its guidance"):
+    with pytest.raises(ValueError, match="needs its signal"):
         model(input_ids=ids, decoder_input_ids=dec)
-    with pytest.raises(ValueError, match="no guidance token"):
-        model(input_ids=ids, decoder_input_ids=dec, guidance_input_ids=torch.tensor([[0, 2], [1, 1]]))
+    with pytest.raises(ValueError, match="no signal token"):
+        model(input_ids=ids, decoder_input_ids=dec, signal_input_ids=torch.tensor([[0, 2], [1, 1]]))
 
 
 def test_cached_decoding_equals_the_full_forward_and_beam_search_runs():
-    # The guidance attentions cache their keys/values in cross-attention slots L..2L-1 (L = 2 here).
+    # The signal attentions cache their keys/values in cross-attention slots L..2L-1 (L = 2 here).
     model = tiny_gsum()
     ids, dec = torch.randint(4, 99, (2, 9)), torch.randint(4, 99, (2, 5))
-    guidance = torch.tensor([[0, 11, 12, 2], [0, 13, 2, 1]])
+    signal = torch.tensor([[0, 11, 12, 2], [0, 13, 2, 1]])
     with torch.no_grad():
-        full = model(input_ids=ids, decoder_input_ids=dec, guidance_input_ids=guidance).logits
-        encoded, past, steps = model.get_encoder()(input_ids=ids, guidance_input_ids=guidance), None, []
+        full = model(input_ids=ids, decoder_input_ids=dec, signal_input_ids=signal).logits
+        encoded, past, steps = model.get_encoder()(input_ids=ids, signal_input_ids=signal), None, []
         for t in range(dec.shape[1]):
             out = model(
                 encoder_outputs=encoded, decoder_input_ids=dec[:, t : t + 1], past_key_values=past, use_cache=True
@@ -99,7 +99,7 @@ def test_cached_decoding_equals_the_full_forward_and_beam_search_runs():
             steps.append(out.logits)
     torch.testing.assert_close(torch.cat(steps, 1), full, rtol=0, atol=1e-5)
     assert len(past.cross_attention_cache.layers) == 4
-    out = model.generate(input_ids=ids, guidance_input_ids=guidance, max_new_tokens=4, num_beams=3)
+    out = model.generate(input_ids=ids, signal_input_ids=signal, max_new_tokens=4, num_beams=3)
     assert out.shape[0] == 2
 
 
@@ -107,26 +107,26 @@ def test_cached_decoding_equals_the_full_forward_and_beam_search_runs():
 def test_warm_start_copies_the_right_weights(top_layers):
     torch.manual_seed(0)
     bart = BartForConditionalGeneration(BartConfig(**TINY)).eval()
-    model = GSumForConditionalGeneration.from_bart(bart, guidance_top_layers=top_layers)
+    model = GSumForConditionalGeneration.from_bart(bart, signal_top_layers=top_layers)
     mine = model.state_dict()
     for name, weight in bart.state_dict().items():  # every BART weight, as is
         assert torch.equal(mine[name], weight), name
     encoder = model.model.encoder
-    for j, layer in enumerate(encoder.guidance_layers):  # guidance top layer j <- source layer L - k + j
+    for j, layer in enumerate(encoder.signal_layers):  # signal top layer j <- source layer L - k + j
         source = bart.model.encoder.layers[len(encoder.layers) - top_layers + j]
         for (name, w), (_, v) in zip(layer.state_dict().items(), source.state_dict().items()):
             assert torch.equal(w, v), (j, name)
     for layer, plain in zip(model.model.decoder.layers, bart.model.decoder.layers):
-        for name, w in layer.guidance_attn.state_dict().items():
+        for name, w in layer.signal_attn.state_dict().items():
             assert torch.equal(w, plain.encoder_attn.state_dict()[name]), name
-        assert torch.equal(layer.guidance_attn_layer_norm.weight, plain.encoder_attn_layer_norm.weight)
-    # The guidance layers are copies, not the same tensors: training moves them apart.
-    assert encoder.guidance_layers[0].fc1.weight.data_ptr() != encoder.layers[-top_layers].fc1.weight.data_ptr()
+        assert torch.equal(layer.signal_attn_layer_norm.weight, plain.encoder_attn_layer_norm.weight)
+    # The signal layers are copies, not the same tensors: training moves them apart.
+    assert encoder.signal_layers[0].fc1.weight.data_ptr() != encoder.layers[-top_layers].fc1.weight.data_ptr()
     with pytest.raises(ValueError, match="plain BART, not a GSum"):
         GSumForConditionalGeneration.from_bart(model)
 
 
-def test_a_bart_checkpoint_loads_with_only_the_guidance_weights_new(tmp_path):
+def test_a_bart_checkpoint_loads_with_only_the_signal_weights_new(tmp_path):
     from training.seq2seq import DataArguments
     from variants.entity.train import Arguments, build
 
@@ -136,16 +136,75 @@ def test_a_bart_checkpoint_loads_with_only_the_guidance_weights_new(tmp_path):
     bart.save_pretrained(tmp_path / "bart")
     tokenizer.save_pretrained(tmp_path / "bart")
     _, info = GSumForConditionalGeneration.from_pretrained(tmp_path / "bart", output_loading_info=True)
-    assert info["missing_keys"] and all(".guidance_" in k for k in info["missing_keys"])
+    assert info["missing_keys"] and all(".signal_" in k for k in info["missing_keys"])
     # The trainer's --warm-start: GSum from the BART folder, recorded as the base model.
     (tmp_path / "train.jsonl").write_text("{}\n")
     data = DataArguments(train_file=str(tmp_path / "train.jsonl"))
     model, _, assets = build(Arguments(method="name", warm_start=str(tmp_path / "bart")), data)
-    assert data.base_model == str(tmp_path / "bart") and assets.max_guidance_length == 32
+    assert data.base_model == str(tmp_path / "bart") and assets.max_signal_length == 32
     assert torch.equal(
-        model.model.decoder.layers[1].guidance_attn.q_proj.weight,
+        model.model.decoder.layers[1].signal_attn.q_proj.weight,
         bart.model.decoder.layers[1].encoder_attn.q_proj.weight,
     )
+
+
+def old_names(file: Path) -> None:
+    """Rewrite a saved folder's weight names as they were before the signal had its name."""
+    from safetensors.torch import load_file, save_file
+
+    renamed = {k.replace(".signal_", ".guidance_"): v for k, v in load_file(str(file)).items()}
+    assert any(".guidance_attn." in k for k in renamed) and any(".guidance_layers." in k for k in renamed)
+    save_file(renamed, str(file), metadata={"format": "pt"})
+
+
+def test_a_folder_saved_under_the_old_names_loads_as_the_renamed_one(tmp_path, monkeypatch):
+    """A checkpoint, an adapter, a record and trainer flags from before GSum's second input was called the
+    signal (``guidance_top_layers``, ``guidance_attn``, ``guidance_layers``, ``max_guidance_length``) load
+    as the renamed ones, giving the same logits."""
+    from peft import LoraConfig, PeftModel, get_peft_model
+    from transformers import HfArgumentParser
+
+    from variants.entity.train import Arguments
+
+    model = tiny_gsum(signal_top_layers=2)
+    ids, dec, signal = torch.randint(4, 99, (2, 9)), torch.randint(4, 99, (2, 5)), torch.tensor([[0, 11, 2, 1]] * 2)
+    with torch.no_grad():
+        expected = model(input_ids=ids, decoder_input_ids=dec, signal_input_ids=signal).logits
+    model.save_pretrained(tmp_path / "old")
+    config = json.loads((tmp_path / "old" / "config.json").read_text())
+    config["guidance_top_layers"] = config.pop("signal_top_layers")
+    (tmp_path / "old" / "config.json").write_text(json.dumps(config))
+    old_names(tmp_path / "old" / "model.safetensors")
+    loaded, info = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "old", output_loading_info=True)
+    assert not any(info.values()) and loaded.config.signal_top_layers == 2
+    with torch.no_grad():
+        assert torch.equal(loaded(input_ids=ids, decoder_input_ids=dec, signal_input_ids=signal).logits, expected)
+    loaded.save_pretrained(tmp_path / "again")  # saved again, under the new names
+    assert "signal_top_layers" in json.loads((tmp_path / "again" / "config.json").read_text())
+    assert ".signal_attn." in (tmp_path / "again" / "model.safetensors").read_bytes().decode("latin-1")
+
+    # A LoRA adapter on the signal path (as the store keeps GSum), its weights under the old names.
+    torch.manual_seed(1)
+    lora = LoraConfig(r=2, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    adapter = get_peft_model(tiny_gsum(signal_top_layers=2), lora).eval()
+    with torch.no_grad():
+        expected = adapter(input_ids=ids, decoder_input_ids=dec, signal_input_ids=signal).logits
+    adapter.save_pretrained(tmp_path / "adapter")
+    old_names(tmp_path / "adapter" / "adapter_model.safetensors")
+    merged = PeftModel.from_pretrained(tiny_gsum(signal_top_layers=2), tmp_path / "adapter").merge_and_unload()
+    with torch.no_grad():
+        logits = merged(input_ids=ids, decoder_input_ids=dec, signal_input_ids=signal).logits
+    assert torch.allclose(logits, expected, atol=1e-5)
+
+    # The record's signal length and the trainer's flags.
+    tokenizer = tiny_tokenizer()
+    assets = get_variant("entity").load_assets(tmp_path, {"max_guidance_length": 32}, None, tokenizer)
+    assert assets.max_signal_length == 32
+    with pytest.warns(FutureWarning, match="--max-guidance-length is deprecated: use --max-signal-length"):
+        (own,) = HfArgumentParser(Arguments).parse_args_into_dataclasses(
+            ["--max-guidance-length", "32", "--guidance-top-layers", "2"]
+        )
+    assert (own.max_signal_length, own.signal_top_layers) == (32, 2)
 
 
 # --- proxy targets (EntSUM Sec. 4.1.4) ---------------------------------------------------------------
@@ -306,32 +365,30 @@ def test_a_missing_ner_model_names_the_setup_script(monkeypatch):
 
 
 # --- prepare, baselines, scores --------------------------------------------------------------------
-def test_prepare_gives_the_name_or_the_entitys_sentences_as_padded_guidance(entity):
+def test_prepare_gives_the_name_or_the_entitys_sentences_as_padded_signal(entity):
     tokenizer = tiny_tokenizer()
     assets = EntityAssets(tokenizer, 64)
     name = entity.prepare(DOC, {"entity": "Angela Merkel"}, "name", assets)
     sent = entity.prepare(DOC, {"entity": "Angela Merkel"}, "sentences", assets)
     assert name.text == sent.text == DOC  # the document is the source as it is
-    assert name.extra["guidance_input_ids"].text == "Angela Merkel"
-    assert sent.extra["guidance_input_ids"].text == (
+    assert name.extra["signal_input_ids"].text == "Angela Merkel"
+    assert sent.extra["signal_input_ids"].text == (
         "Angela Merkel arrived in Paris on Monday. Merkel met the French "
         "president. Later Merkel spoke to reporters. In the evening "
         "Angela Merkel flew home."
     )
     ids = tokenizer("Angela Merkel")["input_ids"]
-    assert list(name.extra["guidance_input_ids"]) == ids + [tokenizer.pad_token_id] * (64 - len(ids))
+    assert list(name.extra["signal_input_ids"]) == ids + [tokenizer.pad_token_id] * (64 - len(ids))
     short = entity.prepare(DOC, {"entity": "Angela Merkel"}, "sentences", EntityAssets(tokenizer, 8))
-    assert (
-        len(short.extra["guidance_input_ids"]) == 8 and short.extra["guidance_input_ids"][-1] == tokenizer.eos_token_id
-    )
+    assert len(short.extra["signal_input_ids"]) == 8 and short.extra["signal_input_ids"][-1] == tokenizer.eos_token_id
     assert "cut to 8 tokens" in short.notices[0]
-    with pytest.raises(ValueError, match="tokenizes the guidance"):
+    with pytest.raises(ValueError, match="tokenizes the signal"):
         entity.prepare(DOC, {"entity": "Angela Merkel"}, "name", None)
 
 
 def test_the_input_targets_and_baseline_never_ask_the_metrics_matcher(entity, monkeypatch):
     """The variant picks sentences with its own matcher (exact alias strings; a surname as written), the
-    metric scores with its own (any case): where they disagree, on a lower-case surname, the guidance, the
+    metric scores with its own (any case): where they disagree, on a lower-case surname, the signal, the
     proxy target and Lead3ent follow the variant's. Replacing the metric's matcher with a failing stand-in
     everywhere it is bound leaves the model's input, the training target and the baseline unchanged, while
     the test targets, which the metric's matcher builds, fail: the stand-in is live."""
@@ -351,7 +408,7 @@ def test_the_input_targets_and_baseline_never_ask_the_metrics_matcher(entity, mo
         prepared = entity.prepare(doc, {"entity": "Angela Merkel"}, "sentences", assets)
         [lead] = entity.baseline().summarize([doc], [{"entity": "Angela Merkel"}])
         return (
-            list(prepared.extra["guidance_input_ids"]),
+            list(prepared.extra["signal_input_ids"]),
             prepared.text,
             lead.text,
             proxy_target(doc, reference, "Angela Merkel"),
@@ -412,7 +469,7 @@ def test_an_absent_entity_warns_and_still_gives_a_summary_with_coverage_0(entity
     assert entity.score(summary.text, DOC, {"entity": "Boris Johnson"})["entity_coverage"].value == 0.0
     prepared = entity.prepare(DOC, {"entity": "Boris Johnson"}, "sentences", EntityAssets(tiny_tokenizer()))
     assert (
-        prepared.extra["guidance_input_ids"].text == "Boris Johnson"
+        prepared.extra["signal_input_ids"].text == "Boris Johnson"
         and "guided by the name alone" in prepared.notices[0]
     )
 
@@ -504,11 +561,11 @@ def checkpoint(tmp_path_factory):
     return root / "ckpt"
 
 
-def test_training_lowers_the_loss_and_records_the_guidance(checkpoint):
+def test_training_lowers_the_loss_and_records_the_signal_length(checkpoint):
     record = json.loads((checkpoint / "steersum.json").read_text())
     losses = [h["loss"] for h in record["loss_history"] if "loss" in h]
     assert len(losses) == 6 and losses[-1] < losses[0]  # 6 steps over the same 8 examples
-    assert (record["variant"], record["method"], record["max_guidance_length"]) == ("entity", "sentences", 256)
+    assert (record["variant"], record["method"], record["max_signal_length"]) == ("entity", "sentences", 256)
     report = json.loads((checkpoint / "eval_report.json").read_text())
     assert set(report["metrics"]) == {
         "entity_coverage",
@@ -546,15 +603,15 @@ def test_with_constraints_on_the_entitys_name_is_a_keyword_of_the_decoder(checkp
 def test_export_card_and_identical_logits_in_a_fresh_process(checkpoint, tmp_path):
     out = export_checkpoint(checkpoint, tmp_path / "repo", repo_id="org/entity-tiny")
     card = (out / "README.md").read_text()
-    assert MISSING not in card and "plus `guidance_input_ids=the token ids of 'Angela Merkel met" in card
+    assert MISSING not in card and "plus `signal_input_ids=the token ids of 'Angela Merkel met" in card
     assert {"modeling_gsum.py", "configuration_gsum.py", "steersum.json"} <= {p.name for p in out.iterdir()}
     summarizer = load_summarizer(out, device="cpu")
     prepared = summarizer.variant.prepare(DOC, {"entity": "Angela Merkel"}, "sentences", summarizer.assets)
     ids = summarizer.tokenizer(prepared.text, return_tensors="pt")["input_ids"]
-    guidance, dec = torch.tensor([prepared.extra["guidance_input_ids"]]), torch.tensor([[2, 0, 100, 200]])
+    signal, dec = torch.tensor([prepared.extra["signal_input_ids"]]), torch.tensor([[2, 0, 100, 200]])
     with torch.no_grad():
-        expected = summarizer.model(input_ids=ids, guidance_input_ids=guidance, decoder_input_ids=dec).logits
-    torch.save({"ids": ids, "guidance": guidance, "dec": dec}, tmp_path / "inputs.pt")
+        expected = summarizer.model(input_ids=ids, signal_input_ids=signal, decoder_input_ids=dec).logits
+    torch.save({"ids": ids, "signal": signal, "dec": dec}, tmp_path / "inputs.pt")
     usage = card.split("\n## Usage\n", 1)[1]
     (tmp_path / "usage.py").write_text(
         re.search(r"```python\n(.*?)```", usage, re.S).group(1).replace("org/entity-tiny", str(out))
@@ -565,7 +622,7 @@ def test_export_card_and_identical_logits_in_a_fresh_process(checkpoint, tmp_pat
         "m = AutoModelForSeq2SeqLM.from_pretrained(sys.argv[1], trust_remote_code=True).eval()\n"
         "x = torch.load(sys.argv[2] + '/inputs.pt')\n"
         "with torch.no_grad():\n"
-        "    out = m(input_ids=x['ids'], guidance_input_ids=x['guidance'], decoder_input_ids=x['dec']).logits\n"
+        "    out = m(input_ids=x['ids'], signal_input_ids=x['signal'], decoder_input_ids=x['dec']).logits\n"
         "torch.save(out, sys.argv[2] + '/out.pt')\n"
         "print(type(m).__module__)\n"
         "runpy.run_path(sys.argv[2] + '/usage.py', run_name='__main__')\n"

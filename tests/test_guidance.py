@@ -243,12 +243,12 @@ SHARED_SOURCE = [("tdsum", "tdsum", tdsum_case), ("tdsum", "rwgen", tdsum_case),
 
 @pytest.mark.parametrize("variant_id, method, build", SHARED_SOURCE, ids=[f"{v}-{m}" for v, m, _ in SHARED_SOURCE])
 def test_a_batch_and_its_control_free_twins_share_one_encoding_of_the_source(variant_id, method, build, monkeypatch):
-    """GSum's guidance and TDSum's scores travel beside the source: under guidance the source's encoder
+    """GSum's signal and TDSum's scores travel beside the source: under guidance the source's encoder
     layers run once per batch, not once more for the twins, and the summaries are those of encoding the
     twins from scratch (2 documents x 3 beams, γ = 3, as served and in a pass of their own)."""
     summarizer, controls = summarizer_of(variant_id, method, build)
     settings = GenerationSettings(num_beams=3, max_new_tokens=8, control_strength=3.0)
-    first_layer = summarizer.model.get_encoder().layers[0]  # GSum's guidance runs through it too: it is shorter
+    first_layer = summarizer.model.get_encoder().layers[0]  # GSum's signal runs through it too: it is shorter
     runs = []
     hook = first_layer.register_forward_hook(lambda m, args, out: runs.append(tuple(args[0].shape[:2])))
 
@@ -277,10 +277,10 @@ def test_the_shared_source_encoding_is_the_one_the_twins_would_compute():
     ids = tokenizer(DOCS, return_tensors="pt", padding=True)
     tfidf = torch.rand(ids.input_ids.shape)
     gsum, tdsum = bart(tokenizer, GSumConfig), bart(tokenizer, TDSumConfig, tfidf_attention=True, tdmtl_lambda=0.1)
-    guidance = tokenizer(["London", ""], return_tensors="pt", padding=True).input_ids
+    signal = tokenizer(["London", ""], return_tensors="pt", padding=True).input_ids
     with torch.no_grad():
         for encoder, extra in (
-            (gsum.get_encoder(), {"guidance_input_ids": guidance}),
+            (gsum.get_encoder(), {"signal_input_ids": signal}),
             (tdsum.get_encoder(), {"tfidf": tfidf}),
         ):
             source = encoder(**ids, **extra).last_hidden_state
@@ -421,7 +421,7 @@ def test_the_neutral_inputs():
     assert topic.unconditional(DOCS[0], "emb").extra == {"topic_ids": NO_TOPIC}
     tokenizer = tiny_tokenizer()
     neutral = entity.unconditional(DOCS[0], "sentences", EntityAssets(tokenizer, 8))
-    assert list(neutral.extra["guidance_input_ids"]) == [0, 2] + [tokenizer.pad_token_id] * 6  # <s></s>, padding
+    assert list(neutral.extra["signal_input_ids"]) == [0, 2] + [tokenizer.pad_token_id] * 6  # <s></s>, padding
     # NO_TOPIC adds no embedding: the encoder output of plain BART's input
     model = bart(tokenizer, TopicBartConfig, topics=["a", "b", "c"], topic_init_std=1.0)
     ids = tokenizer(DOCS[:1], return_tensors="pt").input_ids

@@ -163,8 +163,8 @@ def test_two_step_adapter_saves_small_and_reloads_generating_identically(
         assert "model.decoder.layers.0.tfidf_attn.out_proj" in record["adapter"]["target_modules"]
         with safe_open(str(out / "adapter_model.safetensors"), "pt") as f:
             assert f.get_tensor("base_model.model.model.decoder.layers.0.tfidf_attn.out_proj.lora_B.weight").any()
-    if zoo_model.variant == "entity":  # GSum's guidance path starts as copies of the base: rebuilt, not stored
-        assert record["adapter"]["modules_to_save"] == [] and any("guidance_attn.q_proj.lora_B" in k for k in keys)
+    if zoo_model.variant == "entity":  # GSum's signal path starts as copies of the base: rebuilt, not stored
+        assert record["adapter"]["modules_to_save"] == [] and any("signal_attn.q_proj.lora_B" in k for k in keys)
     summarizer = load_summarizer(out)
     with monkeypatch.context() as patch:  # peft's own model, the adapter beside the derived weights, as trained
         patch.setattr("store.load_stored_model", lambda folder, **kw: load_adapter_model(folder, merge=False, **kw))
@@ -181,7 +181,7 @@ def test_two_step_adapter_saves_small_and_reloads_generating_identically(
     if zoo_model.variant == "tdsum":
         inputs["tfidf"] = torch.full(batch["input_ids"].shape, 0.5)
     if zoo_model.variant == "entity":
-        inputs["guidance_input_ids"] = batch["input_ids"]
+        inputs["signal_input_ids"] = batch["input_ids"]
     with torch.no_grad():
         trained, untrained = model(**inputs).logits, base.eval()(**inputs).logits
     assert not torch.allclose(trained, untrained)

@@ -34,7 +34,7 @@ ADAPTERS = {  # variant -> method, each trained as the store keeps it: a LoRA ad
     "topic": "prepend-tag",  # adds [TOPIC] and [TAG]: trainable token rows
     "persona": "history-prefix",  # adds [HISTORY]
     "tdsum": "tdsum",  # adds a TF-IDF encoder and a TF-IDF attention to every decoder layer
-    "entity": "sentences",  # GSum: adds a guidance encoder path and cross-attention
+    "entity": "sentences",  # GSum: adds a signal encoder path and cross-attention
     "ccs": "lora",  # a plain BART
 }
 FORMS = {"topic": ADAPTER, "persona": ADAPTER, "ccs": ADAPTER, "tdsum": MERGED, "entity": MERGED}
@@ -264,7 +264,7 @@ for variant, (repo, route) in routes.items():
     added = list(getattr(config, "trainable_token_indices", None) or [])
     ids = torch.tensor([[0, added[0] if added else 10, 11, 12, 13, 14, 2]])  # an added token's row in the input
     extra = {"tdsum": {"tfidf": torch.linspace(0, 1, 7)[None]},
-             "entity": {"guidance_input_ids": ids[:, :4], "guidance_attention_mask": torch.ones(1, 4, dtype=torch.long)}}
+             "entity": {"signal_input_ids": ids[:, :4], "signal_attention_mask": torch.ones(1, 4, dtype=torch.long)}}
     with torch.no_grad():
         logits = model.eval()(input_ids=ids, decoder_input_ids=ids[:, :3], **extra.get(variant, {})).logits
     out[variant + ":" + route] = [str(next(model.parameters()).dtype), ids.tolist(), logits.flatten().tolist()]
@@ -299,10 +299,7 @@ def test_every_load_route_gives_the_model_steersum_serves_from_the_repo(exported
             assert ids[0, 1] >= AutoModelForSeq2SeqLM.from_pretrained(exported["folders"]["general"]).config.vocab_size
         extra = {
             "tdsum": {"tfidf": torch.linspace(0, 1, 7)[None]},
-            "entity": {
-                "guidance_input_ids": ids[:, :4],
-                "guidance_attention_mask": torch.ones(1, 4, dtype=torch.long),
-            },
+            "entity": {"signal_input_ids": ids[:, :4], "signal_attention_mask": torch.ones(1, 4, dtype=torch.long)},
         }
         if variant == "general":
             model = AutoModelForSeq2SeqLM.from_pretrained(exported["folders"]["general"], dtype=torch.float32)

@@ -295,7 +295,7 @@ def train(
     if args.ddp_find_unused_parameters is None:
         # Unless told, the Trainer has DDP look for unused parameters after every backward (a walk over the
         # autograd graph). No SteerSum architecture needs it: every trainable weight takes part in every
-        # forward, controls dropped or not (GSum encodes an empty guidance, the topic embedding of NO_TOPIC is
+        # forward, controls dropped or not (GSum encodes an empty signal, the topic embedding of NO_TOPIC is
         # multiplied by 0, an empty history is masked, LoRA's added-token rows stay in the lookup);
         # tests/test_distributed.py checks each one. A model that skipped a weight would make DDP fail at the
         # next step, naming it: --ddp-find-unused-parameters True turns the search back on.

@@ -10,7 +10,7 @@ it was interrupted (rerun the same command):
 2. ``general/``: the general summarizer (:mod:`training.general`) fine-tuned from it.
 3. one model per variant, each with its paper's best method, fine-tuned from ``general/`` on the
    variant's own training data (``data/<v>/``, built by ``build-data``): topic ``prepend-tag`` on
-   BBC super-articles, ``tdsum`` on SciTLDR, entity GSum with ``sentences`` guidance, persona
+   BBC super-articles, ``tdsum`` on SciTLDR, entity GSum with the ``sentences`` signal, persona
    ``interest-prefix`` (five readers per training article), and for ccs a LoRA adapter (rank 16 on
    every attention projection) with the CCSBench prompt — on the BART general summarizer (the
    paper's base is Flan-T5; no T5 weights install offline).

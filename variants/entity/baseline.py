@@ -15,8 +15,8 @@ LEAD = 3  # sentences in Lead-3, Lead3ent and a proxy target
 def naming(text: str, entity: str) -> list[str]:
     """The variant's matcher: the sentences of ``text`` that name ``entity`` by its exact alias strings, as a
     reader would search for them (the full name as whole words in any case; a person's surname, a one-word
-    name as written), in order. It is the rule the GSum processor builds the model's guidance with
-    (:func:`models.gsum.mentions.sentences_naming`), so the guidance, the baseline and the training
+    name as written), in order. It is the rule the GSum processor builds the model's signal with
+    (:func:`models.gsum.mentions.sentences_naming`), so the signal, the baseline and the training
     targets pick the same sentences; the entity metric (:mod:`metrics.entity`: any case, a guard for common
     words) only scores, and nothing a model reads or learns from is picked by the function that scores it."""
     return sentences_naming(text, entity)
