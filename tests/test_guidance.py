@@ -334,6 +334,12 @@ def test_the_guided_scores_are_the_mixture_by_hand():
     with torch.no_grad(), fast_lm_head(model):  # as generate runs it: the candidates still stand in for the head
         fast = PairedGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)(prefix, l_c.clone())
     torch.testing.assert_close(fast, mixed.log_softmax(-1), atol=1e-5, rtol=1e-5)
+    # and where the head is one the candidates cannot stand in for (peft's wrapper of a head with trainable
+    # tokens), every logit is computed, and still only the candidates are guided
+    wrapped = PairedGuidance(model, 2.5, dict(unconditional), use_cache=False, candidates=50)
+    wrapped.head_owner = None
+    with torch.no_grad():
+        torch.testing.assert_close(wrapped(prefix, l_c.clone()), mixed.log_softmax(-1), atol=1e-5, rtol=1e-5)
     # so where the controls change nothing (the same input twice), the candidates change nothing either
     same = PairedGuidance(model, 2.5, dict(conditional), use_cache=False, candidates=50)(prefix, l_c.clone())
     torch.testing.assert_close(same, l_c, atol=1e-5, rtol=1e-5)
