@@ -286,6 +286,28 @@ def test_resume_after_a_killed_run_reuses_the_finished_systems(board_dir, models
     assert evaluated == []
 
 
+def test_a_run_over_some_variants_keeps_the_other_variants_tables(board_dir, models_dir, tmp_path):
+    """Re-measuring one variant rewrites its table and keeps every other variant's, with their sample caps
+    and guidance rows, from the leaderboard it updates."""
+    shutil.copytree(board_dir, tmp_path, dirs_exist_ok=True)
+    previous = load_board(tmp_path)
+    other = {**previous["variants"]["topic"], "title": "a variant measured before"}
+    previous["variants"] = {"earlier": other, **previous["variants"]}
+    previous["max_samples"] = {"earlier": 7, "topic": 1, "untested": 3}
+    effect = {"given": 0.5, "shuffled": 0.4, "difference": 0.1, "ci_low": 0.0, "ci_high": 0.2}
+    row = {"guidance": 1.0, "effect": effect, "verdict": None, "pasted": 0.3, "rouge1": 0.2, "time_ratio": None}
+    sweep = {"metric": "stas", "default_guidance": 1.0, "n_examples": 2, "data": "val.jsonl", "rows": [row]}
+    previous["guidance"] = [{**sweep, "variant": "earlier", "system": "kept"}, {**sweep, "variant": "topic"}]
+    (tmp_path / "leaderboard.json").write_text(json.dumps(previous))
+    board = run_board(models_dir, tmp_path, variants=["topic"])
+    assert list(board["variants"]) == ["earlier", "topic", "untested"]
+    assert board["variants"]["earlier"] == {**other, "plot": "earlier.png"}  # its plot drawn again from it
+    assert board["variants"]["topic"]["systems"] == load_board(board_dir)["variants"]["topic"]["systems"]
+    assert board["max_samples"] == {"earlier": 7, "topic": MAX_SAMPLES, "untested": 3}
+    assert [row["system"] for row in board["guidance"]] == ["kept"]  # the tiny topic model has no sweep
+    assert "a variant measured before" in (tmp_path / "leaderboard.md").read_text()
+
+
 def test_sharded_processes_split_the_systems_and_the_main_one_gathers(board_dir, models_dir, tmp_path, monkeypatch):
     import benchmarks.leaderboard.harness as leaderboard
 

@@ -205,8 +205,30 @@ def run(
         "variants": {vid: variant_board(out, registry[vid], plan[vid], catalog) for vid in plan},
         "guidance": guidance_board(e for vid in plan for e in catalog.models(vid, available=True)),
     }
+    if variants:
+        board = with_the_others(board, out / "leaderboard.json")
     write_outputs(out, board)
     return board
+
+
+def caps_by_variant(max_samples: int | dict | None, variant_ids) -> dict:
+    return dict(max_samples) if isinstance(max_samples, dict) else dict.fromkeys(variant_ids, max_samples)
+
+
+def with_the_others(board: dict, previous: Path) -> dict:
+    """``board`` of a run over some variants, with every other variant's table, guidance rows and sample cap
+    taken from the leaderboard it updates (``previous``), in that leaderboard's order: re-measuring one variant
+    does not drop the tables of the others."""
+    if not previous.is_file():
+        return board
+    old = json.loads(previous.read_text(encoding="utf-8"))
+    ran = set(board["variants"])
+    parts = {vid: board["variants"].get(vid, part) for vid, part in old["variants"].items()}
+    parts.update(board["variants"])
+    caps = caps_by_variant(old.get("max_samples"), old["variants"])
+    caps.update(caps_by_variant(board.get("max_samples"), ran))
+    guidance = [row for row in old.get("guidance") or [] if row.get("variant") not in ran] + board["guidance"]
+    return {**board, "max_samples": {vid: caps.get(vid) for vid in parts}, "variants": parts, "guidance": guidance}
 
 
 def evaluate_system(
