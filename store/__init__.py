@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,19 @@ def model_path(name: str, index: Path | None = None) -> Path:
         known = names(index)
         raise KeyError(f"no stored model {name!r}; " + (f"the store holds: {', '.join(known)}" if known else EMPTY))
     return _index(index).parent / "models" / model.name
+
+
+def remove(name: str, index: Path | None = None) -> None:
+    """Take stored model ``name`` out of the store: its index entry, then its folder. The shared base is
+    refused while adapters name it: they would be left with nothing to add their weights to."""
+    folder = model_path(name, index)  # a KeyError naming the stored models
+    models = read_index(index)
+    if name == GENERAL and (adapters := [m.name for m in models if m.base == GENERAL]):
+        raise ValueError(
+            f"the stored adapters {', '.join(adapters)} add their weights to {GENERAL}: remove them first"
+        )
+    write_index([m for m in models if m.name != name], index)
+    shutil.rmtree(folder)
 
 
 def servable(index: Path | None = None) -> list[StoredModel]:

@@ -1,12 +1,12 @@
 """``python -m store``: the stored models (name, variant, method, format, steps, data, control effect) and
-the budget check; it exits 1 over budget. Publishing the store is ``python -m hub_cards publish ORG``
+the budget check; it exits 1 over budget. ``python -m store remove NAME`` takes a stored model out. Publishing the store is ``python -m hub_cards publish ORG``
 (:mod:`hub_cards.publish`): the layer above the store."""
 
 from __future__ import annotations
 
 import sys
 
-from . import EMPTY, MAX_FILE_BYTES, MAX_TOTAL_BYTES, budget_problems, file_sizes, read_index
+from . import EMPTY, MAX_FILE_BYTES, MAX_TOTAL_BYTES, budget_problems, file_sizes, read_index, remove
 
 
 def listing() -> int:
@@ -30,6 +30,15 @@ def listing() -> int:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["remove"] and len(sys.argv) == 3:
+        try:
+            remove(sys.argv[2])
+        except (KeyError, ValueError) as err:
+            sys.exit(f"python -m store remove: {err.args[0]}")
+        print(f"removed {sys.argv[2]} from the store")
+        sys.exit(0)
+    if sys.argv[1:]:
+        sys.exit("usage: python -m store [remove NAME]")
     sys.exit(listing())
 
 

@@ -665,3 +665,44 @@ def test_no_stored_record_or_card_names_a_machine_path(committed_store, tiny_sto
     found = store.machine_paths(tmp_path)
     assert "steersum.json: /tmp/s9/zoo/data/persona/train.jsonl" in found
     assert f"README.md: {store.ROOT.parent}" in found
+
+
+def test_a_stored_model_stored_again_keeps_its_weights_and_one_can_be_removed(tiny_store, tmp_path):
+    """A stored model chosen again (its copy, int8 already, re-admitted in its place) keeps its int8 weights
+    as they were, not compacted a second time; ``store.remove`` takes a model out, and refuses the base while
+    an adapter adds its weights to it."""
+    import shutil
+
+    from safetensors.torch import load_file
+
+    import store
+    from training.storing import put
+
+    root = tmp_path / "store"
+    shutil.copytree(tiny_store.parent, root)
+    index = root / "index.json"
+    copies = tmp_path / "copies"
+    for name in ("general", "topic-prepend-tag"):
+        shutil.copytree(root / "models" / name, copies / name)
+    weights = root / "models" / "topic-prepend-tag" / "adapter_model.safetensors"
+    before = load_file(str(weights))
+    report = json.loads((copies / "topic-prepend-tag" / "eval_report.json").read_text())
+    kept = store.read_index(index)
+    store.write_index([m for m in kept if m.name != "topic-prepend-tag"], index)
+    stored, sentence = put(
+        copies / "topic-prepend-tag",
+        report,
+        copies / "topic-prepend-tag" / "eval_report.json",
+        index=index,
+        validation={**report, "split": "val"},
+    )
+    assert stored, sentence
+    after = load_file(str(weights))
+    assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
+
+    with pytest.raises(ValueError, match="topic-prepend-tag add their weights to general: remove them first"):
+        store.remove("general", index)
+    store.remove("topic-prepend-tag", index)
+    assert store.names(index) == ["general"] and not (root / "models" / "topic-prepend-tag").exists()
+    with pytest.raises(KeyError, match="the store holds: general"):
+        store.remove("topic-prepend-tag", index)
