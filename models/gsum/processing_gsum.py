@@ -47,7 +47,7 @@ def signal_ids(tokenizer, text: str, length: int, entity: str) -> tuple[list[int
     ids, notices = tokenizer(text, truncation=False)["input_ids"], []
     if len(ids) > length:
         ids = ids[: length - 1] + ids[-1:]
-        notices.append(f"the guidance (sentences naming {entity!r}) was cut to {length} tokens")
+        notices.append(f"the sentences naming {entity!r} (the model's signal) were cut to {length} tokens")
     return ids + [tokenizer.pad_token_id] * (length - len(ids)), notices
 
 
