@@ -686,7 +686,12 @@ def test_a_stored_model_stored_again_keeps_its_weights_and_one_can_be_removed(ti
         shutil.copytree(root / "models" / name, copies / name)
     weights = root / "models" / "topic-prepend-tag" / "adapter_model.safetensors"
     before = load_file(str(weights))
-    report = json.loads((copies / "topic-prepend-tag" / "eval_report.json").read_text())
+    # its reports were written where it was chosen again: they name that machine's data files
+    report = {
+        **json.loads((copies / "topic-prepend-tag" / "eval_report.json").read_text()),
+        "data_file": "/m/d/t.jsonl",
+    }
+    (copies / "topic-prepend-tag" / "guidance_sweep.json").write_text(json.dumps({"data": "/m/data/topic/val.jsonl"}))
     kept = store.read_index(index)
     store.write_index([m for m in kept if m.name != "topic-prepend-tag"], index)
     stored, sentence = put(
@@ -699,6 +704,9 @@ def test_a_stored_model_stored_again_keeps_its_weights_and_one_can_be_removed(ti
     assert stored, sentence
     after = load_file(str(weights))
     assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
+    assert store.machine_paths(root / "models" / "topic-prepend-tag") == []
+    sweep = json.loads((root / "models" / "topic-prepend-tag" / "guidance_sweep.json").read_text())
+    assert sweep["data"] == "topic/val.jsonl"
 
     with pytest.raises(ValueError, match="topic-prepend-tag add their weights to general: remove them first"):
         store.remove("general", index)

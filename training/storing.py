@@ -28,10 +28,12 @@ from store.adapters import compact_adapter, is_adapter, is_compact_adapter, poin
 from store.compact import is_compact, weights_fingerprint, write_compact
 from variants.base import read_record, write_record
 
+from .guidance import SWEEP_FILE
 from .storing_admission import better, general_measure, report_split, variant_effect, variant_measure
 from .storing_cards import card
 
 DATA_FILE_FIELDS = ("train_file", "eval_file")  # record fields that name a data file
+REPORT_DATA_FIELDS = ("data_file", "data")  # an evaluation report's, a guidance sweep's
 SKIPPED = {"model.safetensors", "training_args.bin", "training_args.json", "README.md", "optimizer.pt", "scheduler.pt"}
 SKIPPED |= {"val_report.json"}  # what admitted the model: its measure, with its split, is in the index
 SKIPPED_DIRS = ("checkpoint-", "merged", "tiny-preset-base", "runs")
@@ -48,9 +50,10 @@ def data_name(path: str | None) -> str | None:
     return "/".join(parts[-2:]) if Path(path).is_absolute() else str(path)
 
 
-def portable_record(record: dict) -> dict:
-    """``record`` with every data file field (:data:`DATA_FILE_FIELDS`) as a :func:`data_name`."""
-    return {key: data_name(value) if key in DATA_FILE_FIELDS else value for key, value in record.items()}
+def portable_record(record: dict, fields: tuple[str, ...] = DATA_FILE_FIELDS) -> dict:
+    """``record`` (or a report, with :data:`REPORT_DATA_FIELDS`) with every data file field as a
+    :func:`data_name`."""
+    return {key: data_name(value) if key in fields else value for key, value in record.items()}
 
 
 def tokenizer_state(path: Path) -> dict | bytes:
@@ -160,7 +163,13 @@ def put(
         # the record names the base it was checked against (by fingerprint), not where it lay when trained
         write_record(staging, {**read_record(staging), "base_model": f"store/models/{store.GENERAL}"})
     write_record(staging, portable_record(read_record(staging)))
+    sweep = staging / SWEEP_FILE
+    if sweep.is_file():
+        sweep.write_text(
+            json.dumps(portable_record(json.loads(sweep.read_text()), REPORT_DATA_FIELDS), indent=2) + "\n"
+        )
     # minified: a report keeps every example three times (right, shuffled, γ = 1), each with its controls
+    report = portable_record(report, REPORT_DATA_FIELDS)
     (staging / Path(report_file).name).write_text(json.dumps(report, separators=(",", ":")) + "\n", encoding="utf-8")
     entry = store.StoredModel(
         name=name,

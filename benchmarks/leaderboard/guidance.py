@@ -14,6 +14,7 @@ from pathlib import Path
 
 from metrics.io import write_atomically
 from training.guidance import SWEEP_FILE, lead_metric
+from training.storing_admission import report_split
 
 from .cells import cell, effect_cell, verdict_cell
 
@@ -52,6 +53,7 @@ def guidance_board(entries) -> list[dict]:
                 "default_guidance": sweep["default_guidance"],
                 "n_examples": sweep["n_examples"],
                 "data": sweep["data"],
+                "split": report_split(sweep) or "test",  # sweeps before choices moved to val ran on test
                 "rows": rows,
             }
         )
@@ -65,7 +67,8 @@ def guidance_markdown(board: list[dict], plot: str | None) -> str:
         HEADING,
         "",
         "Each model at control strength γ = 1 (plain generation), 1.5, 2 and 3 on the first examples of its "
-        "test set (`python -m training evaluate --guidance-sweep`): its variant's first control metric with "
+        "val split, where γ is chosen (older sweeps: its test split; each row names its split) "
+        "(`python -m training evaluate --guidance-sweep`): its variant's first control metric with "
         "the right and shuffled controls, the pasted row at the same length, the effect with its 95% interval, "
         "the verdict, ROUGE-1, and the generation time relative to γ = 1. **bold** γ: the model's default.",
         "",
@@ -79,7 +82,7 @@ def guidance_markdown(board: list[dict], plot: str | None) -> str:
             gamma = f"**{gamma}**" if row["guidance"] == item["default_guidance"] else gamma
             time = "–" if row["time_ratio"] is None else f"{row['time_ratio']:.2f}x"
             lines.append(
-                f"| {item['system']} (n={item['n_examples']}) | {gamma} | {item['metric']} | {cell(e['given'])} | "
+                f"| {item['system']} (n={item['n_examples']}, {item.get('split', 'test')}) | {gamma} | {item['metric']} | {cell(e['given'])} | "
                 f"{cell(e['shuffled'])} | {cell(row['pasted'])} | {effect_cell(e)} | "
                 f"{verdict_cell(row['verdict'])} | {cell(row['rouge1'])} | {time} |"
             )
