@@ -525,11 +525,11 @@ def test_build_data_writes_the_common_example_format(checkpoint):
     from metrics.io import read_jsonl
 
     splits = {s: read_jsonl(checkpoint / "data" / f"{s}.jsonl") for s in ("train", "val", "test")}
-    # The XSum sample cut 80/10/10 (bundled: 800 → 640/80/80); test articles that share no word to boost
-    # with their reference are dropped (bundled: 10)
+    # The XSum sample cut 80/10/10 (bundled: 800 → 640/80/80); val and test articles that share no word to
+    # boost with their reference are dropped (bundled: 10 of test's)
     n = len(load_source("xsum", "sample"))
-    assert [len(splits["train"]), len(splits["val"])] == [int(0.8 * n), int(0.9 * n) - int(0.8 * n)]
-    assert 0 < len(splits["test"]) <= n - int(0.9 * n)
+    assert len(splits["train"]) == int(0.8 * n)
+    assert 0 < len(splits["val"]) <= int(0.9 * n) - int(0.8 * n) and 0 < len(splits["test"]) <= n - int(0.9 * n)
     example = splits["train"][0]
     assert set(example) == {"id", "document", "controls", "target", "dataset", "references"}
     assert example["dataset"] == "xsum" and example["references"] == [example["target"]]
@@ -541,7 +541,8 @@ def test_build_data_writes_the_common_example_format(checkpoint):
         1 <= len(e["controls"]["boost"]) <= 2 and all(w in e["target"].lower() for w in e["controls"]["boost"])
         for e in boosted
     )
-    assert not any(e["controls"] for e in splits["val"])
+    # val asks for boosts as test does, so that what is chosen there is chosen on obeying them
+    assert all(1 <= len(e["controls"]["boost"]) <= 2 for e in splits["val"] + splits["test"])
 
 
 def test_export_and_reload_in_a_fresh_process_give_identical_logits(checkpoint, tmp_path, fresh_process_logits):

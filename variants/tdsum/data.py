@@ -3,8 +3,8 @@ summaries, as SteerSum examples ``{"id", "document", "controls", "target", "data
 
     python -m training build-data tdsum --out data/tdsum [--source scitldr|xsum] [--seed 0]
 
-TDSum's guidance is the TF-IDF of the document itself; a user's boosts come at inference. The test
-split asks for words, so that obeying a boost is measurable (:func:`reference_boosts`): up to two
+TDSum's guidance is the TF-IDF of the document itself; a user's boosts come at inference. The val and
+test splits ask for words, so that obeying a boost is measurable (:func:`reference_boosts`): up to two
 content words of the author's TLDR that the document uses but does not rank among its top TF-IDF
 terms, which a keyword extractor blind to the boosts would pick anyway. The words come from the
 reference, not from the score that judges them (``boosted_found``). A seeded share of the training
@@ -67,7 +67,7 @@ def reference_boosts(example: dict, assets) -> list[str]:
 
 
 def with_reference_boosts(examples: list[dict], assets, seed: int = 0) -> list[dict]:
-    """The test split: each example with its :func:`reference_boosts`; examples with none are dropped.
+    """The val or test split: each example with its :func:`reference_boosts`; examples with none are dropped.
     Each also carries ``shuffled_controls``: as many other words of its own document, none of its
     target's (:func:`metrics.text.decoy_words`), for the shuffled pass. Boosts drawn from another
     document were mostly words this document lacks, which no summary writes whatever it is asked."""
@@ -144,6 +144,8 @@ def main(argv: list[str] | None = None) -> None:
 
     assets = default_assets()
     splits["train"] = with_some_training_boosts(splits["train"], assets, args.train_boost_share, args.seed)
+    # val asks for words as test does: the decoding and γ are chosen there, on the boosts they must obey
+    splits["val"] = with_reference_boosts(splits["val"], assets)
     splits["test"] = with_reference_boosts(splits["test"], assets)
     for split, examples in splits.items():
         path = Path(args.out) / f"{split}.jsonl"
