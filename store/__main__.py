@@ -1,6 +1,7 @@
 """``python -m store``: the stored models (name, variant, method, format, steps, data, control effect) and
-the budget check; it exits 1 over budget. ``python -m store remove NAME`` takes a stored model out. Publishing the store is ``python -m hub_cards publish ORG``
-(:mod:`hub_cards.publish`): the layer above the store."""
+the budget check; it exits 1 over budget. ``python -m store remove NAME`` takes a stored model out.
+Publishing the store is ``python -m hub_cards publish ORG`` (:mod:`hub_cards.publish`): the layer above the
+store."""
 
 from __future__ import annotations
 
