@@ -615,7 +615,9 @@ def test_a_guidance_sweep_measures_each_gamma_and_its_first_row_is_plain_evaluat
     assert [row["guidance"] for row in board[0]["rows"]] == [1.0, 3.0] and board[0]["metric"] == "stas"
     assert board[0]["rows"][0]["time_ratio"] == 1.0
     markdown = guidance_markdown(board, "guidance.png")
-    assert markdown.count("| tiny topic (n=4, test) |") == 2 and "| **1** |" in markdown  # the default is 1, on test.jsonl
+    assert (
+        markdown.count("| tiny topic (n=4, test) |") == 2 and "| **1** |" in markdown
+    )  # the default is 1, on test.jsonl
     plot_guidance(tmp_path / "guidance.png", board)
     assert (tmp_path / "guidance.png").stat().st_size > 1000
     out = tmp_path / "leaderboard"  # --guidance-only rewrites only its own section, however often it runs
