@@ -249,10 +249,11 @@ class ClassifierFreeGuidance(UnbatchedClassifierFreeGuidanceLogitsProcessor):
         if self.candidates is not None and self.candidates < scores.shape[-1]:
             candidates = conditional.topk(self.candidates, dim=-1).indices  # (rows, K)
         logits = self.get_unconditional_logits(input_ids, candidates).float()
-        if candidates is not None:
-            # A head that cannot stand in for the candidates (peft's wrapper of a head with trainable tokens,
-            # RwGen) computed every logit: only the candidates' count, so that a model gets the same guided
-            # scores whichever way its head is computed (an adapter repo's PeftModel as the Space's merged copy).
+        if candidates is not None and self.head_owner is None:
+            # A head the candidates cannot stand in for (peft's wrapper of a head with trainable tokens, RwGen)
+            # computed every logit: only the candidates' count, so that a model gets the same guided scores
+            # whichever way its head is computed (an adapter repo's PeftModel as the Space's merged copy).
+            # Through a head they stand in for (CandidateHead), every other logit is -inf already.
             logits = torch.full_like(logits, -math.inf).scatter(1, candidates, logits.gather(1, candidates))
         unconditional = torch.nn.functional.log_softmax(logits, dim=-1)
         if candidates is not None:
