@@ -217,7 +217,7 @@ def add_processor(out: Path, summarizer: Summarizer) -> None:
     imports relatively beside it under their own names."""
     from transformers.dynamic_module_utils import get_relative_import_files
 
-    from models.processing_base import DECODING_INPUTS, SERVED_RULES
+    from models.processing_base import DECODING_INPUTS, DOCUMENT_WORDS, SERVED_RULES
     from variants import decoding, postprocess
 
     try:
@@ -227,6 +227,7 @@ def add_processor(out: Path, summarizer: Summarizer) -> None:
         return
     processor.settings[DECODING_INPUTS] = True  # it gives custom_generate's control-free inputs and rules too
     processor.settings[SERVED_RULES] = bool(getattr(summarizer.settings, "constraints", False))  # as the Space serves
+    processor.settings[DOCUMENT_WORDS] = bool(getattr(summarizer.settings, "document_words", False))
     processor.save_pretrained(out)
     shutil.copyfile(postprocess.__file__, out / "postprocess.py")
     (out / "custom_generate").mkdir(exist_ok=True)  # the served decoding: model.generate under trust_remote_code
@@ -260,4 +261,6 @@ def add_generation_config(out: Path, record: dict, summarizer: Any = None) -> No
     # as SteerSum's summarizers generate (variants.seq2seq.GenerationSettings): a beam search ends once
     # every beam has finished
     generation.early_stopping = generation.num_beams > 1 or generation.early_stopping
+    if getattr(getattr(summarizer, "settings", None), "document_words", False):  # as the Space serves it
+        generation.document_words = True
     generation.save_pretrained(out)

@@ -34,7 +34,10 @@ def summaries(name: str, n: int) -> dict[str, list[str]]:
     documents = [e["document"] for e in examples]
     controls = [e["controls"] for e in examples]
     strength = "control_strength" if hasattr(summarizer.settings, "control_strength") else "guidance"
-    alone = summarizer.settings.but(constraints=False, **{strength: 1.0})
+    if hasattr(summarizer.settings, "alone"):
+        alone = summarizer.settings.alone()
+    else:  # the settings of code before the document-words rule
+        alone = summarizer.settings.but(constraints=False, **{strength: 1.0})
     out = {}
     for mode, settings in (("served", summarizer.settings), ("alone", alone)):
         start = time.perf_counter()

@@ -2,6 +2,7 @@
 once on test: ``training.zoo_evaluation.evaluate_model`` on a copy of the stored model.
 
     python scripts/choose_on_val.py --work DIR [--max-eval-samples 48] NAME [NAME ...]
+    python scripts/choose_on_val.py --work DIR --document-words NAME [NAME ...]
     python scripts/choose_on_val.py --work DIR --apply [--admit-samples 200] NAME [NAME ...]
 
 For each stored model ``NAME`` (``store/index.json``), the variant's data is built into ``DIR/data/<variant>``
@@ -10,6 +11,9 @@ to ``DIR/models/``, and on ``val.jsonl`` the decoding rules are turned on or off
 is picked from the zoo's sweep; the copy is then evaluated once on ``test.jsonl`` at those settings (its
 ``eval_report.json``). The store itself is not touched: the printed table says where the choice on val agrees
 with the settings the model is served with, and the report (``--report``) holds every number.
+
+``--document-words`` chooses, for copies chosen already, the document-words rule as the zoo now does after γ
+(``training.zoo_evaluation.choose_document_words_again``), and reports them on test again.
 
 ``--apply`` then serves each copy at its choice: the copy's defaults become the choice its record holds, and
 it is stored in place of ``NAME`` through :func:`training.storing.put`, which admits a model on a val report
@@ -35,7 +39,11 @@ def served_settings(folder: Path) -> dict:
     from variants import load_summarizer
 
     settings = load_summarizer(str(folder)).settings
-    return {"constraints": bool(settings.constraints), "guidance": float(settings.control_strength)}
+    return {
+        "constraints": bool(settings.constraints),
+        "guidance": float(settings.control_strength),
+        "document_words": bool(settings.document_words),
+    }
 
 
 def choose(name: str, work: Path, max_eval_samples: int) -> dict:
@@ -58,10 +66,28 @@ def choose(name: str, work: Path, max_eval_samples: int) -> dict:
     chosen = {
         "constraints": result["choices"].get("constraints", {}).get("value", False),
         "guidance": result["choices"].get("guidance", {}).get("value", 1.0),
+        "document_words": result["choices"].get("document_words", {}).get("value", False),
     }
     row = {"name": name, "served": served, "chosen_on_val": chosen, "same": served == chosen, **result}
     row["seconds"] = round(time.perf_counter() - start)
     print(f"{name}: served {served}, chosen on val {chosen} ({row['seconds']} s)", flush=True)
+    return row
+
+
+def choose_words(name: str, work: Path, max_eval_samples: int) -> dict:
+    """The document-words rule chosen on val for the copy of ``name`` in ``work``, chosen there already."""
+    import store
+    from training.zoo_evaluation import choose_document_words_again
+    from training.zoo_models import Budget
+
+    [stored] = [m for m in store.read_index() if m.name == name]
+    start = time.perf_counter()
+    result = choose_document_words_again(
+        work / "models" / name, work / "data" / stored.variant, Budget(0, max_eval_samples=max_eval_samples)
+    )
+    row = {"name": name, "document_words": result["choices"]["document_words"]["value"], **result}
+    row["seconds"] = round(time.perf_counter() - start)
+    print(f"{name}: document words chosen on val: {row['document_words']} ({row['seconds']} s)", flush=True)
     return row
 
 
@@ -75,7 +101,8 @@ def apply(name: str, work: Path, admit_samples: int | None) -> tuple[bool, str]:
     from training.zoo_evaluation import VAL_REPORT, eval_batch_size
     from variants import load_summarizer
     from variants.base import read_record, write_record
-    from variants.seq2seq import save_default_strength
+    from variants.decoding_rules import DOCUMENT_WORDS
+    from variants.seq2seq import save_default_strength, save_generation_defaults
 
     copy = work / "models" / name
     record = read_record(copy)
@@ -83,6 +110,8 @@ def apply(name: str, work: Path, admit_samples: int | None) -> tuple[bool, str]:
         raise SystemExit(f"{copy}: no choice on val in its record (run this script without --apply first)")
     choices = record.get("choices") or {}
     save_default_strength(copy, choices.get("guidance", {}).get("value", 1.0))
+    if "document_words" in choices:
+        save_generation_defaults(copy, **{DOCUMENT_WORDS: choices["document_words"]["value"]})
     write_record(copy, {**read_record(copy), "constraints": choices.get("constraints", {}).get("value", False)})
     validation = json.loads((copy / VAL_REPORT).read_text())
     if admit_samples:
@@ -119,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="write the choices and the test reports here (JSON)")
     parser.add_argument("--apply", action="store_true", help="store each copy in DIR at its choice (see above)")
     parser.add_argument(
+        "--document-words", action="store_true", help="choose the document-words rule for copies chosen already"
+    )
+    parser.add_argument(
         "--admit-samples", type=int, help="with --apply: val examples to admit on (default: the choice's)"
     )
     args = parser.parse_args(argv)
@@ -129,7 +161,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if all(stored for stored, _ in results) else 1
     rows = []
     for name in args.names:
-        rows.append(choose(name, args.work, args.max_eval_samples))
+        rows.append(
+            choose_words(name, args.work, args.max_eval_samples)
+            if args.document_words
+            else choose(name, args.work, args.max_eval_samples)
+        )
         if args.report:  # after each model, so that a long run keeps what it measured
             args.report.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -19,7 +19,9 @@ from variants.decoding_rules import DecodingRules
 from variants.seq2seq import GenerationSettings
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVED = GenerationSettings(num_beams=2, max_new_tokens=12, control_strength=3.0, constraints=True)
+SERVED = GenerationSettings(
+    num_beams=2, max_new_tokens=12, control_strength=3.0, constraints=True, document_words=True
+)
 CASES = [
     ("topic", "prepend-tag", topic_case),
     ("entity", "sentences", entity_case),
@@ -76,7 +78,7 @@ def test_the_plain_generate_call_writes_what_the_served_path_writes(variant_id, 
 def test_the_model_alone_differs_from_the_served_decoding_for_a_rule_the_model_does_not_follow():
     summarizer, controls = summarizer_of("entity", "sentences", entity_case)
     served = texts(summarizer, controls, SERVED)
-    alone = texts(summarizer, controls, SERVED.but(constraints=False, control_strength=1.0))
+    alone = texts(summarizer, controls, SERVED.alone())
     # the entity's name is a keyword the served decoding forces in; a random tiny model writes it by chance only
     assert all(c["entity"].lower() in s.lower() for s, c in zip(served, controls))
     assert served != alone
@@ -113,6 +115,7 @@ def exported(summarizer, out: Path) -> Path:
     config = json.loads((out / "generation_config.json").read_text())
     config.update(num_beams=SERVED.num_beams, max_new_tokens=SERVED.max_new_tokens, early_stopping=True)
     config[STRENGTH_FIELD] = SERVED.control_strength
+    config["document_words"] = SERVED.document_words
     config["_from_model_config"] = False  # else rebuilt from config.json on loading, without the strength
     (out / "generation_config.json").write_text(json.dumps(config))
     return out

@@ -136,6 +136,12 @@ def lead_metric(swept: dict) -> str | None:
     )
 
 
+def rouge_metric(metrics: dict) -> str | None:
+    """The ROUGE a choice may not cost: ROUGE-1, or the one the variant reports instead (ccs: ROUGE-L, as
+    CCSBench does)."""
+    return next((r for r in ("rouge1", "rougeLsum", "rougeL") if r in metrics), None)
+
+
 def pick_default(swept: dict, rouge_tolerance: float = ROUGE_TOLERANCE) -> float:
     """The control strength a model should generate at, by a rule fixed before any sweep was run: of γ = 1
     and the swept γ whose ROUGE-1 (ROUGE-L where the variant reports no ROUGE-1) is at most
@@ -155,8 +161,7 @@ def pick_default(swept: dict, rouge_tolerance: float = ROUGE_TOLERANCE) -> float
         return sign * (e["difference"] if bound is None else bound)
 
     plain = rows[1.0]
-    # ROUGE-1, or the ROUGE the variant reports instead (ccs: ROUGE-L, as CCSBench does)
-    rouge = next((r for r in ("rouge1", "rougeLsum", "rougeL") if r in plain["metrics"]), None)
+    rouge = rouge_metric(plain["metrics"])
     plain_rouge = plain["metrics"].get(rouge)
     fits = [1.0] + [
         g

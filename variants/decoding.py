@@ -14,6 +14,9 @@
   obey, the decoder enforces or prefers. A length bin's word count, keywords that must appear, and the
   document sentences a summary should copy (a bias along their path). The rules and what they measure:
   :mod:`variants.decoding_rules`; their logits processors: :mod:`variants.rule_processors`.
+* Document words (:data:`~variants.decoding_rules.DOCUMENT_WORDS` in the generation config, or
+  ``document_words=``): a word of several tokens or one that starts with a digit is the document's
+  (:class:`~variants.rule_processors.DocumentWordsLogitsProcessor`), so names and numbers are copied.
 * The text fixes (the document's case and spacing, complete sentences) run on decode: ``postprocess.py``,
   through the processor's ``decode``.
 
@@ -40,8 +43,8 @@ import torch
 from transformers import AutoTokenizer, LogitsProcessorList, StoppingCriteriaList
 
 from .classifier_free_guidance import ClassifierFreeGuidance, check_strength, read_strength
-from .decoding_rules import DecodingRules
-from .rule_processors import rule_kwargs
+from .decoding_rules import DOCUMENT_WORDS, DecodingRules
+from .rule_processors import DocumentWordsLogitsProcessor, rule_kwargs
 
 UNCONDITIONAL = "unconditional_"  # a processor's control-free inputs: unconditional_input_ids, ...
 
@@ -62,6 +65,7 @@ def generate(
     unconditional_encoder_outputs: Any = None,
     decoding_rules: list | None = None,
     constraints: bool = True,
+    document_words: bool | None = None,
     documents: list[str] | None = None,
     tokenizer: Any = None,
     split_sentences: Callable[[str], list[str]] | None = None,
@@ -77,9 +81,11 @@ def generate(
     returns them) or their ``unconditional_encoder_outputs`` (with ``unconditional_attention_mask``).
     ``decoding_rules``: one :class:`DecodingRules` (or its JSON, as a processor returns it, holding its
     ``document``) per example, applied unless ``constraints=False`` (the model alone); they read the
-    ``documents`` through ``tokenizer`` (default: the model's own folder's). ``speedups``: an object with
-    ``guidance_class`` and ``prepare(model, guidance, kwargs) -> (context, kwargs)``, for SteerSum's faster
-    path (:mod:`variants.speedups`); the same outputs either way."""
+    ``documents`` through ``tokenizer`` (default: the model's own folder's). ``document_words``: names and
+    numbers from the ``documents`` only (default: the generation config's ``document_words``, unless
+    ``constraints=False``; the documents default to the rules' or, without them, the decoded
+    ``input_ids``). ``speedups``: an object with ``guidance_class`` and ``prepare(model, guidance, kwargs) ->
+    (context, kwargs)``, for SteerSum's faster path (:mod:`variants.speedups`); the same outputs either way."""
     kwargs.pop("model", None)
     unconditional = dict(unconditional or {})
     for key in [k for k in kwargs if k.startswith(UNCONDITIONAL)]:
@@ -104,18 +110,26 @@ def generate(
             attention_mask=control_free_mask,
         )
         processors.append(guidance)
+    if documents is None and decoding_rules is not None:
+        documents = [r["document"] if isinstance(r, dict) else None for r in decoding_rules]
+        documents = None if None in documents else documents
+    if document_words is None:
+        document_words = constraints and bool(getattr(config, DOCUMENT_WORDS, False))
+    if tokenizer is None and (document_words or (constraints and decoding_rules is not None)):
+        # the tokenizer files only: the repo's processor code is not needed to split words into tokens
+        tokenizer = AutoTokenizer.from_pretrained(model.name_or_path, trust_remote_code=False)
     if constraints and decoding_rules is not None:
         rules = [DecodingRules.from_json(r) if isinstance(r, dict) else r for r in decoding_rules]
-        if documents is None:
-            documents = [r["document"] for r in decoding_rules]
-        if tokenizer is None:
-            # the tokenizer files only: the repo's processor code is not needed to split words into tokens
-            tokenizer = AutoTokenizer.from_pretrained(model.name_or_path, trust_remote_code=False)
         budget = kwargs.get("max_new_tokens") or config.max_new_tokens or 128
         extra = rule_kwargs(tokenizer, rules, documents, budget, split_sentences)
         processors += extra.get("logits_processor", [])
         stopping += extra.get("stopping_criteria", [])
         kwargs["max_new_tokens"] = min(extra.get("max_new_tokens", budget), decoder_room(model))
+    if document_words:
+        sources = documents
+        if sources is None:
+            sources = tokenizer.batch_decode(args[0] if args else kwargs["input_ids"], skip_special_tokens=True)
+        processors.append(DocumentWordsLogitsProcessor(tokenizer, sources))
     if processors:
         kwargs["logits_processor"] = LogitsProcessorList(processors)
     if stopping:

@@ -10,6 +10,9 @@ and the text and token measures the rules' logits processors (:mod:`variants.rul
   forced only when the words left run out.
 * Preferred sentences (CCSBench's focus and readability, a persona reader's interests): their path
   (:func:`sentence_path`) is biased.
+* Document words (a model's generation config's ``document_words``, whatever its controls): a word the
+  vocabulary writes in more than one token, or one that starts with a digit, is one the document writes
+  (:func:`document_words`), so a name or number is copied, not invented ("loftu" for Loftus, 55% for 56%).
 
 Each row has its own rules (a batch mixes length bins): rows are the batch's examples, each repeated for
 its beams, as ``generate`` expands them (:func:`per_row`).
@@ -29,6 +32,7 @@ from functools import lru_cache
 
 import torch
 
+DOCUMENT_WORDS = "document_words"  # the generation config's switch of the document-words rule
 KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
 PATH_BIAS = 2.0  # added along a preferred sentence's path: a preference, weaker than a keyword's
 WORD = re.compile(r"\w+")
@@ -104,6 +108,42 @@ def word_starts(tokenizer) -> torch.Tensor:
     Asking the decoder, not the token's spelling, keeps the count the one ``text.split()`` makes."""
     tokens = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
     return torch.tensor([bool(t) and tokenizer.convert_tokens_to_string(["a", t])[1:2].isspace() for t in tokens])
+
+
+@lru_cache(maxsize=8)
+def word_pieces(tokenizer) -> tuple[list[bool], list[bool]]:
+    """Which vocabulary tokens continue a word (no space before them, a letter or digit in them: WordPiece's
+    ``##`` pieces, BPE's tokens without ``Ġ``), and which start one with a digit."""
+    starts = word_starts(tokenizer).tolist()
+    spelled = [t.lstrip("#Ġ▁") if t else "" for t in tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))]
+    pieces = [not start and any(c.isalnum() for c in t) for start, t in zip(starts, spelled)]
+    digits = [start and t[:1].isdigit() for start, t in zip(starts, spelled)]
+    return pieces, digits
+
+
+def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tuple]]:
+    """The document's words as token runs (a token and the pieces that continue it, :func:`word_pieces`): for
+    each proper prefix of a run, the pieces that follow it somewhere in the document, and the whole runs."""
+    pieces, _ = word_pieces(tokenizer)
+    follow, whole, word = {}, set(), ()
+    for token in tokenizer(" " + document, add_special_tokens=False)["input_ids"] + [None]:
+        if token is not None and word and token < len(pieces) and pieces[token]:
+            word += (token,)
+            continue
+        if word:
+            whole.add(word)
+            for k in range(1, len(word)):
+                follow.setdefault(word[:k], set()).add(word[k])
+        word = (token,) if token is not None else ()
+    return follow, whole
+
+
+def last_word(row: list[int], pieces: list[bool]) -> tuple[int, ...]:
+    """The token run of the word a row ends in: its last token that is not a piece, and the pieces after it."""
+    start = len(row) - 1
+    while start > 0 and row[start] < len(pieces) and pieces[row[start]]:
+        start -= 1
+    return tuple(row[start:])
 
 
 def per_row(values: list, rows: int) -> list:

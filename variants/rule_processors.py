@@ -7,6 +7,8 @@
   gain a bias until it is written.
 * :class:`SentencePathLogitsProcessor`: the preferred document sentences' path gains a bias.
 * :class:`WordLimitStoppingCriteria`: a row ends once it has its most words and a finished sentence.
+* :class:`DocumentWordsLogitsProcessor`: a word of several tokens, or one that starts with a digit, is one
+  the document writes.
 
 Ships beside :mod:`variants.decoding` in an exported repo's ``custom_generate/``: torch, transformers and its
 siblings only.
@@ -24,7 +26,9 @@ from .decoding_rules import (
     KEYWORD_BIAS,
     DecodedRows,
     DecodingRules,
+    document_words,
     keyword_paths,
+    last_word,
     missing,
     on_path,
     per_row,
@@ -32,6 +36,7 @@ from .decoding_rules import (
     sentences,
     token_budget,
     tokens_per_word,
+    word_pieces,
     word_starts,
 )
 
@@ -198,6 +203,54 @@ class WordLimitStoppingCriteria(StoppingCriteria):
             for text, c in zip(self.decoded(input_ids), rows)
         ]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+
+class DocumentWordsLogitsProcessor(LogitsProcessor):
+    """Per row, the words of ``documents`` (one per example, :func:`~variants.decoding_rules.document_words`):
+    a piece continues the word so far only where a document word does the same; while the word so far is
+    only the start of a document word of several tokens, or of a number, nothing ends it; and a word that
+    starts with a digit starts as a document word does. Words of one token without a digit, the
+    vocabulary's own, stay free: the rule keeps names and numbers to the document's, not the wording. A
+    row the rule would leave no token gives way."""
+
+    def __init__(self, tokenizer, documents: list[str]):
+        self.pieces, self.digits = word_pieces(tokenizer)
+        self.words = []
+        for document in documents:
+            follow, whole = document_words(tokenizer, document)
+            numbers = sorted({w[0] for w in whole if w[0] < len(self.digits) and self.digits[w[0]]})
+            self.words.append((follow, whole, numbers))
+
+    def masks(self, size: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+        """The pieces and the digit-starting tokens as masks over ``size`` scores (added tokens are neither),
+        built at the first step."""
+        if getattr(self, "_masks", None) is None or self._masks[0].shape[0] != size:
+            width = min(len(self.pieces), size)
+            pieces = torch.zeros(size, dtype=torch.bool, device=device)
+            digits = torch.zeros(size, dtype=torch.bool, device=device)
+            pieces[:width] = torch.tensor(self.pieces[:width], device=device)
+            digits[:width] = torch.tensor(self.digits[:width], device=device)
+            self._masks = (pieces, digits)
+        return self._masks
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        pieces, digits = self.masks(scores.shape[-1], scores.device)
+        out = scores.clone()
+        for i, (row, (follow, whole, numbers)) in enumerate(
+            zip(input_ids.tolist(), per_row(self.words, input_ids.shape[0]))
+        ):
+            word = last_word(row, self.pieces)
+            bound = len(word) > 1 or (word[0] < len(self.digits) and self.digits[word[0]])
+            if bound and word not in whole:  # part of a document word: it goes on
+                banned = torch.ones_like(pieces)
+            else:
+                banned = pieces | digits
+                banned[numbers] = False
+            banned[[t for t in follow.get(word, ()) if t < banned.shape[0]]] = False
+            masked = out[i].masked_fill(banned, -math.inf)
+            if bool(torch.isfinite(masked).any()):
+                out[i] = masked
+        return out
 
 
 def rule_kwargs(

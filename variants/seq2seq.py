@@ -30,6 +30,7 @@ import models  # noqa: F401  (registers SteerSum's architectures with the Auto c
 
 from .base import Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
 from .classifier_free_guidance import OLD_STRENGTH_FIELDS, STRENGTH_FIELD, check_strength, read_strength
+from .decoding_rules import DOCUMENT_WORDS
 from .speedups import int8_copy, int8_weights_copy
 from .steering import Steering, decoded, pad, tokenize
 
@@ -55,7 +56,9 @@ class GenerationSettings:
     ``generate``), 1 for plain generation, up to 10; a checkpoint's default is its generation config's
     ``control_strength`` (:func:`save_default_strength`). ``constraints``: apply the variant's decoding
     rules (:class:`variants.decoding_rules.DecodingRules`: a length bin, keywords, preferred sentences), for
-    variants that declare them; false: the model alone.
+    variants that declare them. ``document_words``: names and numbers from the document only (the rule
+    that reads no control, :class:`variants.rule_processors.DocumentWordsLogitsProcessor`; a checkpoint's
+    default is its generation config's ``document_words``). :meth:`alone`: the model alone, none of them.
     """
 
     num_beams: int = 4
@@ -65,11 +68,13 @@ class GenerationSettings:
     dtype: str = "float32"
     control_strength: float = 1.0
     constraints: bool = False
+    document_words: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "control_strength", check_strength(self.control_strength))
-        if not isinstance(self.constraints, bool):
-            raise ValueError(f"generation constraints must be true or false, got {self.constraints!r}")
+        for name in ("constraints", "document_words"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"generation {name} must be true or false, got {getattr(self, name)!r}")
         if self.dtype not in DTYPES:
             raise ValueError(f"generation dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         for name in ("num_beams", "max_new_tokens", "batch_size"):
@@ -84,6 +89,7 @@ class GenerationSettings:
             "num_beams": int(record.get("num_beams", cls.num_beams)),
             "control_strength": read_strength(record, cls.control_strength),
             "constraints": bool(record.get("constraints", cls.constraints)),
+            "document_words": bool(record.get(DOCUMENT_WORDS, cls.document_words)),
             "dtype": record.get("dtype", cls.dtype),
         }
         return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
@@ -91,6 +97,10 @@ class GenerationSettings:
     def but(self, **changes: Any) -> GenerationSettings:
         """A copy with the given (non-None) fields changed."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def alone(self) -> GenerationSettings:
+        """The model alone: γ = 1 and no decoding rules (neither the variant's nor the document words)."""
+        return self.but(control_strength=1.0, constraints=False, document_words=False)
 
     def generate_kwargs(self) -> dict:
         """The keyword arguments of ``model.generate``."""
@@ -166,7 +176,13 @@ class Seq2SeqSummarizer(Summarizer):
         if generation_config is not None:
             generation_config.use_cache = True
         self.max_source_length = int(record.get("max_source_length", 1024))
-        self.settings = GenerationSettings.from_record({**record, STRENGTH_FIELD: default_strength(model, record)})
+        self.settings = GenerationSettings.from_record(
+            {
+                **record,
+                STRENGTH_FIELD: default_strength(model, record),
+                DOCUMENT_WORDS: bool(getattr(generation_config, DOCUMENT_WORDS, False)),
+            }
+        )
 
     @property
     def generation(self) -> dict:
@@ -214,26 +230,35 @@ def save_default_strength(path: str | Path, strength: float) -> None:
     """Make ``strength`` a checkpoint folder's default control strength: written to its
     ``generation_config.json`` (where ``from_pretrained`` users, its ``generate`` and the Space read it) and
     its record, under :data:`variants.classifier_free_guidance.STRENGTH_FIELD` (an older name is dropped)."""
+    save_generation_defaults(path, **{STRENGTH_FIELD: check_strength(strength)})
+
+
+def save_generation_defaults(path: str | Path, **fields: Any) -> None:
+    """Write ``fields`` into a checkpoint folder's ``generation_config.json`` (an adapter without one starts
+    from its base's, what it generates with) and its record: the defaults its ``generate`` and the Space
+    read (the control strength, ``document_words``, ``no_repeat_ngram_size``)."""
     from transformers import GenerationConfig
 
-    strength, path = check_strength(strength), Path(path)
+    path = Path(path)
     record = read_record(path)
     try:
         config = GenerationConfig.from_pretrained(path)
-    except OSError:  # no generation_config.json yet: an adapter's is its base's (what it generates with)
+    except OSError:
         from store.adapters import base_folder, is_adapter
 
         base = base_folder(path) if is_adapter(path) else None
         config = GenerationConfig.from_pretrained(base) if base is not None else GenerationConfig()
-    for old in OLD_STRENGTH_FIELDS:
-        if hasattr(config, old):
-            delattr(config, old)
-    setattr(config, STRENGTH_FIELD, strength)
-    # a config marked as derived from the model config is rebuilt from it on loading, which drops the field
+    if STRENGTH_FIELD in fields:
+        for old in OLD_STRENGTH_FIELDS:
+            if hasattr(config, old):
+                delattr(config, old)
+        record = {k: v for k, v in record.items() if k not in OLD_STRENGTH_FIELDS}
+    for name, value in fields.items():
+        setattr(config, name, value)
+    # a config marked as derived from the model config is rebuilt from it on loading, which drops the fields
     config._from_model_config = False
     config.save_pretrained(path)
-    record = {k: v for k, v in record.items() if k not in OLD_STRENGTH_FIELDS}
-    write_record(path, {**record, STRENGTH_FIELD: strength})
+    write_record(path, {**record, **fields})
 
 
 def save_default_constraints(path: str | Path) -> None:

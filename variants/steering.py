@@ -55,7 +55,8 @@ class Steering:
     """What a batch's ``generate`` call (:func:`variants.decoding.generate`) is given besides its inputs: the
     settings' keyword arguments, the control strength with the examples' control-free inputs (when γ ≠ 1
     and some input differs from its control-free one), the decoding rules (when the settings ask and the
-    variant has some) and the speed-ups (:mod:`variants.speedups`), for the rows of a batch."""
+    variant has some), the document-words rule (when the settings ask) and the speed-ups
+    (:mod:`variants.speedups`), for the rows of a batch."""
 
     speedups = SPEEDUPS  # None: the plain path an exported repo runs (the same summaries, more slowly)
 
@@ -115,6 +116,7 @@ class Steering:
             unconditional_encoder_outputs=encoder_outputs if differs else None,
             unconditional_attention_mask=attention_mask if differs else None,
             decoding_rules=None if self.rules is None else [self.rules[i] for i in rows],
+            document_words=self.settings.document_words,
             documents=[self.documents[i] for i in rows],
             tokenizer=self.summarizer.tokenizer,
             split_sentences=sentences,

@@ -104,20 +104,21 @@ def write_test_set(
 
 def alone(entry):
     """The model alone beside the model as served: the same weights generating at γ = 1 with no decoding
-    rules (constraints, sentence paths), an entry of its own, so the leaderboard shows what the rules
+    rules (constraints, sentence paths, document words), an entry of its own, so the leaderboard shows what the rules
     add. None when the model is served that way already (its record asks for neither)."""
     from dataclasses import replace
 
     from variants.base import read_record
     from variants.classifier_free_guidance import read_strength
+    from variants.decoding_rules import DOCUMENT_WORDS
 
     record = read_record(entry.location)
-    if not record.get("constraints") and float(read_strength(record) or 1.0) == 1.0:
+    if not record.get("constraints") and not record.get(DOCUMENT_WORDS) and float(read_strength(record) or 1.0) == 1.0:
         return None
 
     def load(**kwargs):
         summarizer = entry.load(**kwargs)
-        summarizer.settings = summarizer.settings.but(control_strength=1.0, constraints=False)
+        summarizer.settings = summarizer.settings.alone()
         return summarizer
 
     return replace(

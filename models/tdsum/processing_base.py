@@ -32,6 +32,7 @@ PROCESSOR_FILE = "processor_config.json"
 # processor_config.json: the processor also gives what the repo's custom_generate/generate.py reads
 DECODING_INPUTS = "decoding_inputs"
 SERVED_RULES = "served_rules"  # whether the repo's model is served with its decoding rules (its record's constraints)
+DOCUMENT_WORDS = "document_words"  # whether it is served with the document-words rule, which reads the documents
 
 try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it
     from .postprocess import postprocess
@@ -218,7 +219,8 @@ class SteerSumProcessor(ProcessorMixin):
     def add_decoding_inputs(self, batch, documents, controls, prepared, return_tensors) -> None:
         """What the repo's ``generate`` reads besides the model's inputs: the control-free inputs of
         classifier-free guidance (``unconditional_*``, when any document's differ from its controlled ones:
-        otherwise guidance changes nothing) and each document's decoding rules (``decoding_rules``)."""
+        otherwise guidance changes nothing), each document's decoding rules (``decoding_rules``) and, for the
+        document-words rule, the ``documents``."""
         free = [self.unconditional(document) for document in documents]
         if any(f[0] != p[0] or f[1] != p[1] for f, p in zip(free, prepared)):
             ids = self.tokenizer([text for text, _, _ in free], truncation=False)["input_ids"]
@@ -230,6 +232,8 @@ class SteerSumProcessor(ProcessorMixin):
             for key in free[0][1]:
                 values = [extra[key] for _, extra, _ in free]
                 batch[f"unconditional_{key}"] = torch.tensor(values) if return_tensors == "pt" else values
+        if self.settings.get(DOCUMENT_WORDS):
+            batch["documents"] = list(documents)
         if not self.settings.get(SERVED_RULES, True):  # served as the model alone: no rules to apply
             return
         rules = [self.rules(document, self.check(given)) for document, given in zip(documents, controls)]
