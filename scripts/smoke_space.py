@@ -48,14 +48,15 @@ GUIDED = 2.0  # a control strength besides the model's default, as the page's sl
 
 def smoke(url: str, systems: list[tuple[str, str]]) -> dict[str, str]:
     """One ``/summarize`` call per (variant, model choice), keyed by the variant (its baseline) or "variant
-    model"; a model also once at γ = :data:`GUIDED` (guided generation), keyed "variant model γ=2"."""
+    model"; the first model also once at γ = :data:`GUIDED` (guided generation), keyed "variant model γ=2"."""
     from gradio_client import Client
 
     client = Client(url, verbose=False)
     summaries = {}
+    first_model = next((system for system in systems if system[1] != "baseline"), None)
     for variant, model in systems:
         system = variant if model == "baseline" else f"{variant} {model}"
-        for guidance in (None,) if model == "baseline" else (None, GUIDED):
+        for guidance in (None, GUIDED) if (variant, model) == first_model else (None,):
             name = system if guidance is None else f"{system} γ={guidance:g}"
             summary = client.predict(
                 DOCUMENT, variant, model, json.dumps(CONTROLS[variant]), "", guidance, api_name="/summarize"

@@ -310,14 +310,15 @@ def test_put_compacts_the_base_points_adapters_at_it_and_replaces_only_when_bett
     assert not stored and "kept the stored model" in sentence
     report["control_sensitivity"]["effect"]["stas"]["ci_low"] = 0.02  # a better lower bound replaces it
     trained = read_record(zoo_topic)  # ... and its card says how the new one generates, from its own record
-    write_record(zoo_topic, {**trained, "constraints": True, "control_guidance": 3.0})
+    write_record(zoo_topic, {**trained, "constraints": True, "control_guidance": 3.0, "document_words": True})
     try:
         stored, sentence = put(zoo_topic, report, zoo_topic / "eval_report.json", index=tiny_store, validation=report)
     finally:
         write_record(zoo_topic, trained)
     assert stored and "replaced the stored model, which measured 0.01" in sentence
     assert (
-        "it generates with its hard constraints on and at control strength γ = 3" in (folder / "README.md").read_text()
+        "it generates with its hard constraints on and at control strength γ = 3 and with the document-words rule"
+        in (folder / "README.md").read_text()
     )
     # an interval that does not lie above 0 is never stored, whatever is stored already
     other = tiny_store.parent / "elsewhere" / "index.json"

@@ -59,6 +59,7 @@ def tiny_store(tmp_path_factory, data_dir):
     from training.storing_cards import card
     from variants.base import read_record, write_record
     from variants.presets import tiny_bart_config, tiny_tokenizer
+    from variants.seq2seq import save_generation_defaults
 
     root = tmp_path_factory.mktemp("store-export")
     torch.manual_seed(0)
@@ -136,11 +137,10 @@ def tiny_store(tmp_path_factory, data_dir):
                 "false",
             ]
         )
-        if (
-            variant == "topic"
-        ):  # served with its decoding rules at γ = 2 and int8 weights, as the stored topic model is
+        if variant == "topic":  # served with its decoding rules at γ = 2, the document-words rule and int8 weights
             record = {**read_record(out), "constraints": True, "control_guidance": 2.0, "dtype": "int8-weights"}
             write_record(out, record)
+            save_generation_defaults(out, document_words=True)
         report = {"metrics": {"rouge1": 0.2}, "n_examples": 4}
         (out / "eval_report.json").write_text(json.dumps(report))
         stored, sentence = put(
@@ -326,6 +326,7 @@ def test_cards_name_the_base_their_own_data_and_the_served_decoding(exported):
         assert "the base model's training data" in card.text, variant
     topic = " ".join((folders["topic"] / "README.md").read_text().split())
     assert "classifier-free guidance at control strength γ = 2" in topic and "decoding rules (" in topic
+    assert "and the document-words rule (a word of several tokens" in topic
     if (folders["topic"] / "custom_generate" / "generate.py").is_file():  # the served decoding ships with it
         assert "`constraints=False` gives the model alone" in topic
     else:

@@ -178,6 +178,8 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
             rules[split] if settings.constraints else 0
         )
         report["metrics"]["rouge1"] = 0.3  # no γ and no rule costs ROUGE
+        # the document-words rule halves the summaries with an invented name on val, and doubles them on test
+        report["metrics"]["has_unsupported"] = {"val": 0.2, "test": 0.4}[split] if settings.document_words else 0.3
         sensitivity = report["control_sensitivity"]
         sensitivity["effect"]["stas"] = {"difference": low + 0.1, "ci_low": low, "ci_high": low + 0.2, "n": 3}
         sensitivity.setdefault("verdict", {})["stas"] = {"stands": True}
@@ -204,14 +206,17 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
             "data": "topic/val.jsonl",
             "n_examples": 3,
         },
+        "document_words": {"value": True, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
     }
     settings = load_summarizer(model).settings
-    assert (settings.control_strength, settings.constraints) == (2.0, True)
+    assert (settings.control_strength, settings.constraints, settings.document_words) == (2.0, True, True)
+    assert json.loads((model / "generation_config.json").read_text())["document_words"] is True
     report = json.loads((model / "eval_report.json").read_text())
     assert (report["split"], report["chosen_on"], report["choices"]) == ("test", "val", record["choices"])
     assert report["generation"] == settings.to_json() and "at_guidance_1" in report  # as served: the rules, γ = 2
     assert report["metrics"] == summary["metrics"] and summary["chosen_on"] == "val"
     assert report["control_sensitivity"]["effect"]["stas"]["ci_low"] == -0.05  # test's rows at val's choice, reported
+    assert report["metrics"]["has_unsupported"] == 0.4  # reported as test measured it, though val chose the rule
     admitted = json.loads((model / VAL_REPORT).read_text())
     assert admitted["split"] == "val" and admitted["control_sensitivity"]["effect"]["stas"]["ci_low"] == pytest.approx(
         0.15
@@ -269,3 +274,25 @@ def test_a_default_kept_from_the_command_line_records_the_split_it_was_chosen_on
     record = read_record(model)
     assert record["chosen_on"] == "test" and record["choices"]["guidance"]["value"] == 1.5
     assert "γ 1.5 kept as the default from an evaluation on" in caplog.text
+
+
+def test_the_document_words_rule_is_taken_only_where_it_costs_little():
+    from training.zoo_evaluation import pick_document_words
+
+    def report(unsupported, rouge1, effect):
+        return {
+            "metrics": {"has_unsupported": unsupported, "rouge1": rouge1},
+            "control_sensitivity": {"effect": {"stas": {"difference": effect}}, "verdict": {}},
+        }
+
+    off = report(0.30, 0.40, 0.20)
+    assert pick_document_words(off, report(0.10, 0.39, 0.19), ["stas"], [])  # fewer, within 0.02 of both
+    assert not pick_document_words(off, report(0.30, 0.40, 0.20), ["stas"], [])  # a tie keeps it off
+    assert not pick_document_words(off, report(0.10, 0.37, 0.20), ["stas"], [])  # 0.03 ROUGE-1 lost
+    assert not pick_document_words(off, report(0.10, 0.40, 0.17), ["stas"], [])  # 0.03 of the effect lost
+    # a lower-is-better lead metric: its effect is negative, and must not rise by more than 0.02
+    errors = {"control_sensitivity": {"effect": {"length_error": {"difference": -0.50}}, "verdict": {}}}
+    off_error = {**off, **errors}
+    worse = {**report(0.10, 0.40, 0.0), "control_sensitivity": {"effect": {"length_error": {"difference": -0.45}}}}
+    worse["control_sensitivity"]["verdict"] = {}
+    assert not pick_document_words(off_error, worse, ["length_error"], ["length_error"])

@@ -88,8 +88,14 @@ def card(model: store.StoredModel, folder: Path | None = None, board: dict | Non
         kind += (
             "; it decodes with its decoder's weights requantized to int8 (`dtype: int8-weights`, measured as served)"
         )
-    decoding = (["with its hard constraints on"] if record.get("constraints") else []) + (
-        [f"at control strength γ = {read_strength(record):g}"] if read_strength(record, 1) != 1 else []
+    decoding = (
+        (["with its hard constraints on"] if record.get("constraints") else [])
+        + ([f"at control strength γ = {read_strength(record):g}"] if read_strength(record, 1) != 1 else [])
+        + (
+            ["with the document-words rule (names and numbers as the document writes them)"]
+            if record.get("document_words")
+            else []
+        )
     )
     if decoding:
         kind += "; it generates " + " and ".join(decoding) + ", as measured"
