@@ -67,7 +67,8 @@ def pick_document_words(off: dict, on: dict, control_metrics, lower_is_better) -
     most 0.02 in ROUGE-1 (ROUGE-L for ccs) and in the lead control metric's effect (a tie keeps it off)."""
     from .guidance import ROUGE_TOLERANCE, lead_metric, rouge_metric
 
-    if on["metrics"]["has_unsupported"] >= off["metrics"]["has_unsupported"]:
+    before, after = off["metrics"].get("has_unsupported"), on["metrics"].get("has_unsupported")
+    if before is None or after is None or after >= before:  # unmeasured (a report without text scores): off
         return False
     rouge = rouge_metric(off["metrics"])
     if rouge is not None and on["metrics"][rouge] < off["metrics"][rouge] - ROUGE_TOLERANCE:
@@ -202,8 +203,7 @@ def choose_document_words_again(model_dir: Path, data: Path, budget: Budget) -> 
 def report_on_test(summarizer, model_dir: Path, data: Path, budget: Budget, choices: dict) -> dict:
     """The model at its chosen settings (the summarizer's), evaluated once on ``data/test.jsonl`` with its
     control sensitivity: its ``eval_report.json``, which records the choices and the split they were made on."""
-    from training.data import load_examples
-
+    from .data import load_examples
     from .evaluate import REPORT_FILE, write_report
     from .guidance import evaluate_guided
 
