@@ -220,11 +220,12 @@ class DocumentWordsLogitsProcessor(LogitsProcessor):
             follow, whole = document_words(tokenizer, document)
             numbers = sorted({w[0] for w in whole if w[0] < len(self.digits) and self.digits[w[0]]})
             self.words.append((follow, whole, numbers))
+        self._masks: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def masks(self, size: int, device) -> tuple[torch.Tensor, torch.Tensor]:
         """The pieces and the digit-starting tokens as masks over ``size`` scores (added tokens are neither),
         built at the first step."""
-        if getattr(self, "_masks", None) is None or self._masks[0].shape[0] != size:
+        if self._masks is None or self._masks[0].shape[0] != size:
             width = min(len(self.pieces), size)
             pieces = torch.zeros(size, dtype=torch.bool, device=device)
             digits = torch.zeros(size, dtype=torch.bool, device=device)
