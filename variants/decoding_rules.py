@@ -7,7 +7,8 @@ and the text and token measures the rules' logits processors (:mod:`variants.rul
   and its sentence). The token budget comes from a measured tokens-per-word of the source
   (:func:`token_budget`).
 * Keywords: biased, and along the path of the document sentences that hold them (:func:`keyword_paths`);
-  forced only when the words left run out.
+  forced only when the words left run out. The summary does not end while one is missing, nor before the
+  sentence that wrote it is finished (:func:`sentence_finished`), so a keyword is never a fragment at the end.
 * Preferred sentences (CCSBench's focus and readability, a persona reader's interests): their path
   (:func:`sentence_path`) is biased.
 * Document words (a model's generation config's ``document_words``, whatever its controls): a word the
@@ -36,6 +37,7 @@ DOCUMENT_WORDS = "document_words"  # the generation config's switch of the docum
 KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
 PATH_BIAS = 2.0  # added along a preferred sentence's path: a preference, weaker than a keyword's
 WORD = re.compile(r"\w+")
+SENTENCE_FINISHED = re.compile(r"[.!?][\"'’”)\]]*$")
 
 
 @dataclass(frozen=True)
@@ -208,11 +210,17 @@ def sentence_path(tokenizer, document_sentences: list[str], until: list[int] | N
     return starts, follow
 
 
+def sentence_finished(text: str) -> bool:
+    """Whether ``text`` ends a sentence: its last mark, before any closing quote or bracket, is ``.``, ``!`` or
+    ``?`` (empty text has no sentence to finish)."""
+    return bool(SENTENCE_FINISHED.search(text.rstrip()))
+
+
 def on_path(text: str, tail: list[int], path: tuple[set, dict]) -> set:
     """The tokens of ``path`` that may come next: a sentence's first token where the text starts a
     sentence, and the token that follows the text's last two where it is copying one."""
     starts, follow = path
-    at_start = not text.strip() or text.rstrip().endswith((".", "!", "?"))
+    at_start = not text.strip() or sentence_finished(text)
     return (starts if at_start else set()) | follow.get(tuple(tail[-2:]), set())
 
 

@@ -32,6 +32,7 @@ from .decoding_rules import (
     missing,
     on_path,
     per_row,
+    sentence_finished,
     sentence_path,
     sentences,
     token_budget,
@@ -45,8 +46,8 @@ class WordBoundsLogitsProcessor(LogitsProcessor):
     """Per row: no end of sequence before ``min_words`` words, and when the tokens left in the budget
     (``max_new_tokens``) are barely enough for the words missing, only tokens that start a word; no
     token that starts a word once the text has ``max_words`` words; and, when the row asks for
-    keywords, no end before they are in, unless the limit is reached. A rule that would leave a row
-    no token at all (another processor forcing the end) gives way."""
+    keywords, no end before they are in and the sentence is finished, unless the limit is reached. A
+    rule that would leave a row no token at all (another processor forcing the end) gives way."""
 
     def __init__(
         self, tokenizer, constraints: list[DecodingRules], max_new_tokens: int, decoded: DecodedRows | None = None
@@ -73,8 +74,9 @@ class WordBoundsLogitsProcessor(LogitsProcessor):
             if c.max_words is not None and count >= c.max_words:
                 banned |= starts
             else:
-                if (c.min_words is not None and count < c.min_words) or missing(text, c.keywords):
-                    banned[self.eos] = True
+                short = c.min_words is not None and count < c.min_words
+                if short or missing(text, c.keywords) or (c.keywords and not sentence_finished(text)):
+                    banned[self.eos] = True  # a written keyword's sentence is finished before the end
                 if c.min_words is not None and left <= c.min_words - count + 1:
                     banned |= ~starts
             row = out[i].masked_fill(banned, -math.inf)
@@ -199,7 +201,7 @@ class WordLimitStoppingCriteria(StoppingCriteria):
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor, **kwargs) -> torch.BoolTensor:
         rows = per_row(self.constraints, input_ids.shape[0])
         done = [
-            c.max_words is not None and len(text.split()) >= c.max_words and text.rstrip().endswith((".", "!", "?"))
+            c.max_words is not None and len(text.split()) >= c.max_words and sentence_finished(text)
             for text, c in zip(self.decoded(input_ids), rows)
         ]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
