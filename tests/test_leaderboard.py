@@ -286,6 +286,25 @@ def test_resume_after_a_killed_run_reuses_the_finished_systems(board_dir, models
     assert evaluated == []
 
 
+def test_a_rewritten_card_keeps_a_systems_cache_and_a_changed_model_file_does_not(tmp_path):
+    # --store-cards rewrites each stored model's README.md from the leaderboard's numbers: the next run must
+    # not evaluate the model again for it. Any other file (weights, generation config) is the model's own.
+    from types import SimpleNamespace
+
+    from benchmarks.leaderboard.harness import fingerprint
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "README.md").write_text("card\n")
+    (folder / "generation_config.json").write_text("{}\n")
+    entry = SimpleNamespace(source="store", location=str(folder))
+    before = fingerprint(entry)
+    (folder / "README.md").write_text("the card, rewritten with the measured numbers\n")
+    assert fingerprint(entry) == before
+    (folder / "generation_config.json").write_text('{"num_beams": 4}\n')
+    assert fingerprint(entry) != before
+
+
 def test_a_run_over_some_variants_keeps_the_other_variants_tables(board_dir, models_dir, tmp_path):
     """Re-measuring one variant rewrites its table and keeps every other variant's, with their sample caps
     and guidance rows, from the leaderboard it updates."""

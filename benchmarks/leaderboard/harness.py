@@ -63,9 +63,10 @@ log = logging.getLogger(__name__)
 # --- the systems and their cache keys --------------------------------------------------------
 def fingerprint(entry) -> dict:
     """What identifies a system's numbers besides the data: a Hub revision, or a local folder's
-    files (name, size, modification time), so a retrained checkpoint is evaluated again."""
+    files (name, size, modification time), so a retrained checkpoint is evaluated again. Not the
+    card (``README.md``): ``--store-cards`` rewrites it from these very numbers, and it changes no output."""
     if entry.source in ("local", "store"):
-        files = sorted(p for p in Path(entry.location).iterdir() if p.is_file())
+        files = sorted(p for p in Path(entry.location).iterdir() if p.is_file() and p.name != "README.md")
         return {
             "location": str(Path(entry.location).resolve()),
             "files": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files],
