@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from metrics.text import stem, words
 from training.evaluate import derangement, evaluate, shuffle_groups
 from variants import REGISTRY
 from variants.base import whole_groups
@@ -101,15 +102,33 @@ def test_macsum_length_mapping_on_fixture_rows(rows):
         "long": (107, 1),
     }
     assert first["long"]["target"] == next(r["reference"] for r in rows if r["id"] == "macdoc-val-926-r2")
-    assert all(r["controls"] == {"length": MACSUM_LENGTH_BINS[r["macsum_length"]]} for r in records)
+    assert all(r["controls"]["length"] == MACSUM_LENGTH_BINS[r["macsum_length"]] for r in records)
     assert macsum_length_set(rows) == records and len(CCS.evaluation.extra_test_set("macsum-length", 7)) == 6
 
 
-def test_macsum_length_shuffle_stays_within_the_document():
+def test_macsum_length_keywords_are_words_of_the_human_reference_the_document_holds(rows):
+    records = CCS.evaluation.extra_test_set("macsum-length")
+    # "Gordon" and "year" (21-year-old, five years) are the short reference's only content words written twice
+    assert records[0]["controls"]["keywords"][:2] == ["gordon", "year"]
+    for record in records:
+        keywords = record["controls"]["keywords"]
+        assert 1 <= len(keywords) <= 3 and record["composition"] == "length+keywords"
+        for keyword in keywords:
+            assert keyword in words(record["target"])
+            assert stem(keyword) in {stem(w) for w in words(record["document"])}
+
+
+def test_macsum_length_shuffle_asks_the_other_bin_and_document_words_the_reference_lacks(rows):
     records = CCS.evaluation.extra_test_set("macsum-length", 6)
-    donors = derangement([r["controls"] for r in records], 0, shuffle_groups(records))
-    for i, j in enumerate(donors):
-        assert records[j]["doc_id"] == records[i]["doc_id"] and records[j]["controls"] != records[i]["controls"]
+    for record in records:
+        given, shuffled = record["controls"], record["shuffled_controls"]
+        assert {given["length"], shuffled["length"]} == {0, 1}  # short's bin against normal's and long's
+        assert len(shuffled["keywords"]) == len(given["keywords"])
+        document, reference = set(words(record["document"])), set(words(record["target"]))
+        assert all(w in document and w not in reference for w in shuffled["keywords"])
+    report = evaluate(CCS.baseline(), records, "macsum-length", controls="shuffled")
+    assert [row["given_controls"] for row in report["examples"]] == [r["shuffled_controls"] for r in records]
+    assert all(row["controls"] == r["controls"] for row, r in zip(report["examples"], records))
 
 
 def test_median_bin_is_the_bin_nearest_all_references():

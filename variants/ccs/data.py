@@ -280,25 +280,41 @@ def median_bin(references: list[str]) -> int:
     return bins[(len(bins) - 1) // 2]
 
 
-def macsum_length_set(rows: list[dict]) -> list[dict]:
+def macsum_length_set(rows: list[dict], seed: int = 0, max_keywords: int = 3) -> list[dict]:
     """MACSum-Doc's topic-free references, one per length (short / normal / long) of each document, as
-    CCS records asking for the length's bin (:data:`MACSUM_LENGTH_BINS`); the human reference unchanged
-    as the target, its words counted (``reference_words``). Records carry their document as
-    ``shuffle_group``, so the shuffled pass asks for another length of the same document."""
+    CCS records asking for the length's bin (:data:`MACSUM_LENGTH_BINS`) and 1 to ``max_keywords`` words
+    of the human reference that its document also holds; the reference unchanged as the target, its
+    words counted (``reference_words``).
+
+    Keywords are the reference's content words ranked by count x IDF, the IDF fitted on the set's own
+    references (the ccs model never trains on MACSum, so it has no training references here), each kept
+    only when its stem occurs in the document (:func:`variants.ccs.baseline.content_keywords`; not the
+    keyword-SR matcher). The shuffled pass (``shuffled_controls``) asks, of the same document, for the
+    other bin (short's bin for normal and long, theirs for short) and as many of the document's words
+    that the reference lacks (:func:`metrics.text.decoy_words`), so each control changes."""
+    kept = [row for row in rows if not row["topic"].strip()]
+    idf = Labeller.fit([row["reference"] for row in kept]).idf if kept else {}
     records = []
-    for row in rows:
-        if row["topic"].strip():
-            continue
+    for row in kept:
+        rng = random.Random(f"{seed}:macsum-length:{row['id']}")
+        keywords = content_keywords(row["reference"], rng.randint(1, max_keywords), idf, within=row["source"])
+        length = MACSUM_LENGTH_BINS[row["length"]]
+        controls = {"length": length, "keywords": keywords} if keywords else {"length": length}
+        other_length = MACSUM_LENGTH_BINS["normal" if row["length"] == "short" else "short"]
+        shuffled = {
+            "length": other_length,
+            "keywords": decoy_words(row["source"], row["reference"], len(keywords), rng),
+        }
         records.append(
             {
                 "id": row["id"],
                 "document": row["source"],
-                "controls": {"length": MACSUM_LENGTH_BINS[row["length"]]},
+                "controls": controls,
                 "target": row["reference"],
                 "dataset": "macsum_doc",
-                "composition": "length",
+                "composition": composition(controls),
                 "doc_id": row["doc_id"],
-                "shuffle_group": row["doc_id"],
+                "shuffled_controls": {k: v for k, v in shuffled.items() if k in controls and v != []},
                 "macsum_length": row["length"],
                 "reference_words": len(row["reference"].split()),
             }
