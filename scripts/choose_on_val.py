@@ -2,7 +2,7 @@
 once on test: ``training.zoo_evaluation.evaluate_model`` on a copy of the stored model.
 
     python scripts/choose_on_val.py --work DIR [--max-eval-samples 48] NAME [NAME ...]
-    python scripts/choose_on_val.py --work DIR --document-words NAME [NAME ...]
+    python scripts/choose_on_val.py --work DIR --text-rule RULE NAME [NAME ...]
     python scripts/choose_on_val.py --work DIR --apply [--admit-samples 200] NAME [NAME ...]
 
 For each stored model ``NAME`` (``store/index.json``), the variant's data is built into ``DIR/data/<variant>``
@@ -12,8 +12,10 @@ is picked from the zoo's sweep; the copy is then evaluated once on ``test.jsonl`
 ``eval_report.json``). The store itself is not touched: the printed table says where the choice on val agrees
 with the settings the model is served with, and the report (``--report``) holds every number.
 
-``--document-words`` chooses, for copies chosen already, the document-words rule as the zoo now does after γ
-(``training.zoo_evaluation.choose_document_words_again``), and reports them on test again.
+``--text-rule`` chooses, for copies chosen already without it, a rule that reads the text and no control
+(``document_words``: names and numbers from the document only; ``finish_sentences``: no end before a finished
+sentence) as the zoo now does after γ (``training.zoo_evaluation.choose_text_rule_again``), and reports them on
+test again.
 
 ``--apply`` then serves each copy at its choice: the copy's defaults become the choice its record holds, and
 it is stored in place of ``NAME`` through :func:`training.storing.put`, which admits a model on a val report
@@ -43,6 +45,7 @@ def served_settings(folder: Path) -> dict:
         "constraints": bool(settings.constraints),
         "guidance": float(settings.control_strength),
         "document_words": bool(settings.document_words),
+        "finish_sentences": bool(settings.finish_sentences),
     }
 
 
@@ -67,6 +70,7 @@ def choose(name: str, work: Path, max_eval_samples: int) -> dict:
         "constraints": result["choices"].get("constraints", {}).get("value", False),
         "guidance": result["choices"].get("guidance", {}).get("value", 1.0),
         "document_words": result["choices"].get("document_words", {}).get("value", False),
+        "finish_sentences": result["choices"].get("finish_sentences", {}).get("value", False),
     }
     row = {"name": name, "served": served, "chosen_on_val": chosen, "same": served == chosen, **result}
     row["seconds"] = round(time.perf_counter() - start)
@@ -74,20 +78,20 @@ def choose(name: str, work: Path, max_eval_samples: int) -> dict:
     return row
 
 
-def choose_words(name: str, work: Path, max_eval_samples: int) -> dict:
-    """The document-words rule chosen on val for the copy of ``name`` in ``work``, chosen there already."""
+def choose_text_rule(name: str, work: Path, max_eval_samples: int, rule: str) -> dict:
+    """The text rule ``rule`` chosen on val for the copy of ``name`` in ``work``, chosen there already."""
     import store
-    from training.zoo_evaluation import choose_document_words_again
+    from training.zoo_evaluation import choose_text_rule_again
     from training.zoo_models import Budget
 
     [stored] = [m for m in store.read_index() if m.name == name]
     start = time.perf_counter()
-    result = choose_document_words_again(
-        work / "models" / name, work / "data" / stored.variant, Budget(0, max_eval_samples=max_eval_samples)
+    result = choose_text_rule_again(
+        work / "models" / name, work / "data" / stored.variant, Budget(0, max_eval_samples=max_eval_samples), rule
     )
-    row = {"name": name, "document_words": result["choices"]["document_words"]["value"], **result}
+    row = {"name": name, rule: result["choices"][rule]["value"], **result}
     row["seconds"] = round(time.perf_counter() - start)
-    print(f"{name}: document words chosen on val: {row['document_words']} ({row['seconds']} s)", flush=True)
+    print(f"{name}: {rule} chosen on val: {row[rule]} ({row['seconds']} s)", flush=True)
     return row
 
 
@@ -98,10 +102,9 @@ def apply(name: str, work: Path, admit_samples: int | None) -> tuple[bool, str]:
     from training.evaluate import write_report
     from training.sensitivity import evaluate_with_sensitivity
     from training.storing import put
-    from training.zoo_evaluation import VAL_REPORT, eval_batch_size
+    from training.zoo_evaluation import VAL_REPORT, eval_batch_size, text_rules
     from variants import load_summarizer
     from variants.base import read_record, write_record
-    from variants.decoding_rules import DOCUMENT_WORDS
     from variants.seq2seq import save_default_strength, save_generation_defaults
 
     copy = work / "models" / name
@@ -110,8 +113,7 @@ def apply(name: str, work: Path, admit_samples: int | None) -> tuple[bool, str]:
         raise SystemExit(f"{copy}: no choice on val in its record (run this script without --apply first)")
     choices = record.get("choices") or {}
     save_default_strength(copy, choices.get("guidance", {}).get("value", 1.0))
-    if "document_words" in choices:
-        save_generation_defaults(copy, **{DOCUMENT_WORDS: choices["document_words"]["value"]})
+    save_generation_defaults(copy, **{rule: choices[rule]["value"] for rule in text_rules() if rule in choices})
     write_record(copy, {**read_record(copy), "constraints": choices.get("constraints", {}).get("value", False)})
     validation = json.loads((copy / VAL_REPORT).read_text())
     if admit_samples:
@@ -141,6 +143,8 @@ def apply(name: str, work: Path, admit_samples: int | None) -> tuple[bool, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from training.zoo_evaluation import text_rules
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="+", help="stored model names")
     parser.add_argument("--work", required=True, type=Path, help="a folder for the data and the copies")
@@ -148,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="write the choices and the test reports here (JSON)")
     parser.add_argument("--apply", action="store_true", help="store each copy in DIR at its choice (see above)")
     parser.add_argument(
-        "--document-words", action="store_true", help="choose the document-words rule for copies chosen already"
+        "--text-rule",
+        choices=sorted(text_rules()),
+        help="choose this rule that reads the text only, for copies chosen already without it",
     )
     parser.add_argument(
         "--admit-samples", type=int, help="with --apply: val examples to admit on (default: the choice's)"
@@ -162,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for name in args.names:
         rows.append(
-            choose_words(name, args.work, args.max_eval_samples)
-            if args.document_words
+            choose_text_rule(name, args.work, args.max_eval_samples, args.text_rule)
+            if args.text_rule
             else choose(name, args.work, args.max_eval_samples)
         )
         if args.report:  # after each model, so that a long run keeps what it measured

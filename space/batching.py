@@ -66,8 +66,8 @@ def on_torch_thread(function, *args):
 @on_gpu
 def _generate(summarizer: Summarizer, documents: list[str], controls: list[dict], switches: Switches) -> list[Summary]:
     changes = {"control_strength": switches.guidance} if switches.guidance is not None else {}
-    if not switches.constraints:  # no decoding rules, the document-words rule included
-        changes.update(constraints=False, document_words=False)
+    if not switches.constraints:  # no decoding rules, the text's rules included
+        changes.update(constraints=False, document_words=False, finish_sentences=False)
     if summarizer.settings is None or not changes:  # a baseline has no settings: nothing to switch
         return summarizer.summarize(documents, controls)
     return summarizer.summarize(documents, controls, settings=summarizer.settings.but(**changes))

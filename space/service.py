@@ -310,13 +310,14 @@ class Service:
         if settings is None and not switches.constraints:
             notices.append("decoding rules apply to trained models; this model-free baseline has none to turn off")
         if settings is None:
-            used = {"guidance": 1.0, "constraints": False, "document_words": False}
+            used = {"guidance": 1.0, "constraints": False, "document_words": False, "finish_sentences": False}
         else:  # what the model generated under: its own settings, but for the request's switches
             guidance = switches.guidance if switches.guidance is not None else settings.control_strength
             used = {
                 "guidance": guidance,
                 "constraints": settings.constraints and switches.constraints,
                 "document_words": settings.document_words and switches.constraints,
+                "finish_sentences": settings.finish_sentences and switches.constraints,
             }
         return [
             {

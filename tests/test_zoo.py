@@ -180,6 +180,7 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
         report["metrics"]["rouge1"] = 0.3  # no γ and no rule costs ROUGE
         # the document-words rule halves the summaries with an invented name on val, and doubles them on test
         report["metrics"]["has_unsupported"] = {"val": 0.2, "test": 0.4}[split] if settings.document_words else 0.3
+        report["metrics"]["ends_sentence"] = 0.9  # finished sentences gain nothing: a tie keeps that rule off
         sensitivity = report["control_sensitivity"]
         sensitivity["effect"]["stas"] = {"difference": low + 0.1, "ci_low": low, "ci_high": low + 0.2, "n": 3}
         sensitivity.setdefault("verdict", {})["stas"] = {"stands": True}
@@ -207,9 +208,11 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
             "n_examples": 3,
         },
         "document_words": {"value": True, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
+        "finish_sentences": {"value": False, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
     }
     settings = load_summarizer(model).settings
     assert (settings.control_strength, settings.constraints, settings.document_words) == (2.0, True, True)
+    assert not settings.finish_sentences
     assert json.loads((model / "generation_config.json").read_text())["document_words"] is True
     report = json.loads((model / "eval_report.json").read_text())
     assert (report["split"], report["chosen_on"], report["choices"]) == ("test", "val", record["choices"])
@@ -276,23 +279,30 @@ def test_a_default_kept_from_the_command_line_records_the_split_it_was_chosen_on
     assert "γ 1.5 kept as the default from an evaluation on" in caplog.text
 
 
-def test_the_document_words_rule_is_taken_only_where_it_costs_little():
-    from training.zoo_evaluation import pick_document_words
+def test_a_text_rule_is_taken_only_where_it_improves_its_share_at_little_cost():
+    from training.zoo_evaluation import pick_text_rule
 
-    def report(unsupported, rouge1, effect):
+    def report(unsupported, rouge1, effect, ends=0.8):
         return {
-            "metrics": {"has_unsupported": unsupported, "rouge1": rouge1},
+            "metrics": {"has_unsupported": unsupported, "rouge1": rouge1, "ends_sentence": ends},
             "control_sensitivity": {"effect": {"stas": {"difference": effect}}, "verdict": {}},
         }
 
+    def words(off, on, *metrics):
+        return pick_text_rule("document_words", off, on, *metrics)
+
     off = report(0.30, 0.40, 0.20)
-    assert pick_document_words(off, report(0.10, 0.39, 0.19), ["stas"], [])  # fewer, within 0.02 of both
-    assert not pick_document_words(off, report(0.30, 0.40, 0.20), ["stas"], [])  # a tie keeps it off
-    assert not pick_document_words(off, report(0.10, 0.37, 0.20), ["stas"], [])  # 0.03 ROUGE-1 lost
-    assert not pick_document_words(off, report(0.10, 0.40, 0.17), ["stas"], [])  # 0.03 of the effect lost
+    assert words(off, report(0.10, 0.39, 0.19), ["stas"], [])  # fewer, within 0.02 of both
+    assert not words(off, report(0.30, 0.40, 0.20), ["stas"], [])  # a tie keeps it off
+    assert not words(off, report(0.10, 0.37, 0.20), ["stas"], [])  # 0.03 ROUGE-1 lost
+    assert not words(off, report(0.10, 0.40, 0.17), ["stas"], [])  # 0.03 of the effect lost
     # a lower-is-better lead metric: its effect is negative, and must not rise by more than 0.02
     errors = {"control_sensitivity": {"effect": {"length_error": {"difference": -0.50}}, "verdict": {}}}
     off_error = {**off, **errors}
     worse = {**report(0.10, 0.40, 0.0), "control_sensitivity": {"effect": {"length_error": {"difference": -0.45}}}}
     worse["control_sensitivity"]["verdict"] = {}
-    assert not pick_document_words(off_error, worse, ["length_error"], ["length_error"])
+    assert not words(off_error, worse, ["length_error"], ["length_error"])
+    # finished sentences are for ends_sentence, where higher is better; the share of names is not theirs to move
+    assert pick_text_rule("finish_sentences", off, report(0.30, 0.39, 0.20, ends=0.95), ["stas"], [])
+    assert not pick_text_rule("finish_sentences", off, report(0.10, 0.40, 0.20, ends=0.80), ["stas"], [])
+    assert not pick_text_rule("finish_sentences", off, report(0.30, 0.37, 0.20, ends=1.00), ["stas"], [])

@@ -96,6 +96,7 @@ def card(model: store.StoredModel, folder: Path | None = None, board: dict | Non
             if record.get("document_words")
             else []
         )
+        + (["with no end before a finished sentence"] if record.get("finish_sentences") else [])
     )
     if decoding:
         kind += "; it generates " + " and ".join(decoding) + ", as measured"

@@ -60,15 +60,25 @@ def pick_constraints(off: dict, on: dict, control_metrics, lower_is_better) -> b
     return pick_default(swept) != 1.0
 
 
-def pick_document_words(off: dict, on: dict, control_metrics, lower_is_better) -> bool:
-    """Whether a model generates with the document-words rule (names and numbers from the document only),
-    from its reports without (``off``) and with it (``on``) at its other chosen settings on the same val
-    examples: taken only when fewer summaries hold a name or number the document lacks, at a cost of at
-    most 0.02 in ROUGE-1 (ROUGE-L for ccs) and in the lead control metric's effect (a tie keeps it off)."""
+def text_rules() -> dict[str, tuple[str, bool]]:
+    """The decoding rules that read the text and no control (:mod:`variants.rule_processors`), each with the
+    quality share (:mod:`metrics.quality`) it is taken for and whether lower is better: names and numbers
+    from the document only (``has_unsupported``), no end before a finished sentence (``ends_sentence``)."""
+    from variants.decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES
+
+    return {DOCUMENT_WORDS: ("has_unsupported", True), FINISH_SENTENCES: ("ends_sentence", False)}
+
+
+def pick_text_rule(rule: str, off: dict, on: dict, control_metrics, lower_is_better) -> bool:
+    """Whether a model generates with the text rule ``rule`` (:func:`text_rules`), from its reports without
+    (``off``) and with it (``on``) at its other chosen settings on the same val examples: taken only when it
+    improves the quality share it is for, at a cost of at most 0.02 in ROUGE-1 (ROUGE-L for ccs) and in the
+    lead control metric's effect (a tie keeps it off)."""
     from .guidance import ROUGE_TOLERANCE, lead_metric, rouge_metric
 
-    before, after = off["metrics"].get("has_unsupported"), on["metrics"].get("has_unsupported")
-    if before is None or after is None or after >= before:  # unmeasured (a report without text scores): off
+    field, lower = text_rules()[rule]
+    before, after = off["metrics"].get(field), on["metrics"].get(field)
+    if before is None or after is None or (after >= before if lower else after <= before):  # unmeasured: off
         return False
     rouge = rouge_metric(off["metrics"])
     if rouge is not None and on["metrics"][rouge] < off["metrics"][rouge] - ROUGE_TOLERANCE:
@@ -83,18 +93,18 @@ def pick_document_words(off: dict, on: dict, control_metrics, lower_is_better) -
     )
 
 
-def choose_document_words(summarizer, val: list, val_file: Path, off: dict) -> tuple[bool, dict]:
-    """The document-words rule on or off on val (:func:`pick_document_words`), the summarizer at its other
-    chosen settings and ``off`` its val report there: the choice, and the val report at it. The summarizer
-    is left at the choice."""
+def choose_text_rule(summarizer, rule: str, val: list, val_file: Path, off: dict) -> tuple[bool, dict]:
+    """The text rule ``rule`` on or off on val (:func:`pick_text_rule`), the summarizer at its other chosen
+    settings and ``off`` its val report there: the choice, and the val report at it. The summarizer is left
+    at the choice."""
     from .sensitivity import evaluate_with_sensitivity
 
-    settings = summarizer.settings.but(document_words=False)
-    summarizer.settings = settings.but(document_words=True)
+    settings = summarizer.settings.but(**{rule: False})
+    summarizer.settings = settings.but(**{rule: True})
     on = evaluate_with_sensitivity(summarizer, val, str(val_file), eval_batch_size())
     evaluation = summarizer.variant.evaluation
-    taken = pick_document_words(off, on, evaluation.control_metrics, evaluation.lower_is_better)
-    summarizer.settings = settings.but(document_words=taken)
+    taken = pick_text_rule(rule, off, on, evaluation.control_metrics, evaluation.lower_is_better)
+    summarizer.settings = settings.but(**{rule: taken})
     return taken, on if taken else off
 
 
@@ -103,8 +113,8 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
 
     On ``data/val.jsonl``: the decoding rules on or off (:func:`pick_constraints`, for a variant that has
     them), then the control strength γ at each of ``budget.guidance_sweep`` (:func:`training.guidance.sweep`
-    under the chosen rules; :func:`training.guidance.pick_default` picks), then the document-words rule on
-    or off (:func:`pick_document_words`). They become the model's defaults. Then the model, as it will be
+    under the chosen rules; :func:`training.guidance.pick_default` picks), then each text rule on or off in
+    turn (:func:`pick_text_rule`: document words, then finished sentences). They become the model's defaults. Then the model, as it will be
     served, is evaluated once on ``data/test.jsonl`` with its control sensitivity (:mod:`training.sensitivity`;
     γ = 1 beside it when γ is not 1): its ``eval_report.json``, where the card reads it. Every report and the record say the split each choice was made on
     (``chosen_on``, ``choices``); ``val_report.json`` (the val evaluation at the chosen settings) is what
@@ -112,7 +122,6 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
     where it is reported would report the luckiest of several tries."""
     from variants import load_summarizer
     from variants.base import read_record, write_record
-    from variants.decoding_rules import DOCUMENT_WORDS
     from variants.seq2seq import save_default_strength, save_generation_defaults
 
     from .data import load_examples
@@ -126,7 +135,7 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
     val = load_examples(val_file, variant, summarizer.assets, budget.max_eval_samples)
     chosen = {"chosen_on": "val", "data": f"{data.name}/val.jsonl", "n_examples": len(val)}  # no machine path
     served_strength = summarizer.settings.control_strength  # a stored model's default, chosen before this
-    served_words = summarizer.settings.document_words
+    served_rules = {rule: getattr(summarizer.settings, rule) for rule in text_rules()}
     plain = summarizer.settings.alone()
     summarizer.settings = plain.but(constraints=False)
     chosen_report = evaluate_with_sensitivity(summarizer, val, str(val_file), batch)
@@ -152,10 +161,11 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
     if guidance != served_strength:  # the model generates at the chosen γ from now on, 1 included
         save_default_strength(model_dir, guidance)
     summarizer.settings = plain.but(constraints=constraints, control_strength=guidance)
-    words, chosen_report = choose_document_words(summarizer, val, val_file, chosen_report)
-    choices["document_words"] = {"value": words, **chosen}
-    if words != served_words:
-        save_generation_defaults(model_dir, **{DOCUMENT_WORDS: words})
+    for rule in text_rules():
+        taken, chosen_report = choose_text_rule(summarizer, rule, val, val_file, chosen_report)
+        choices[rule] = {"value": taken, **chosen}
+        if taken != served_rules[rule]:
+            save_generation_defaults(model_dir, **{rule: taken})
     write_report({**chosen_report, "split": "val", "chosen_on": "val", "choices": choices}, model_dir / VAL_REPORT)
     write_record(
         model_dir, {**read_record(model_dir), "constraints": constraints, "chosen_on": "val", "choices": choices}
@@ -163,38 +173,32 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
     return report_on_test(summarizer, model_dir, data, budget, choices)
 
 
-def choose_document_words_again(model_dir: Path, data: Path, budget: Budget) -> dict:
+def choose_text_rule_again(model_dir: Path, data: Path, budget: Budget, rule: str) -> dict:
     """For a model chosen on val already (its ``val_report.json`` at its choices, on the same first
-    ``budget.max_eval_samples`` val examples): the document-words rule chosen on val as :func:`evaluate_model`
-    chooses it, then the model reported once on test at all its choices."""
+    ``budget.max_eval_samples`` val examples, ``rule`` off): the text rule ``rule`` chosen on val as
+    :func:`evaluate_model` chooses it, then the model reported once on test at all its choices."""
     import json
 
     from variants import load_summarizer
     from variants.base import read_record, write_record
-    from variants.decoding_rules import DOCUMENT_WORDS
     from variants.seq2seq import save_generation_defaults
 
     from .data import load_examples
     from .evaluate import write_report
 
     summarizer = load_summarizer(model_dir)
-    served_words = summarizer.settings.document_words
-    summarizer.settings = summarizer.settings.but(document_words=False)
+    if getattr(summarizer.settings, rule):
+        raise ValueError(f"{model_dir} generates with {rule} already: its val report is not the one without it")
     off = json.loads((model_dir / VAL_REPORT).read_text())
     val_file = data / "val.jsonl"
     val = load_examples(val_file, summarizer.variant, summarizer.assets, budget.max_eval_samples)
     if off.get("n_examples") != len(val):
         raise ValueError(f"{model_dir / VAL_REPORT} holds {off.get('n_examples')} val examples, not {len(val)}")
     choices = dict(off.get("choices") or {})
-    words, report = choose_document_words(summarizer, val, val_file, off)
-    choices["document_words"] = {
-        "value": words,
-        "chosen_on": "val",
-        "data": f"{data.name}/val.jsonl",
-        "n_examples": len(val),
-    }
-    if words != served_words:
-        save_generation_defaults(model_dir, **{DOCUMENT_WORDS: words})
+    taken, report = choose_text_rule(summarizer, rule, val, val_file, off)
+    choices[rule] = {"value": taken, "chosen_on": "val", "data": f"{data.name}/val.jsonl", "n_examples": len(val)}
+    if taken:
+        save_generation_defaults(model_dir, **{rule: taken})
     write_report({**report, "split": "val", "chosen_on": "val", "choices": choices}, model_dir / VAL_REPORT)
     write_record(model_dir, {**read_record(model_dir), "chosen_on": "val", "choices": choices})
     return report_on_test(summarizer, model_dir, data, budget, choices)

@@ -17,6 +17,9 @@
 * Document words (:data:`~variants.decoding_rules.DOCUMENT_WORDS` in the generation config, or
   ``document_words=``): a word of several tokens or one that starts with a digit is the document's
   (:class:`~variants.rule_processors.DocumentWordsLogitsProcessor`), so names and numbers are copied.
+* Finished sentences (:data:`~variants.decoding_rules.FINISH_SENTENCES` in the generation config, or
+  ``finish_sentences=``): no end before the text ends a sentence
+  (:class:`~variants.rule_processors.SentenceEndLogitsProcessor`).
 * The text fixes (the document's case and spacing, complete sentences) run on decode: ``postprocess.py``,
   through the processor's ``decode``.
 
@@ -43,8 +46,8 @@ import torch
 from transformers import AutoTokenizer, LogitsProcessorList, StoppingCriteriaList
 
 from .classifier_free_guidance import ClassifierFreeGuidance, check_strength, read_strength
-from .decoding_rules import DOCUMENT_WORDS, DecodingRules
-from .rule_processors import DocumentWordsLogitsProcessor, rule_kwargs
+from .decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, DecodingRules
+from .rule_processors import DocumentWordsLogitsProcessor, SentenceEndLogitsProcessor, rule_kwargs
 
 UNCONDITIONAL = "unconditional_"  # a processor's control-free inputs: unconditional_input_ids, ...
 
@@ -66,6 +69,7 @@ def generate(
     decoding_rules: list | None = None,
     constraints: bool = True,
     document_words: bool | None = None,
+    finish_sentences: bool | None = None,
     documents: list[str] | None = None,
     tokenizer: Any = None,
     split_sentences: Callable[[str], list[str]] | None = None,
@@ -84,7 +88,8 @@ def generate(
     ``documents`` through ``tokenizer`` (default: the model's own folder's). ``document_words``: names and
     numbers from the ``documents`` only (default: the generation config's ``document_words``, unless
     ``constraints=False``; the documents default to the rules' or, without them, the decoded
-    ``input_ids``). ``speedups``: an object with ``guidance_class`` and ``prepare(model, guidance, kwargs) ->
+    ``input_ids``). ``finish_sentences``: no end before a finished sentence (default: the generation config's
+    ``finish_sentences``, unless ``constraints=False``). ``speedups``: an object with ``guidance_class`` and ``prepare(model, guidance, kwargs) ->
     (context, kwargs)``, for SteerSum's faster path (:mod:`variants.speedups`); the same outputs either way."""
     kwargs.pop("model", None)
     unconditional = dict(unconditional or {})
@@ -115,7 +120,9 @@ def generate(
         documents = None if None in documents else documents
     if document_words is None:
         document_words = constraints and bool(getattr(config, DOCUMENT_WORDS, False))
-    if tokenizer is None and (document_words or (constraints and decoding_rules is not None)):
+    if finish_sentences is None:
+        finish_sentences = constraints and bool(getattr(config, FINISH_SENTENCES, False))
+    if tokenizer is None and (document_words or finish_sentences or (constraints and decoding_rules is not None)):
         # the tokenizer files only: the repo's processor code is not needed to split words into tokens
         tokenizer = AutoTokenizer.from_pretrained(model.name_or_path, trust_remote_code=False)
     if constraints and decoding_rules is not None:
@@ -130,6 +137,8 @@ def generate(
         if sources is None:
             sources = tokenizer.batch_decode(args[0] if args else kwargs["input_ids"], skip_special_tokens=True)
         processors.append(DocumentWordsLogitsProcessor(tokenizer, sources))
+    if finish_sentences:
+        processors.append(SentenceEndLogitsProcessor(tokenizer))
     if processors:
         kwargs["logits_processor"] = LogitsProcessorList(processors)
     if stopping:

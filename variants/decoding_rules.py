@@ -34,10 +34,11 @@ from functools import lru_cache
 import torch
 
 DOCUMENT_WORDS = "document_words"  # the generation config's switch of the document-words rule
+FINISH_SENTENCES = "finish_sentences"  # ... and of the rule that a summary ends where a sentence does
 KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
 PATH_BIAS = 2.0  # added along a preferred sentence's path: a preference, weaker than a keyword's
 WORD = re.compile(r"\w+")
-SENTENCE_FINISHED = re.compile(r"[.!?][\"'’”)\]]*$")
+SENTENCE_FINISHED = re.compile(r"[.!?](?:\s*[\"'’”)\]])*$")  # a closing mark may follow, spaced as tokens decode
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@
 * :class:`WordLimitStoppingCriteria`: a row ends once it has its most words and a finished sentence.
 * :class:`DocumentWordsLogitsProcessor`: a word of several tokens, or one that starts with a digit, is one
   the document writes.
+* :class:`SentenceEndLogitsProcessor`: no end before the text finishes a sentence.
 
 Ships beside :mod:`variants.decoding` in an exported repo's ``custom_generate/``: torch, transformers and its
 siblings only.
@@ -253,6 +254,26 @@ class DocumentWordsLogitsProcessor(LogitsProcessor):
             masked = out[i].masked_fill(banned, -math.inf)
             if bool(torch.isfinite(masked).any()):
                 out[i] = masked
+        return out
+
+
+class SentenceEndLogitsProcessor(LogitsProcessor):
+    """Per row: no end of sequence until the text ends a sentence (:func:`~variants.decoding_rules.sentence_finished`),
+    so a summary that would stop on a noun phrase or mid-clause writes on to its full stop; the token budget still
+    ends it. Reads the text only, no control. A row the rule would leave no token gives way."""
+
+    def __init__(self, tokenizer, decoded: DecodedRows | None = None):
+        self.eos = tokenizer.eos_token_id
+        self.decoded = decoded or DecodedRows(tokenizer)
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        out = scores.clone()
+        for i, text in enumerate(self.decoded(input_ids)):
+            if not sentence_finished(text):
+                row = out[i].clone()
+                row[self.eos] = -math.inf
+                if bool(torch.isfinite(row).any()):
+                    out[i] = row
         return out
 
 

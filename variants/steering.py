@@ -117,6 +117,7 @@ class Steering:
             unconditional_attention_mask=attention_mask if differs else None,
             decoding_rules=None if self.rules is None else [self.rules[i] for i in rows],
             document_words=self.settings.document_words,
+            finish_sentences=self.settings.finish_sentences,
             documents=[self.documents[i] for i in rows],
             tokenizer=self.summarizer.tokenizer,
             split_sentences=sentences,

@@ -1,0 +1,93 @@
+"""The finished-sentences rule (variants/rule_processors.py ``SentenceEndLogitsProcessor``): no end of sequence
+before the text ends a sentence. By hand on MiniLM's WordPiece tokenizer (as stored), and on a tiny random BART
+that likes to stop at once, where without the rule its summaries end on no sentence."""
+
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoTokenizer, BartForConditionalGeneration, LogitsProcessor
+
+from variants.decoding import generate
+from variants.decoding_rules import FINISH_SENTENCES
+from variants.presets import tiny_bart_config
+from variants.rule_processors import SentenceEndLogitsProcessor
+from variants.seq2seq import GenerationSettings
+
+WORDPIECE = Path(__file__).resolve().parents[1] / "store" / "models" / "general"  # MiniLM's tokenizer, as stored
+DOCUMENTS = ["Davies joined from Loftus Road in 2019. He scored twice.", "The jury gave its prize to Titane."]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return AutoTokenizer.from_pretrained(WORDPIECE)
+
+
+def test_the_end_waits_for_a_full_stop_by_hand(tokenizer):
+    rule = SentenceEndLogitsProcessor(tokenizer)
+    eos = tokenizer.eos_token_id
+    rows = [tokenizer.encode(text, add_special_tokens=False) for text in ("he scored", "he scored.", 'he said "no!"')]
+    width = max(map(len, rows))
+    batch = torch.tensor([[tokenizer.pad_token_id] * (width - len(r)) + r for r in rows])
+    scores = torch.zeros(3, len(tokenizer))
+    out = rule(batch, scores)
+    assert out[0, eos] == -float("inf") and out[1, eos] == 0 and out[2, eos] == 0  # a quote may close the sentence
+    assert torch.equal(out[0, :eos], scores[0, :eos])  # nothing else is touched
+    only_end = torch.full((1, len(tokenizer)), -float("inf"))
+    only_end[0, eos] = 0.0  # another rule forces the end: this one gives way
+    assert torch.equal(rule(batch[:1], only_end), only_end)
+
+
+class StopsMidSentence(LogitsProcessor):
+    """A model's wish, in place of a trained one's: end after three tokens, and only later, from the sixth,
+    think of a full stop (less than of the end)."""
+
+    def __init__(self, eos: int, period: int, start: int):
+        self.eos, self.period, self.start = eos, period, start
+
+    def __call__(self, input_ids, scores):
+        written = input_ids.shape[1] - self.start
+        scores = scores.clone()
+        if written >= 5:
+            scores[:, self.period] = scores.max() + 50
+        if written >= 3:
+            scores[:, self.eos] = scores.max() + 50
+        return scores
+
+
+def test_generation_with_the_rule_ends_every_summary_on_a_finished_sentence(tokenizer):
+    torch.manual_seed(0)
+    model = BartForConditionalGeneration(tiny_bart_config(tokenizer)).eval()
+    batch = tokenizer(DOCUMENTS, return_tensors="pt", padding=True)
+
+    def summaries(**switches):
+        wish = StopsMidSentence(tokenizer.eos_token_id, tokenizer.convert_tokens_to_ids("."), 1)
+        kwargs = dict(max_new_tokens=24, num_beams=2, tokenizer=tokenizer, documents=DOCUMENTS)
+        with torch.inference_mode():
+            out = generate(model, **batch, logits_processor=[wish], **kwargs, **switches)
+        return tokenizer.batch_decode(out, skip_special_tokens=True)
+
+    free, ruled = summaries(finish_sentences=False), summaries(finish_sentences=True)
+    assert [len(text.split()) for text in free] == [3, 3] and not any(t.endswith(".") for t in free), free
+    assert all(text.endswith(".") and len(text.split()) == 5 for text in ruled), ruled  # five tokens, then "."
+    setattr(model.generation_config, FINISH_SENTENCES, True)  # the served default, from the generation config
+    assert summaries() == ruled and summaries(constraints=False) == free
+
+
+def test_the_rule_reads_no_metric_part(tokenizer, monkeypatch):
+    """ends_sentence (metrics.quality) is what the rule is chosen for: the rule reads none of it."""
+    import metrics.quality
+
+    batch = torch.tensor([tokenizer.encode("he scored", add_special_tokens=False)])
+    before = SentenceEndLogitsProcessor(tokenizer)(batch, torch.zeros(1, len(tokenizer)))
+    for name in ("quality", "quality_notices"):
+        monkeypatch.setattr(metrics.quality, name, lambda *a, **k: pytest.fail("the rule read a metric"))
+    monkeypatch.setattr(metrics.quality, "FINAL", None)
+    assert torch.equal(SentenceEndLogitsProcessor(tokenizer)(batch, torch.zeros(1, len(tokenizer))), before)
+
+
+def test_the_settings_carry_the_rule_and_the_model_alone_drops_it():
+    served = GenerationSettings.from_record({FINISH_SENTENCES: True, "document_words": True})
+    assert served.finish_sentences and not served.alone().finish_sentences and not served.alone().document_words
+    with pytest.raises(ValueError, match="finish_sentences must be true or false, got 'yes'"):
+        GenerationSettings(finish_sentences="yes")
