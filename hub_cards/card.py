@@ -125,12 +125,13 @@ INT8_DTYPES = ("int8", "int8-weights")  # the generation dtypes that requantize 
 
 def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
     """How SteerSum serves the model (its record): decoding rules, control strength γ, the document-words
-    rule, int8 decoder weights."""
+    and finished-sentences rules, int8 decoder weights."""
     from variants.classifier_free_guidance import read_strength
 
     guidance = float(read_strength(record, 1) or 1)
     rules = bool(record.get("constraints"))
     words = bool(record.get("document_words"))
+    sentences = bool(record.get("finish_sentences"))
     return {
         "rules": rules,
         "rules_text": DECODING_RULES.get(variant_id, "the variant's decoding rules") if rules else "none",
@@ -138,7 +139,12 @@ def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
         "int8": record.get("dtype") in INT8_DTYPES,
         "measured_int8": record.get("measured_dtype") in INT8_DTYPES,
         "document_words": words,
-        "plain": not rules and not words and guidance == 1 and record.get("dtype") not in INT8_DTYPES,
+        "finish_sentences": sentences,
+        "plain": not rules
+        and not words
+        and not sentences
+        and guidance == 1
+        and record.get("dtype") not in INT8_DTYPES,
     }
 
 

@@ -261,6 +261,9 @@ def add_generation_config(out: Path, record: dict, summarizer: Any = None) -> No
     # as SteerSum's summarizers generate (variants.seq2seq.GenerationSettings): a beam search ends once
     # every beam has finished
     generation.early_stopping = generation.num_beams > 1 or generation.early_stopping
-    if getattr(getattr(summarizer, "settings", None), "document_words", False):  # as the Space serves it
-        generation.document_words = True
+    from variants.decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES
+
+    for rule in (DOCUMENT_WORDS, FINISH_SENTENCES):  # the text rules, as the Space serves the model
+        if getattr(getattr(summarizer, "settings", None), rule, False):
+            setattr(generation, rule, True)
     generation.save_pretrained(out)
