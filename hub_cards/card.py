@@ -124,27 +124,23 @@ INT8_DTYPES = ("int8", "int8-weights")  # the generation dtypes that requantize 
 
 
 def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
-    """How SteerSum serves the model (its record): decoding rules, control strength γ, the document-words
-    and finished-sentences rules, int8 decoder weights."""
+    """How SteerSum serves the model (its record): decoding rules, control strength γ, the text rules
+    (:data:`variants.decoding_rules.TEXT_RULES`), int8 decoder weights."""
     from variants.classifier_free_guidance import read_strength
 
     guidance = float(read_strength(record, 1) or 1)
     rules = bool(record.get("constraints"))
-    words = bool(record.get("document_words"))
-    sentences = bool(record.get("finish_sentences"))
+    from variants.decoding_rules import TEXT_RULES
+
+    text_rules = {rule: bool(record.get(rule)) for rule in TEXT_RULES}
     return {
         "rules": rules,
         "rules_text": DECODING_RULES.get(variant_id, "the variant's decoding rules") if rules else "none",
         "guidance": guidance,
         "int8": record.get("dtype") in INT8_DTYPES,
         "measured_int8": record.get("measured_dtype") in INT8_DTYPES,
-        "document_words": words,
-        "finish_sentences": sentences,
-        "plain": not rules
-        and not words
-        and not sentences
-        and guidance == 1
-        and record.get("dtype") not in INT8_DTYPES,
+        **text_rules,
+        "plain": not (rules or any(text_rules.values())) and guidance == 1 and record.get("dtype") not in INT8_DTYPES,
     }
 
 

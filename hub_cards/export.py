@@ -42,6 +42,7 @@ from store.adapters import ADAPTER_CONFIG, is_adapter
 from store.compact import file_sha256
 from variants import get_variant
 from variants.base import RECORD_FILE, WEIGHT_CHECKSUMS, Summarizer, read_record, verify_weights, write_record
+from variants.decoding_rules import TEXT_RULES
 
 from .base_model import check_base_model, is_hub_id, is_test_model, local_base_text, set_adapter_base
 from .card import INT8_DTYPES, REPORT_FILE, build_card, measured_lines
@@ -261,9 +262,7 @@ def add_generation_config(out: Path, record: dict, summarizer: Any = None) -> No
     # as SteerSum's summarizers generate (variants.seq2seq.GenerationSettings): a beam search ends once
     # every beam has finished
     generation.early_stopping = generation.num_beams > 1 or generation.early_stopping
-    from variants.decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES
-
-    for rule in (DOCUMENT_WORDS, FINISH_SENTENCES):  # the text rules, as the Space serves the model
+    for rule in TEXT_RULES:  # as the Space serves the model
         if getattr(getattr(summarizer, "settings", None), rule, False):
             setattr(generation, rule, True)
     generation.save_pretrained(out)

@@ -14,7 +14,7 @@ with the settings the model is served with, and the report (``--report``) holds 
 
 ``--text-rule`` chooses, for copies chosen already without it, a rule that reads the text and no control
 (``document_words``: names and numbers from the document only; ``finish_sentences``: no end before a finished
-sentence) as the zoo now does after γ (``training.zoo_evaluation.choose_text_rule_again``), and reports them on
+sentence; ``no_repeat_trigrams``: no token trigram twice) as the zoo now does after γ (``training.zoo_evaluation.choose_text_rule_again``), and reports them on
 test again.
 
 ``--apply`` then serves each copy at its choice: the copy's defaults become the choice its record holds, and
@@ -39,13 +39,13 @@ sys.path.insert(0, str(ROOT))
 def served_settings(folder: Path) -> dict:
     """The decoding a stored model is served with: its record's rules, its generation config's strength."""
     from variants import load_summarizer
+    from variants.decoding_rules import TEXT_RULES
 
     settings = load_summarizer(str(folder)).settings
     return {
         "constraints": bool(settings.constraints),
         "guidance": float(settings.control_strength),
-        "document_words": bool(settings.document_words),
-        "finish_sentences": bool(settings.finish_sentences),
+        **{rule: bool(getattr(settings, rule)) for rule in TEXT_RULES},
     }
 
 
@@ -54,6 +54,7 @@ def choose(name: str, work: Path, max_eval_samples: int) -> dict:
     from training.zoo_evaluation import evaluate_model
     from training.zoo_models import MODELS, Budget
     from training.zoo_training import build_data
+    from variants.decoding_rules import TEXT_RULES
 
     [stored] = [m for m in store.read_index() if m.name == name]
     [zoo_model] = [m for m in MODELS if m.variant == stored.variant]
@@ -69,8 +70,7 @@ def choose(name: str, work: Path, max_eval_samples: int) -> dict:
     chosen = {
         "constraints": result["choices"].get("constraints", {}).get("value", False),
         "guidance": result["choices"].get("guidance", {}).get("value", 1.0),
-        "document_words": result["choices"].get("document_words", {}).get("value", False),
-        "finish_sentences": result["choices"].get("finish_sentences", {}).get("value", False),
+        **{rule: result["choices"].get(rule, {}).get("value", False) for rule in TEXT_RULES},
     }
     row = {"name": name, "served": served, "chosen_on_val": chosen, "same": served == chosen, **result}
     row["seconds"] = round(time.perf_counter() - start)

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from variants import InputError, Summarizer
 from variants.base import Summary
+from variants.decoding_rules import TEXT_RULES
 
 from .catalog import Entry
 
@@ -67,7 +68,7 @@ def on_torch_thread(function, *args):
 def _generate(summarizer: Summarizer, documents: list[str], controls: list[dict], switches: Switches) -> list[Summary]:
     changes = {"control_strength": switches.guidance} if switches.guidance is not None else {}
     if not switches.constraints:  # no decoding rules, the text's rules included
-        changes.update(constraints=False, document_words=False, finish_sentences=False)
+        changes.update(constraints=False, **dict.fromkeys(TEXT_RULES, False))
     if summarizer.settings is None or not changes:  # a baseline has no settings: nothing to switch
         return summarizer.summarize(documents, controls)
     return summarizer.summarize(documents, controls, settings=summarizer.settings.but(**changes))

@@ -25,6 +25,7 @@ import metrics.rouge  # noqa: F401  (silences rouge-score's absl INFO line per s
 from metrics.quality import UNFINISHED, length_against, length_notices, quality, quality_notices
 from variants import InputError, Summarizer
 from variants.base import Score
+from variants.decoding_rules import TEXT_RULES
 
 from .batching import ModelCache, Switches
 from .catalog import Catalog
@@ -310,14 +311,13 @@ class Service:
         if settings is None and not switches.constraints:
             notices.append("decoding rules apply to trained models; this model-free baseline has none to turn off")
         if settings is None:
-            used = {"guidance": 1.0, "constraints": False, "document_words": False, "finish_sentences": False}
+            used = {"guidance": 1.0, "constraints": False, **dict.fromkeys(TEXT_RULES, False)}
         else:  # what the model generated under: its own settings, but for the request's switches
             guidance = switches.guidance if switches.guidance is not None else settings.control_strength
             used = {
                 "guidance": guidance,
                 "constraints": settings.constraints and switches.constraints,
-                "document_words": settings.document_words and switches.constraints,
-                "finish_sentences": settings.finish_sentences and switches.constraints,
+                **{rule: getattr(settings, rule) and switches.constraints for rule in TEXT_RULES},
             }
         return [
             {

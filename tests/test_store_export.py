@@ -140,7 +140,7 @@ def tiny_store(tmp_path_factory, data_dir):
         if variant == "topic":  # served with its decoding rules at γ = 2, the text rules and int8 weights
             record = {**read_record(out), "constraints": True, "control_guidance": 2.0, "dtype": "int8-weights"}
             write_record(out, record)
-            save_generation_defaults(out, document_words=True, finish_sentences=True)
+            save_generation_defaults(out, document_words=True, finish_sentences=True, no_repeat_trigrams=True)
         report = {"metrics": {"rouge1": 0.2}, "n_examples": 4}
         (out / "eval_report.json").write_text(json.dumps(report))
         stored, sentence = put(
@@ -328,6 +328,7 @@ def test_cards_name_the_base_their_own_data_and_the_served_decoding(exported):
     assert "classifier-free guidance at control strength γ = 2" in topic and "decoding rules (" in topic
     assert "and the document-words rule (a word of several tokens" in topic
     assert "and the finished-sentences rule (no end before the text ends a sentence)" in topic
+    assert "and no repeated trigram (`no_repeat_ngram_size` 3)" in topic
     if (folders["topic"] / "custom_generate" / "generate.py").is_file():  # the served decoding ships with it
         assert "`constraints=False` gives the model alone" in topic
     else:

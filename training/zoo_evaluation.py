@@ -63,22 +63,34 @@ def pick_constraints(off: dict, on: dict, control_metrics, lower_is_better) -> b
 def text_rules() -> dict[str, tuple[str, bool]]:
     """The decoding rules that read the text and no control (:mod:`variants.rule_processors`), each with the
     quality share (:mod:`metrics.quality`) it is taken for and whether lower is better: names and numbers
-    from the document only (``has_unsupported``), no end before a finished sentence (``ends_sentence``)."""
-    from variants.decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES
+    from the document only (``has_unsupported``), no end before a finished sentence (``ends_sentence``), no
+    token trigram twice (``repeated_trigram``). Chosen in this order (:data:`variants.decoding_rules.TEXT_RULES`)."""
+    from variants.decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS
 
-    return {DOCUMENT_WORDS: ("has_unsupported", True), FINISH_SENTENCES: ("ends_sentence", False)}
+    return {
+        DOCUMENT_WORDS: ("has_unsupported", True),
+        FINISH_SENTENCES: ("ends_sentence", False),
+        NO_REPEAT_TRIGRAMS: ("repeated_trigram", True),
+    }
 
 
 def pick_text_rule(rule: str, off: dict, on: dict, control_metrics, lower_is_better) -> bool:
     """Whether a model generates with the text rule ``rule`` (:func:`text_rules`), from its reports without
     (``off``) and with it (``on``) at its other chosen settings on the same val examples: taken only when it
-    improves the quality share it is for, at a cost of at most 0.02 in ROUGE-1 (ROUGE-L for ccs) and in the
-    lead control metric's effect (a tie keeps it off)."""
+    improves the quality share it is for, at a cost of at most 0.02 in ROUGE-1 (ROUGE-L for ccs), in the
+    lead control metric's effect and in each other rule's share (a trigram barred where a keyword is forced
+    makes the beam invent words); a tie keeps it off."""
     from .guidance import ROUGE_TOLERANCE, lead_metric, rouge_metric
 
-    field, lower = text_rules()[rule]
-    before, after = off["metrics"].get(field), on["metrics"].get(field)
-    if before is None or after is None or (after >= before if lower else after <= before):  # unmeasured: off
+    def gain(field: str, lower: bool) -> float | None:  # on minus off, better > 0; None: unmeasured
+        before, after = off["metrics"].get(field), on["metrics"].get(field)
+        return None if before is None or after is None else (before - after if lower else after - before)
+
+    own = gain(*text_rules()[rule])
+    if own is None or own <= 0:  # unmeasured (a report without text scores) or no better: off
+        return False
+    others = [gain(*aim) for name, aim in text_rules().items() if name != rule]
+    if any(g is not None and g < -ROUGE_TOLERANCE for g in others):
         return False
     rouge = rouge_metric(off["metrics"])
     if rouge is not None and on["metrics"][rouge] < off["metrics"][rouge] - ROUGE_TOLERANCE:
@@ -114,10 +126,11 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
     On ``data/val.jsonl``: the decoding rules on or off (:func:`pick_constraints`, for a variant that has
     them), then the control strength γ at each of ``budget.guidance_sweep`` (:func:`training.guidance.sweep`
     under the chosen rules; :func:`training.guidance.pick_default` picks), then each text rule on or off in
-    turn (:func:`pick_text_rule`: document words, then finished sentences). They become the model's defaults. Then the model, as it will be
-    served, is evaluated once on ``data/test.jsonl`` with its control sensitivity (:mod:`training.sensitivity`;
-    γ = 1 beside it when γ is not 1): its ``eval_report.json``, where the card reads it. Every report and the record say the split each choice was made on
-    (``chosen_on``, ``choices``); ``val_report.json`` (the val evaluation at the chosen settings) is what
+    turn (:func:`pick_text_rule`: document words, then finished sentences). They become the model's
+    defaults. Then the model, as it will be served, is evaluated once on ``data/test.jsonl`` with its control
+    sensitivity (:mod:`training.sensitivity`; γ = 1 beside it when γ is not 1): its ``eval_report.json``, where
+    the card reads it. Every report and the record say the split each choice was made on (``chosen_on``,
+    ``choices``); ``val_report.json`` (the val evaluation at the chosen settings) is what
     the store admits the model on (:func:`training.storing.put`). Test never chooses: a γ or a rule picked
     where it is reported would report the luckiest of several tries."""
     from variants import load_summarizer

@@ -20,6 +20,8 @@
 * Finished sentences (:data:`~variants.decoding_rules.FINISH_SENTENCES` in the generation config, or
   ``finish_sentences=``): no end before the text ends a sentence
   (:class:`~variants.rule_processors.SentenceEndLogitsProcessor`).
+* No repeated trigrams (:data:`~variants.decoding_rules.NO_REPEAT_TRIGRAMS`, or ``no_repeat_trigrams=``):
+  ``generate``'s own ``no_repeat_ngram_size=3``, stricter than the 5 a model's generation config carries.
 * The text fixes (the document's case and spacing, complete sentences) run on decode: ``postprocess.py``,
   through the processor's ``decode``.
 
@@ -46,7 +48,7 @@ import torch
 from transformers import AutoTokenizer, LogitsProcessorList, StoppingCriteriaList
 
 from .classifier_free_guidance import ClassifierFreeGuidance, check_strength, read_strength
-from .decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, DecodingRules
+from .decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, DecodingRules
 from .rule_processors import DocumentWordsLogitsProcessor, SentenceEndLogitsProcessor, rule_kwargs
 
 UNCONDITIONAL = "unconditional_"  # a processor's control-free inputs: unconditional_input_ids, ...
@@ -70,6 +72,7 @@ def generate(
     constraints: bool = True,
     document_words: bool | None = None,
     finish_sentences: bool | None = None,
+    no_repeat_trigrams: bool | None = None,
     documents: list[str] | None = None,
     tokenizer: Any = None,
     split_sentences: Callable[[str], list[str]] | None = None,
@@ -89,7 +92,8 @@ def generate(
     numbers from the ``documents`` only (default: the generation config's ``document_words``, unless
     ``constraints=False``; the documents default to the rules' or, without them, the decoded
     ``input_ids``). ``finish_sentences``: no end before a finished sentence (default: the generation config's
-    ``finish_sentences``, unless ``constraints=False``). ``speedups``: an object with ``guidance_class`` and ``prepare(model, guidance, kwargs) ->
+    ``finish_sentences``, unless ``constraints=False``); ``no_repeat_trigrams`` likewise, no token trigram twice.
+    ``speedups``: an object with ``guidance_class`` and ``prepare(model, guidance, kwargs) ->
     (context, kwargs)``, for SteerSum's faster path (:mod:`variants.speedups`); the same outputs either way."""
     kwargs.pop("model", None)
     unconditional = dict(unconditional or {})
@@ -122,6 +126,10 @@ def generate(
         document_words = constraints and bool(getattr(config, DOCUMENT_WORDS, False))
     if finish_sentences is None:
         finish_sentences = constraints and bool(getattr(config, FINISH_SENTENCES, False))
+    if no_repeat_trigrams is None:
+        no_repeat_trigrams = constraints and bool(getattr(config, NO_REPEAT_TRIGRAMS, False))
+    if no_repeat_trigrams:
+        kwargs["no_repeat_ngram_size"] = 3
     if tokenizer is None and (document_words or finish_sentences or (constraints and decoding_rules is not None)):
         # the tokenizer files only: the repo's processor code is not needed to split words into tokens
         tokenizer = AutoTokenizer.from_pretrained(model.name_or_path, trust_remote_code=False)

@@ -35,6 +35,9 @@ import torch
 
 DOCUMENT_WORDS = "document_words"  # the generation config's switch of the document-words rule
 FINISH_SENTENCES = "finish_sentences"  # ... and of the rule that a summary ends where a sentence does
+NO_REPEAT_TRIGRAMS = "no_repeat_trigrams"  # ... and of the rule that no three tokens come twice
+# The rules that read the text and no control, each a generation-config switch chosen on val.
+TEXT_RULES = (DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS)
 KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
 PATH_BIAS = 2.0  # added along a preferred sentence's path: a preference, weaker than a keyword's
 WORD = re.compile(r"\w+")

@@ -30,7 +30,7 @@ import models  # noqa: F401  (registers SteerSum's architectures with the Auto c
 
 from .base import Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
 from .classifier_free_guidance import OLD_STRENGTH_FIELDS, STRENGTH_FIELD, check_strength, read_strength
-from .decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES
+from .decoding_rules import TEXT_RULES
 from .speedups import int8_copy, int8_weights_copy
 from .steering import Steering, decoded, pad, tokenize
 
@@ -60,7 +60,8 @@ class GenerationSettings:
     that reads no control, :class:`variants.rule_processors.DocumentWordsLogitsProcessor`; a checkpoint's
     default is its generation config's ``document_words``). ``finish_sentences``: no end before the text ends a
     sentence (:class:`variants.rule_processors.SentenceEndLogitsProcessor`, reading no control either; the
-    default is the generation config's). :meth:`alone`: the model alone, none of them.
+    default is the generation config's). ``no_repeat_trigrams``: no token trigram twice (``no_repeat_ngram_size``
+    3). These three are :data:`variants.decoding_rules.TEXT_RULES`. :meth:`alone`: the model alone, none of them.
     """
 
     num_beams: int = 4
@@ -72,10 +73,11 @@ class GenerationSettings:
     constraints: bool = False
     document_words: bool = False
     finish_sentences: bool = False
+    no_repeat_trigrams: bool = False
 
     def __post_init__(self):
         object.__setattr__(self, "control_strength", check_strength(self.control_strength))
-        for name in ("constraints", "document_words", "finish_sentences"):
+        for name in ("constraints", *TEXT_RULES):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"generation {name} must be true or false, got {getattr(self, name)!r}")
         if self.dtype not in DTYPES:
@@ -92,8 +94,7 @@ class GenerationSettings:
             "num_beams": int(record.get("num_beams", cls.num_beams)),
             "control_strength": read_strength(record, cls.control_strength),
             "constraints": bool(record.get("constraints", cls.constraints)),
-            "document_words": bool(record.get(DOCUMENT_WORDS, cls.document_words)),
-            "finish_sentences": bool(record.get(FINISH_SENTENCES, cls.finish_sentences)),
+            **{rule: bool(record.get(rule, False)) for rule in TEXT_RULES},
             "dtype": record.get("dtype", cls.dtype),
         }
         return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
@@ -104,7 +105,7 @@ class GenerationSettings:
 
     def alone(self) -> GenerationSettings:
         """The model alone: γ = 1 and no decoding rules (neither the variant's nor the text's)."""
-        return self.but(control_strength=1.0, constraints=False, document_words=False, finish_sentences=False)
+        return self.but(control_strength=1.0, constraints=False, **dict.fromkeys(TEXT_RULES, False))
 
     def generate_kwargs(self) -> dict:
         """The keyword arguments of ``model.generate``."""
@@ -184,8 +185,7 @@ class Seq2SeqSummarizer(Summarizer):
             {
                 **record,
                 STRENGTH_FIELD: default_strength(model, record),
-                DOCUMENT_WORDS: bool(getattr(generation_config, DOCUMENT_WORDS, False)),
-                FINISH_SENTENCES: bool(getattr(generation_config, FINISH_SENTENCES, False)),
+                **{rule: bool(getattr(generation_config, rule, False)) for rule in TEXT_RULES},
             }
         )
 

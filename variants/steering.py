@@ -15,7 +15,7 @@ from metrics.text import sentences
 
 from .base import Prepared, Summary
 from .decoding import generate
-from .decoding_rules import DecodingRules
+from .decoding_rules import TEXT_RULES, DecodingRules
 from .postprocess import postprocess
 from .speedups import SPEEDUPS
 
@@ -116,8 +116,7 @@ class Steering:
             unconditional_encoder_outputs=encoder_outputs if differs else None,
             unconditional_attention_mask=attention_mask if differs else None,
             decoding_rules=None if self.rules is None else [self.rules[i] for i in rows],
-            document_words=self.settings.document_words,
-            finish_sentences=self.settings.finish_sentences,
+            **{rule: getattr(self.settings, rule) for rule in TEXT_RULES},
             documents=[self.documents[i] for i in rows],
             tokenizer=self.summarizer.tokenizer,
             split_sentences=sentences,

@@ -1,6 +1,7 @@
-"""The finished-sentences rule (variants/rule_processors.py ``SentenceEndLogitsProcessor``): no end of sequence
-before the text ends a sentence. By hand on MiniLM's WordPiece tokenizer (as stored), and on a tiny random BART
-that likes to stop at once, where without the rule its summaries end on no sentence."""
+"""The text rules after document words (tests/test_document_words.py): finished sentences
+(variants/rule_processors.py ``SentenceEndLogitsProcessor``: no end of sequence before the text ends a sentence)
+and no repeated trigram. By hand on MiniLM's WordPiece tokenizer (as stored), and on a tiny random BART that
+would stop mid-sentence, or loop, without them."""
 
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import torch
 from transformers import AutoTokenizer, BartForConditionalGeneration, LogitsProcessor
 
 from variants.decoding import generate
-from variants.decoding_rules import FINISH_SENTENCES
+from variants.decoding_rules import FINISH_SENTENCES, NO_REPEAT_TRIGRAMS
 from variants.presets import tiny_bart_config
 from variants.rule_processors import SentenceEndLogitsProcessor
 from variants.seq2seq import GenerationSettings
@@ -74,6 +75,33 @@ def test_generation_with_the_rule_ends_every_summary_on_a_finished_sentence(toke
     assert summaries() == ruled and summaries(constraints=False) == free
 
 
+def repeated_trigrams(row: list[int]) -> list[tuple[int, ...]]:
+    seen, repeated = set(), []
+    for i in range(len(row) - 2):
+        trigram = tuple(row[i : i + 3])
+        if trigram in seen:
+            repeated.append(trigram)
+        seen.add(trigram)
+    return repeated
+
+
+def test_generation_without_repeated_trigrams_writes_none(tokenizer):
+    torch.manual_seed(0)
+    model = BartForConditionalGeneration(tiny_bart_config(tokenizer, init_std=0.3)).eval()  # it loops
+    batch = tokenizer(DOCUMENTS, return_tensors="pt", padding=True)
+
+    def rows(**switches):
+        with torch.inference_mode():
+            out = generate(model, **batch, max_new_tokens=24, num_beams=2, tokenizer=tokenizer, **switches)
+        return [[t for t in row if t not in tokenizer.all_special_ids] for row in out.tolist()]
+
+    free, ruled = rows(no_repeat_trigrams=False), rows(no_repeat_trigrams=True)
+    assert all(repeated_trigrams(row) for row in free), free  # "bared bared bared ...": a loop
+    assert not any(repeated_trigrams(row) for row in ruled) and all(len(row) >= 6 for row in ruled), ruled
+    setattr(model.generation_config, NO_REPEAT_TRIGRAMS, True)  # the served default, from the generation config
+    assert rows() == ruled and rows(constraints=False) == free
+
+
 def test_the_rule_reads_no_metric_part(tokenizer, monkeypatch):
     """ends_sentence (metrics.quality) is what the rule is chosen for: the rule reads none of it."""
     import metrics.quality
@@ -86,8 +114,10 @@ def test_the_rule_reads_no_metric_part(tokenizer, monkeypatch):
     assert torch.equal(SentenceEndLogitsProcessor(tokenizer)(batch, torch.zeros(1, len(tokenizer))), before)
 
 
-def test_the_settings_carry_the_rule_and_the_model_alone_drops_it():
-    served = GenerationSettings.from_record({FINISH_SENTENCES: True, "document_words": True})
-    assert served.finish_sentences and not served.alone().finish_sentences and not served.alone().document_words
+def test_the_settings_carry_the_rules_and_the_model_alone_drops_them():
+    served = GenerationSettings.from_record({FINISH_SENTENCES: True, "document_words": True, NO_REPEAT_TRIGRAMS: True})
+    assert served.finish_sentences and served.no_repeat_trigrams and served.document_words
+    alone = served.alone()
+    assert not (alone.finish_sentences or alone.no_repeat_trigrams or alone.document_words)
     with pytest.raises(ValueError, match="finish_sentences must be true or false, got 'yes'"):
         GenerationSettings(finish_sentences="yes")
