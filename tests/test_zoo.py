@@ -316,3 +316,7 @@ def test_a_text_rule_is_taken_only_where_it_improves_its_share_at_little_cost():
     # no repeated trigram, at the cost of invented names (entity on val: 0.125 -> 0.438): another share lost
     assert pick_text_rule("no_repeat_trigrams", off, report(0.31, 0.40, 0.20, repeated=0.0), ["stas"], [])
     assert not pick_text_rule("no_repeat_trigrams", off, report(0.33, 0.40, 0.20, repeated=0.0), ["stas"], [])
+    at_most = report(
+        0.015, 0.40, 0.20
+    )  # 3 of 200 summaries, then 7: a loss of 0.02 exactly, as float 0.020000000000000004
+    assert pick_text_rule("no_repeat_trigrams", at_most, report(0.035, 0.40, 0.20, repeated=0.0), ["stas"], [])
