@@ -108,10 +108,15 @@ def pick_text_rule(rule: str, off: dict, on: dict, control_metrics, lower_is_bet
 def choose_text_rule(summarizer, rule: str, val: list, val_file: Path, off: dict) -> tuple[bool, dict]:
     """The text rule ``rule`` on or off on val (:func:`pick_text_rule`), the summarizer at its other chosen
     settings and ``off`` its val report there: the choice, and the val report at it. The summarizer is left
-    at the choice."""
+    at the choice. A share at its best already (no summary ends unfinished, say) leaves nothing to take the
+    rule for: it stays off, unmeasured."""
     from .sensitivity import evaluate_with_sensitivity
 
     settings = summarizer.settings.but(**{rule: False})
+    field, lower = text_rules()[rule]
+    if off["metrics"].get(field) == (0.0 if lower else 1.0):
+        summarizer.settings = settings
+        return False, off
     summarizer.settings = settings.but(**{rule: True})
     on = evaluate_with_sensitivity(summarizer, val, str(val_file), eval_batch_size())
     evaluation = summarizer.variant.evaluation
