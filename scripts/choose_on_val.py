@@ -14,8 +14,8 @@ with the settings the model is served with, and the report (``--report``) holds 
 
 ``--text-rule`` chooses, for copies chosen already without it, a rule that reads the text and no control
 (``document_words``: names and numbers from the document only; ``finish_sentences``: no end before a finished
-sentence; ``no_repeat_trigrams``: no token trigram twice) as the zoo now does after γ (``training.zoo_evaluation.choose_text_rule_again``), and reports them on
-test again.
+sentence; ``no_repeat_trigrams``: no token trigram twice) as the zoo now does after γ
+(``training.zoo_evaluation.choose_text_rule_again``), and reports them on test again.
 
 ``--apply`` then serves each copy at its choice: the copy's defaults become the choice its record holds, and
 it is stored in place of ``NAME`` through :func:`training.storing.put`, which admits a model on a val report

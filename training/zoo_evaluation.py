@@ -64,14 +64,15 @@ def text_rules() -> dict[str, tuple[str, bool]]:
     """The decoding rules that read the text and no control (:mod:`variants.rule_processors`), each with the
     quality share (:mod:`metrics.quality`) it is taken for and whether lower is better: names and numbers
     from the document only (``has_unsupported``), no end before a finished sentence (``ends_sentence``), no
-    token trigram twice (``repeated_trigram``). Chosen in this order (:data:`variants.decoding_rules.TEXT_RULES`)."""
-    from variants.decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS
+    token trigram twice (``repeated_trigram``). Chosen in the order of :data:`variants.decoding_rules.TEXT_RULES`."""
+    from variants.decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, TEXT_RULES
 
-    return {
+    aims = {
         DOCUMENT_WORDS: ("has_unsupported", True),
         FINISH_SENTENCES: ("ends_sentence", False),
         NO_REPEAT_TRIGRAMS: ("repeated_trigram", True),
     }
+    return {rule: aims[rule] for rule in TEXT_RULES}
 
 
 def pick_text_rule(rule: str, off: dict, on: dict, control_metrics, lower_is_better) -> bool:
@@ -131,7 +132,7 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
     On ``data/val.jsonl``: the decoding rules on or off (:func:`pick_constraints`, for a variant that has
     them), then the control strength γ at each of ``budget.guidance_sweep`` (:func:`training.guidance.sweep`
     under the chosen rules; :func:`training.guidance.pick_default` picks), then each text rule on or off in
-    turn (:func:`pick_text_rule`: document words, then finished sentences). They become the model's
+    turn (:func:`pick_text_rule`, in the order of :func:`text_rules`). They become the model's
     defaults. Then the model, as it will be served, is evaluated once on ``data/test.jsonl`` with its control
     sensitivity (:mod:`training.sensitivity`; γ = 1 beside it when γ is not 1): its ``eval_report.json``, where
     the card reads it. Every report and the record say the split each choice was made on (``chosen_on``,
