@@ -49,10 +49,14 @@ def train_general(
     seed: int = 0,
     bbc_repeat: int = BBC_REPEAT,
     max_seconds: float | None = None,
+    examples: list[dict] | None = None,
+    callbacks: list | None = None,
 ) -> Path:
     """Fine-tune ``base_model`` on :func:`training_examples`; resumes from the newest checkpoint-* in
     ``output_dir``. Writes the final model, tokenizer and ``steersum.json`` (what it was trained on);
     ``max_seconds``: stop earlier once training has run that long (:class:`training.seq2seq.TimeLimit`).
+    ``examples``: the recipe's mix read beforehand (:func:`training.general_curve.read_inputs`, for a machine
+    without the data's loaders); ``callbacks``: more Trainer callbacks (the learning curve's).
 
     A rerun with a larger ``max_steps`` continues a finished model (its linear schedule is stretched to the
     new end); the record keeps one phase per run, with the steps and data mix of each. ``precision``:
@@ -76,7 +80,7 @@ def train_general(
     model.generation_config.no_repeat_ngram_size = RECIPE[
         "no_repeat_ngram_size"
     ]  # saved with it: every use decodes alike
-    examples = training_examples(bbc_repeat=bbc_repeat)[:max_examples]
+    examples = (examples or training_examples(bbc_repeat=bbc_repeat))[:max_examples]
     args = Seq2SeqTrainingArguments(
         output_dir=str(output_dir),
         max_steps=max_steps,
@@ -105,7 +109,7 @@ def train_general(
         processing_class=tokenizer,
         data_collator=collate(tokenizer.pad_token_id),
         train_dataset=tokenize(tokenizer, examples, max_source_length, max_target_length),
-        callbacks=time_limit(max_seconds),
+        callbacks=(time_limit(max_seconds) or []) + (callbacks or []),
     )
     trainer.model_accepts_loss_kwargs = False  # see training.seq2seq.train
     resume = latest_checkpoint(output_dir)
