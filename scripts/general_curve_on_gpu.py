@@ -110,7 +110,9 @@ def main(argv: list[str] | None = None) -> None:
     (chosen / "steersum.json").write_text(json.dumps(record_at(final, best, start_steps), indent=2))
     (a.out / "curve_pick.json").write_text(json.dumps({"scores": scores, "best": best, "start_steps": start_steps}))
     compact = write_compact(chosen, a.work / "general-best")
-    clock.log(f"step {best} packed: " + ", ".join(p.name for p in pack(compact, a.out / "general-best.tar", split=True)))
+    clock.log(
+        f"step {best} packed: " + ", ".join(p.name for p in pack(compact, a.out / "general-best.tar", split=True))
+    )
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import logging
 import sys
 
 from .cli import VARIANTS, build_data, evaluate_command, train_command
+from .distributed import end_processes
 
 __all__ = ["VARIANTS", "main"]
 
@@ -44,7 +45,13 @@ def main(argv: list[str] | None = None) -> None:
     if not argv or argv[0] not in commands:
         print(__doc__)
         sys.exit(0 if argv and argv[0] in ("-h", "--help") else 2)
-    command, rest = argv[0], argv[1:]
+    try:
+        run_command(argv[0], argv[1:])
+    finally:
+        end_processes()
+
+
+def run_command(command: str, rest: list[str]) -> None:
     if command == "evaluate":
         evaluate_command(rest)
     elif command == "build-data":

@@ -101,3 +101,13 @@ def checked_state(cpu: bool | None = None, timeout_hours: float = BARRIER_HOURS)
     )
     check_processes(state.num_processes)
     return state
+
+
+def end_processes() -> None:
+    """Destroy this process's group, if a launch made one, before the interpreter exits: left to exit,
+    gloo's threads are destroyed while still joinable and the process aborts ("terminate called without
+    an active exception", exit code -6) after its work is done, which fails the whole launch."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
