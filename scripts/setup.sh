@@ -20,10 +20,10 @@ fi
 python -m pip install -q --upgrade pip
 requirements=requirements.txt; [ "$dev" = 1 ] && requirements=requirements-dev.txt
 # torch first, through pip (it finds the CPU build where the machine keeps one; uv would fetch the CUDA
-# build), with uv, which then installs the rest in parallel: about 10 s where pip alone takes 2 minutes.
-# pip stays the fallback.
+# build), with uv, which then installs the rest in parallel and compiles it as pip does: seconds, where pip
+# alone takes 2.5 minutes. pip stays the fallback.
 pip install -q "$(grep -m1 '^torch==' requirements.txt)" uv
-uv pip install -q --python "$VIRTUAL_ENV/bin/python" -r "$requirements" || pip install -q -r "$requirements"
+uv pip install -q --compile-bytecode --python "$VIRTUAL_ENV/bin/python" -r "$requirements" || pip install -q -r "$requirements"
 
 NLTK_DIR="$VIRTUAL_ENV/share/nltk_data"
 if [ ! -f "$NLTK_DIR/corpora/wordnet/lexnames" ]; then

@@ -7,12 +7,16 @@ from pathlib import Path
 
 import pytest
 import torch
-from transformers import AutoTokenizer, BartForConditionalGeneration, LogitsProcessor
+from transformers import AutoTokenizer, BartForConditionalGeneration, LogitsProcessor, NoRepeatNGramLogitsProcessor
 
 from variants.decoding import generate
-from variants.decoding_rules import FINISH_SENTENCES, NO_REPEAT_TRIGRAMS
+from variants.decoding_rules import FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, REPEAT_PENALTY
 from variants.presets import tiny_bart_config
-from variants.rule_processors import SentenceEndLogitsProcessor
+from variants.rule_processors import (
+    DocumentWordsLogitsProcessor,
+    NoRepeatTrigramsLogitsProcessor,
+    SentenceEndLogitsProcessor,
+)
 from variants.seq2seq import GenerationSettings
 
 WORDPIECE = Path(__file__).resolve().parents[1] / "store" / "models" / "general"  # MiniLM's tokenizer, as stored
@@ -100,6 +104,30 @@ def test_generation_without_repeated_trigrams_writes_none(tokenizer):
     assert not any(repeated_trigrams(row) for row in ruled) and all(len(row) >= 6 for row in ruled), ruled
     setattr(model.generation_config, NO_REPEAT_TRIGRAMS, True)  # the served default, from the generation config
     assert rows() == ruled and rows(constraints=False) == free
+
+
+def test_a_repeated_trigram_costs_the_penalty_and_is_taken_only_when_nothing_else_is_left(tokenizer):
+    # by hand: in [7, 8, 9, 7, 8] the next 9 would repeat (7, 8, 9); every other token keeps its score
+    scores = torch.zeros(1, 16)
+    penalised = NoRepeatTrigramsLogitsProcessor()(torch.tensor([[7, 8, 9, 7, 8]]), scores)
+    assert penalised[0, 9] == -REPEAT_PENALTY and (penalised[0, :9] == 0).all() and (penalised[0, 10:] == 0).all()
+    # "adversarial" a second time: the document-words rule leaves "##aria" alone to go on with "ad ##vers", and
+    # that piece repeats the trigram (ad, ##vers, ##aria). A ban leaves no finite score, so the beam would take
+    # any piece ("adversiral"); the penalty leaves "##aria" the best token.
+    document = "We augment adversarial training."
+    row = torch.tensor(
+        [
+            tokenizer.convert_tokens_to_ids(
+                ["we", "augment", "ad", "##vers", "##aria", "##l", "training", "with", "ad", "##vers"]
+            )
+        ]
+    )
+    words = DocumentWordsLogitsProcessor(tokenizer, [document])
+    logits = torch.randn(1, len(tokenizer))
+    banned = NoRepeatNGramLogitsProcessor(3)(row, words(row, logits.clone()))
+    assert not torch.isfinite(banned).any()
+    kept = NoRepeatTrigramsLogitsProcessor()(row, words(row, logits.clone()))
+    assert tokenizer.convert_ids_to_tokens(int(kept.argmax())) == "##aria" and torch.isfinite(kept).sum() == 1
 
 
 def test_the_rule_reads_no_metric_part(tokenizer, monkeypatch):

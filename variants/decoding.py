@@ -21,7 +21,9 @@
   ``finish_sentences=``): no end before the text ends a sentence
   (:class:`~variants.rule_processors.SentenceEndLogitsProcessor`).
 * No repeated trigrams (:data:`~variants.decoding_rules.NO_REPEAT_TRIGRAMS`, or ``no_repeat_trigrams=``):
-  ``generate``'s own ``no_repeat_ngram_size=3``, stricter than the 5 a model's generation config carries.
+  a token that repeats a trigram is taken only where nothing else is left
+  (:class:`~variants.rule_processors.NoRepeatTrigramsLogitsProcessor`), in place of the model's
+  ``no_repeat_ngram_size`` (5 in its generation config), whose ban could leave a word no way to finish.
 * The text fixes (the document's case and spacing, complete sentences) run on decode: ``postprocess.py``,
   through the processor's ``decode``.
 
@@ -49,7 +51,12 @@ from transformers import AutoTokenizer, LogitsProcessorList, StoppingCriteriaLis
 
 from .classifier_free_guidance import ClassifierFreeGuidance, check_strength, read_strength
 from .decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, DecodingRules
-from .rule_processors import DocumentWordsLogitsProcessor, SentenceEndLogitsProcessor, rule_kwargs
+from .rule_processors import (
+    DocumentWordsLogitsProcessor,
+    NoRepeatTrigramsLogitsProcessor,
+    SentenceEndLogitsProcessor,
+    rule_kwargs,
+)
 
 UNCONDITIONAL = "unconditional_"  # a processor's control-free inputs: unconditional_input_ids, ...
 
@@ -92,7 +99,7 @@ def generate(
     numbers from the ``documents`` only (default: the generation config's ``document_words``, unless
     ``constraints=False``; the documents default to the rules' or, without them, the decoded
     ``input_ids``). ``finish_sentences``: no end before a finished sentence (default: the generation config's
-    ``finish_sentences``, unless ``constraints=False``); ``no_repeat_trigrams`` likewise, no token trigram twice.
+    ``finish_sentences``, unless ``constraints=False``); ``no_repeat_trigrams`` likewise, no token trigram twice unless nothing else is left.
     ``speedups``: an object with ``guidance_class`` and ``prepare(model, guidance, kwargs) ->
     (context, kwargs)``, for SteerSum's faster path (:mod:`variants.speedups`); the same outputs either way."""
     kwargs.pop("model", None)
@@ -129,7 +136,8 @@ def generate(
     if no_repeat_trigrams is None:
         no_repeat_trigrams = constraints and bool(getattr(config, NO_REPEAT_TRIGRAMS, False))
     if no_repeat_trigrams:
-        kwargs["no_repeat_ngram_size"] = 3
+        kwargs["no_repeat_ngram_size"] = 0  # the penalty below stands in for the ban, at 3 tokens not 5
+        processors.append(NoRepeatTrigramsLogitsProcessor())
     if tokenizer is None and (document_words or finish_sentences or (constraints and decoding_rules is not None)):
         # the tokenizer files only: the repo's processor code is not needed to split words into tokens
         tokenizer = AutoTokenizer.from_pretrained(model.name_or_path, trust_remote_code=False)

@@ -10,6 +10,7 @@
 * :class:`DocumentWordsLogitsProcessor`: a word of several tokens, or one that starts with a digit, is one
   the document writes.
 * :class:`SentenceEndLogitsProcessor`: no end before the text finishes a sentence.
+* :class:`NoRepeatTrigramsLogitsProcessor`: no token trigram twice, unless nothing else is left.
 
 Ships beside :mod:`variants.decoding` in an exported repo's ``custom_generate/``: torch, transformers and its
 siblings only.
@@ -21,10 +22,11 @@ import math
 from collections.abc import Callable
 
 import torch
-from transformers import LogitsProcessor, StoppingCriteria
+from transformers import LogitsProcessor, NoRepeatNGramLogitsProcessor, StoppingCriteria
 
 from .decoding_rules import (
     KEYWORD_BIAS,
+    REPEAT_PENALTY,
     DecodedRows,
     DecodingRules,
     document_words,
@@ -275,6 +277,23 @@ class SentenceEndLogitsProcessor(LogitsProcessor):
                 if bool(torch.isfinite(row).any()):
                     out[i] = row
         return out
+
+
+class NoRepeatTrigramsLogitsProcessor(LogitsProcessor):
+    """No token trigram twice, as a penalty rather than a ban: a token that would complete a trigram the row
+    holds already loses :data:`~variants.decoding_rules.REPEAT_PENALTY` from its score, so it is taken only where
+    every token left would repeat one. A ban (``generate``'s ``no_repeat_ngram_size=3``) gets that case wrong:
+    where the document-words rule leaves one piece to finish a word the summary wrote before ("ad ##vers" then
+    "##aria" a second time), the ban left the row no finite score and the beam took any piece, a word the
+    document never writes ("adversiral"); the penalty finishes the word as the document does. Reads the
+    tokens only, no control."""
+
+    def __init__(self, size: int = 3, penalty: float = REPEAT_PENALTY):
+        self.ban, self.penalty = NoRepeatNGramLogitsProcessor(size), penalty
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        banned = torch.isinf(self.ban(input_ids, scores.clone())) & torch.isfinite(scores)
+        return scores - self.penalty * banned
 
 
 def rule_kwargs(
