@@ -24,6 +24,7 @@ from pathlib import Path
 
 from transformers import TrainerCallback
 
+from .general_evaluation import summarize
 from .general_recipe import RECIPE, evaluation_sets, training_examples
 
 
@@ -51,9 +52,7 @@ class ValSummaries(TrainerCallback):
         self.every, self.batch_size = every, batch_size
         self.curve: dict[str, dict] = json.loads(self.out.read_text()) if self.out.is_file() else {}
 
-    def summarize(self, model, step: int) -> None:
-        import torch
-
+    def add_point(self, model, step: int) -> None:
         if str(step) in self.curve:
             return
         started = time.monotonic()
@@ -61,25 +60,17 @@ class ValSummaries(TrainerCallback):
         model.eval()
         point = {}
         for name, entry in self.sets.items():
-            documents = [e["document"] for e in entry["examples"]]
-            summaries = []
-            for start in range(0, len(documents), self.batch_size):
-                batch = self.tokenizer(
-                    documents[start : start + self.batch_size],
-                    truncation=True,
-                    padding=True,
-                    max_length=RECIPE["max_source_length"],
-                    return_tensors="pt",
-                ).to(model.device)
-                with torch.inference_mode():
-                    output = model.generate(
-                        **batch,
-                        num_beams=RECIPE["num_beams"],
-                        max_new_tokens=RECIPE["max_target_length"],
-                        no_repeat_ngram_size=RECIPE["no_repeat_ngram_size"],
-                        use_cache=True,
-                    )
-                summaries += [t.strip() for t in self.tokenizer.batch_decode(output, skip_special_tokens=True)]
+            summaries = summarize(
+                model,
+                self.tokenizer,
+                [e["document"] for e in entry["examples"]],
+                self.batch_size,
+                RECIPE["max_source_length"],
+                num_beams=RECIPE["num_beams"],
+                max_new_tokens=RECIPE["max_target_length"],
+                no_repeat_ngram_size=RECIPE["no_repeat_ngram_size"],
+                use_cache=True,
+            )
             point[name] = summaries
         model.train(was_training)
         model.save_pretrained(self.snapshots / f"step-{step}")
@@ -88,14 +79,14 @@ class ValSummaries(TrainerCallback):
         print(f"step {step}: val summaries in {time.monotonic() - started:.1f} s", flush=True)
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
-        self.summarize(model, state.global_step)
+        self.add_point(model, state.global_step)
 
     def on_step_end(self, args, state, control, model=None, **kwargs):
         if state.global_step % self.every == 0:
-            self.summarize(model, state.global_step)
+            self.add_point(model, state.global_step)
 
     def on_train_end(self, args, state, control, model=None, **kwargs):
-        self.summarize(model, state.global_step)
+        self.add_point(model, state.global_step)
 
 
 def score_curve(summaries: dict, sets: dict, start_step: int = 0) -> list[dict]:

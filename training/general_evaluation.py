@@ -20,6 +20,28 @@ def lead(document: str, n: int) -> str:
     return " ".join(sentences(document)[:n])
 
 
+def summarize(
+    model, tokenizer, documents: list[str], batch_size: int, max_source_length: int, **generate
+) -> list[str]:
+    """The model's summaries of ``documents``, ``batch_size`` at a time, each cut to ``max_source_length`` tokens;
+    ``generate``: the generation settings (beams, length)."""
+    import torch
+
+    summaries = []
+    for start in range(0, len(documents), batch_size):
+        batch = tokenizer(
+            documents[start : start + batch_size],
+            truncation=True,
+            padding=True,
+            max_length=max_source_length,
+            return_tensors="pt",
+        ).to(model.device)
+        with torch.inference_mode():
+            output = model.generate(**batch, **generate)
+        summaries += [t.strip() for t in tokenizer.batch_decode(output, skip_special_tokens=True)]
+    return summaries
+
+
 def evaluate_general(
     model_dir: str | Path,
     max_examples: int | None = None,
@@ -32,8 +54,6 @@ def evaluate_general(
     """ROUGE of the model vs the Lead-N baseline on each test set, and the verbatim share of its facts.
     ``no_repeat_ngram_size`` overrides the model's generation config (0: allow repeats);
     ``max_new_tokens`` the target length it was trained with."""
-    import torch
-
     from metrics.rouge import rouge
     from variants.seq2seq import load_seq2seq
 
@@ -57,18 +77,15 @@ def evaluate_general(
     for name, (examples, n_lead) in evaluation_sets(split).items():
         examples = examples[:max_examples]
         documents = [e["document"] for e in examples]
-        summaries = []
-        for start in range(0, len(documents), batch_size):
-            batch = tokenizer(
-                documents[start : start + batch_size],
-                truncation=True,
-                padding=True,
-                max_length=record["max_source_length"],
-                return_tensors="pt",
-            ).to(model.device)
-            with torch.inference_mode():
-                output = model.generate(**batch, num_beams=beams, max_new_tokens=max_new_tokens)
-            summaries += [t.strip() for t in tokenizer.batch_decode(output, skip_special_tokens=True)]
+        summaries = summarize(
+            model,
+            tokenizer,
+            documents,
+            batch_size,
+            record["max_source_length"],
+            num_beams=beams,
+            max_new_tokens=max_new_tokens,
+        )
         references = [[e["target"]] for e in examples]
         model_rouge = rouge(summaries, references, allow_empty=True)["corpus"]
         lead_rouge = rouge([lead(d, n_lead) for d in documents], references)["corpus"]

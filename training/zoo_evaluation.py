@@ -106,6 +106,11 @@ def pick_text_rule(rule: str, off: dict, on: dict, control_metrics, lower_is_bet
     )
 
 
+def effects(report: dict) -> dict:
+    """A sensitivity report's control effects, by metric."""
+    return report.get("control_sensitivity", {}).get("effect", {})
+
+
 def choose_text_rule(summarizer, rule: str, val: list, val_file: Path, off: dict) -> tuple[bool, dict]:
     """The text rule ``rule`` on or off on val (:func:`pick_text_rule`), the summarizer at its other chosen
     settings and ``off`` its val report there: the choice, and the val report at it. The summarizer is left
@@ -122,6 +127,17 @@ def choose_text_rule(summarizer, rule: str, val: list, val_file: Path, off: dict
     on = evaluate_with_sensitivity(summarizer, val, str(val_file), eval_batch_size())
     evaluation = summarizer.variant.evaluation
     taken = pick_text_rule(rule, off, on, evaluation.control_metrics, evaluation.lower_is_better)
+    fields = [f for f, _ in text_rules().values()] + ["rouge1", "rougeLsum"]
+    print(
+        f"{rule} on val, off -> on ({'taken' if taken else 'refused'}): "
+        + ", ".join(f"{f} {off['metrics'][f]:.3f} -> {on['metrics'][f]:.3f}" for f in fields if f in off["metrics"])
+        + "".join(
+            f", {m} effect {effects(off)[m]['difference']:+.3f} -> {effects(on)[m]['difference']:+.3f}"
+            for m in evaluation.control_metrics
+            if m in effects(off) and m in effects(on)
+        ),
+        flush=True,
+    )
     summarizer.settings = settings.but(**{rule: taken})
     return taken, on if taken else off
 
