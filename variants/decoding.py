@@ -99,7 +99,8 @@ def generate(
     numbers from the ``documents`` only (default: the generation config's ``document_words``, unless
     ``constraints=False``; the documents default to the rules' or, without them, the decoded
     ``input_ids``). ``finish_sentences``: no end before a finished sentence (default: the generation config's
-    ``finish_sentences``, unless ``constraints=False``); ``no_repeat_trigrams`` likewise, no token trigram twice unless nothing else is left.
+    ``finish_sentences``, unless ``constraints=False``); ``no_repeat_trigrams`` likewise, no token trigram twice
+    unless nothing else is left.
     ``speedups``: an object with ``guidance_class`` and ``prepare(model, guidance, kwargs) ->
     (context, kwargs)``, for SteerSum's faster path (:mod:`variants.speedups`); the same outputs either way."""
     kwargs.pop("model", None)
