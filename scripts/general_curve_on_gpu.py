@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> None:
     from store.compact import write_compact
     from training.general import train_general
     from training.general_curve import ValSummaries, read_inputs
+    from training.general_recipe import RECIPE
 
     clock = Clock(a.seconds + 120)
     a.out.mkdir(parents=True, exist_ok=True)
@@ -93,8 +94,8 @@ def main(argv: list[str] | None = None) -> None:
         max_examples=16 if a.quick else None,
         learning_rate=a.learning_rate,
         batch_size=2 if a.quick else a.batch_size,
-        max_source_length=32 if a.quick else 256,
-        max_target_length=8 if a.quick else 128,
+        max_source_length=32 if a.quick else RECIPE["max_source_length"],
+        max_target_length=8 if a.quick else RECIPE["max_target_length"],
         save_steps=10**6,
         max_seconds=a.seconds,
         examples=inputs["train"],

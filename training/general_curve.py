@@ -10,8 +10,9 @@ measured rather than guessed.
 ``prepare`` reads the recipe's training mix and the val sets (:mod:`training.general_recipe`) into one file,
 so the machine that trains needs no data loader and no copy of the datasets. Training writes the summaries of
 each evaluated step (:class:`ValSummaries`); ``score`` gives each step ROUGE-1 and ROUGE-2 per set, Lead-k's
-ROUGE-1 at the same length, the share of names and numbers found verbatim in the document, and the
-share of summaries ending a sentence. The test sets are never read: the curve chooses, test reports once.
+ROUGE-1 at the same length, the share of names and numbers found verbatim in the document and the text
+scores (:func:`metrics.quality.quality`), all on the summaries as served (postprocessed). The test sets are
+never read: the curve chooses, test reports once.
 """
 
 from __future__ import annotations
@@ -28,12 +29,16 @@ from .general_evaluation import summarize
 from .general_recipe import RECIPE, evaluation_sets, training_examples
 
 
+def val_sets() -> dict[str, dict]:
+    """The recipe's val sets, each with its examples and the number of lead sentences of its baseline."""
+    return {name: {"examples": examples, "lead": n} for name, (examples, n) in evaluation_sets("val").items()}
+
+
 def write_inputs(out: str | Path) -> Path:
     """The recipe's training mix and the val sets, as xz-compressed JSON."""
-    sets = {name: {"examples": examples, "lead": n} for name, (examples, n) in evaluation_sets("val").items()}
     out = Path(out)
     with lzma.open(out, "wt", encoding="utf-8") as f:
-        json.dump({"train": training_examples(), "val": sets}, f)
+        json.dump({"train": training_examples(), "val": val_sets()}, f)
     return out
 
 
@@ -60,7 +65,7 @@ class ValSummaries(TrainerCallback):
         model.eval()
         point = {}
         for name, entry in self.sets.items():
-            summaries = summarize(
+            point[name] = summarize(
                 model,
                 self.tokenizer,
                 [e["document"] for e in entry["examples"]],
@@ -71,7 +76,6 @@ class ValSummaries(TrainerCallback):
                 no_repeat_ngram_size=RECIPE["no_repeat_ngram_size"],
                 use_cache=True,
             )
-            point[name] = summaries
         model.train(was_training)
         model.save_pretrained(self.snapshots / f"step-{step}")
         self.curve[str(step)] = point
@@ -146,7 +150,7 @@ def plot_curve(rows: list[dict], out: str | Path) -> None:
             color=color,
             label=f"{name}: Lead-k at its length",
         )
-    axis.set_xlabel("training steps (batch 32 after the first 1,300 at 8)")
+    axis.set_xlabel("training steps")
     axis.set_ylabel("ROUGE-1 (val)")
     axis.legend(fontsize=8)
     axis.grid(alpha=0.3)
@@ -168,8 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     if a.command == "prepare":
         print(write_inputs(a.out))
         return
-    sets = {name: {"examples": examples, "lead": n} for name, (examples, n) in evaluation_sets("val").items()}
-    rows = score_curve(json.loads(a.summaries.read_text()), sets, a.start_step)
+    rows = score_curve(json.loads(a.summaries.read_text()), val_sets(), a.start_step)
     a.out.write_text(json.dumps(rows, indent=1))
     if a.plot:
         plot_curve(rows, a.plot)

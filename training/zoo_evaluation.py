@@ -101,9 +101,7 @@ def pick_text_rule(rule: str, off: dict, on: dict, control_metrics, lower_is_bet
     if name is None:
         return True
     sign = -1.0 if name in lower_is_better else 1.0
-    return sign * on["control_sensitivity"]["effect"][name]["difference"] >= (
-        sign * off["control_sensitivity"]["effect"][name]["difference"] - ROUGE_TOLERANCE
-    )
+    return sign * effects(on)[name]["difference"] >= sign * effects(off)[name]["difference"] - ROUGE_TOLERANCE
 
 
 def effects(report: dict) -> dict:
