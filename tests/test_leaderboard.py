@@ -3,6 +3,7 @@ significance marks, and the Space's Leaderboard tab, on a tiny topic checkpoint 
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -303,6 +304,25 @@ def test_a_rewritten_card_keeps_a_systems_cache_and_a_changed_model_file_does_no
     assert fingerprint(entry) == before
     (folder / "generation_config.json").write_text('{"num_beams": 4}\n')
     assert fingerprint(entry) != before
+
+
+def test_a_change_to_the_decoding_code_evaluates_every_model_again(tmp_path, monkeypatch):
+    # the model's files stay as they were, but what it writes does not: its cached rows are stale
+    from types import SimpleNamespace
+
+    import variants.postprocess
+    from benchmarks.leaderboard.harness import fingerprint
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "generation_config.json").write_text("{}\n")
+    model = SimpleNamespace(source="store", location=str(folder))
+    baseline = SimpleNamespace(source="baseline", location="", revision=None, title="baseline: lead")
+    before = fingerprint(model), fingerprint(baseline)
+    changed = tmp_path / "postprocess.py"
+    changed.write_text(Path(variants.postprocess.__file__).read_text() + "\n# a changed rule\n")
+    monkeypatch.setattr(variants.postprocess, "__file__", str(changed))
+    assert fingerprint(model) != before[0] and fingerprint(baseline) == before[1]  # a baseline decodes nothing
 
 
 def test_a_run_over_some_variants_keeps_the_other_variants_tables(board_dir, models_dir, tmp_path):

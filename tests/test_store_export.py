@@ -248,7 +248,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoProcessor, AutoTokenizer
 
 general, routes = sys.argv[1], json.loads(sys.argv[2])
 out = {}
-for variant, (repo, route) in routes.items():
+for variant, repo, route in routes:
     if route == "auto":
         model = AutoModelForSeq2SeqLM.from_pretrained(repo, trust_remote_code=True)
     elif route == "auto-peft":
@@ -275,20 +275,19 @@ print(json.dumps(out))
 def test_every_load_route_gives_the_model_steersum_serves_from_the_repo(exported, tmp_path, monkeypatch):
     from variants import load_summarizer
 
-    routes = {"general": "auto", "tdsum": "auto", "entity": "auto", "ccs": "auto-peft"}
-    runs = [routes, {"topic": "peft", "persona": "peft"}, {"topic": "auto-peft-folder", "persona": "auto-peft-folder"}]
-    got = {}
-    for batch in runs:  # a Hub user's process: no SteerSum, no checkout, the cache after a download, offline
-        run = subprocess.run(
-            [sys.executable, "-c", ROUTES, repo("general"), json.dumps({v: (repo(v), r) for v, r in batch.items()})],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            env=offline_env(tmp_path, exported["cache"]),
-            timeout=600,
-        )
-        assert run.returncode == 0, run.stderr[-3000:]
-        got.update(json.loads(run.stdout.strip().splitlines()[-1]))
+    routes = {"general": "auto", "tdsum": "auto", "entity": "auto", "ccs": "auto-peft"}.items()
+    routes = [*routes, *[(v, r) for r in ("peft", "auto-peft-folder") for v in ("topic", "persona")]]
+    # a Hub user's process: no SteerSum, no checkout, the cache after a download, offline
+    run = subprocess.run(
+        [sys.executable, "-c", ROUTES, repo("general"), json.dumps([(v, repo(v), r) for v, r in routes])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=offline_env(tmp_path, exported["cache"]),
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
     assert len(got) == 8
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(exported["cache"]))
     from transformers import AutoModelForSeq2SeqLM

@@ -10,11 +10,11 @@ import torch
 from transformers import AutoTokenizer, BartForConditionalGeneration, LogitsProcessor, NoRepeatNGramLogitsProcessor
 
 from variants.decoding import generate
-from variants.decoding_rules import FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, REPEAT_PENALTY
+from variants.decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, REPEAT_PENALTY, word_pieces
 from variants.presets import tiny_bart_config
 from variants.rule_processors import (
     DocumentWordsLogitsProcessor,
-    NoRepeatTrigramsLogitsProcessor,
+    NoRepeatNgramsLogitsProcessor,
     SentenceEndLogitsProcessor,
 )
 from variants.seq2seq import GenerationSettings
@@ -109,7 +109,7 @@ def test_generation_without_repeated_trigrams_writes_none(tokenizer):
 def test_a_repeated_trigram_costs_the_penalty_and_is_taken_only_when_nothing_else_is_left(tokenizer):
     # by hand: in [7, 8, 9, 7, 8] the next 9 would repeat (7, 8, 9); every other token keeps its score
     scores = torch.zeros(1, 16)
-    penalised = NoRepeatTrigramsLogitsProcessor()(torch.tensor([[7, 8, 9, 7, 8]]), scores)
+    penalised = NoRepeatNgramsLogitsProcessor()(torch.tensor([[7, 8, 9, 7, 8]]), scores)
     assert penalised[0, 9] == -REPEAT_PENALTY and (penalised[0, :9] == 0).all() and (penalised[0, 10:] == 0).all()
     # "adversarial" a second time: the document-words rule leaves "##aria" alone to go on with "ad ##vers", and
     # that piece repeats the trigram (ad, ##vers, ##aria). A ban leaves no finite score, so the beam would take
@@ -126,8 +126,52 @@ def test_a_repeated_trigram_costs_the_penalty_and_is_taken_only_when_nothing_els
     logits = torch.randn(1, len(tokenizer))
     banned = NoRepeatNGramLogitsProcessor(3)(row, words(row, logits.clone()))
     assert not torch.isfinite(banned).any()
-    kept = NoRepeatTrigramsLogitsProcessor()(row, words(row, logits.clone()))
+    kept = NoRepeatNgramsLogitsProcessor()(row, words(row, logits.clone()))
     assert tokenizer.convert_ids_to_tokens(int(kept.argmax())) == "##aria" and torch.isfinite(kept).sum() == 1
+
+
+def test_a_piece_that_goes_on_with_a_word_is_never_penalised(tokenizer):
+    # "Bruvik" a second time after the same four tokens: a 5-gram ban removes "##u", so with the document-words
+    # rule the word can only stop at "br" ("br university", as served before); judged at word starts, "##u" keeps
+    # its score, and the repeat is judged at the next word's first token ("must" after "br ##u ##vik").
+    document = "A court ruled that Bruvik must pay."
+    ids = tokenizer.encode(document.lower() + " a court ruled that bruvik", add_special_tokens=False)
+    piece, must = tokenizer.convert_tokens_to_ids(["##u", "must"])
+    scores = torch.randn(1, len(tokenizer))
+    at_piece = torch.tensor([ids[:-2]])  # ... a court ruled that br
+    assert torch.isinf(NoRepeatNGramLogitsProcessor(5)(at_piece, scores.clone())[0, piece])
+    words = NoRepeatNgramsLogitsProcessor(5, pieces=word_pieces(tokenizer)[0])
+    assert torch.equal(words(at_piece, scores), scores)  # the only repeat here is a piece: nothing is penalised
+    assert NoRepeatNgramsLogitsProcessor(5)(at_piece, scores)[0, piece] == scores[0, piece] - REPEAT_PENALTY
+    at_word = torch.tensor([ids])  # ... a court ruled that br ##u ##vik
+    out = words(at_word, scores)
+    assert out[0, must] == scores[0, must] - REPEAT_PENALTY and (out != scores).sum() == 1
+
+
+class Kwargs(BartForConditionalGeneration):
+    """A BART whose ``generate`` returns nothing and keeps what it was given."""
+
+    def generate(self, *args, **kwargs):
+        self.given = kwargs
+        return torch.zeros(1, 1, dtype=torch.long)
+
+
+def test_with_document_words_the_models_ngram_ban_is_judged_at_word_starts(tokenizer):
+    model = Kwargs(tiny_bart_config(tokenizer)).eval()
+    model.generation_config.no_repeat_ngram_size = 5
+    batch = tokenizer(DOCUMENTS[:1], return_tensors="pt")
+
+    def given(**switches):
+        generate(model, **batch, tokenizer=tokenizer, **switches)
+        repeats = [p for p in model.given.get("logits_processor", []) if isinstance(p, NoRepeatNgramsLogitsProcessor)]
+        return model.given.get("no_repeat_ngram_size"), [(p.ban.ngram_size, p.pieces is not None) for p in repeats]
+
+    assert given() == (None, [])  # no rule on: generate's own ban, from the generation config
+    assert given(document_words=True) == (0, [(5, True)])
+    assert given(document_words=True, no_repeat_ngram_size=4) == (0, [(4, True)])  # a caller's size is kept
+    assert given(no_repeat_trigrams=True) == (0, [(3, False)])  # no word rule: pieces are judged too
+    setattr(model.generation_config, DOCUMENT_WORDS, True)  # the served default, from the generation config
+    assert given(no_repeat_trigrams=True) == (0, [(3, True)]) and given(constraints=False) == (None, [])
 
 
 def test_the_rule_reads_no_metric_part(tokenizer, monkeypatch):

@@ -97,7 +97,7 @@ def card(model: store.StoredModel, folder: Path | None = None, board: dict | Non
             else []
         )
         + (["with no end before a finished sentence"] if record.get("finish_sentences") else [])
-        + (["with no token trigram repeated"] if record.get("no_repeat_trigrams") else [])
+        + (["with no trigram repeated unless nothing else is left"] if record.get("no_repeat_trigrams") else [])
     )
     if decoding:
         kind += "; it generates " + " and ".join(decoding) + ", as measured"

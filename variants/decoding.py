@@ -22,8 +22,10 @@
   (:class:`~variants.rule_processors.SentenceEndLogitsProcessor`).
 * No repeated trigrams (:data:`~variants.decoding_rules.NO_REPEAT_TRIGRAMS`, or ``no_repeat_trigrams=``):
   a token that repeats a trigram is taken only where nothing else is left
-  (:class:`~variants.rule_processors.NoRepeatTrigramsLogitsProcessor`), in place of the model's
-  ``no_repeat_ngram_size`` (5 in its generation config), whose ban could leave a word no way to finish.
+  (:class:`~variants.rule_processors.NoRepeatNgramsLogitsProcessor`), in place of the model's
+  ``no_repeat_ngram_size`` (5 in its generation config). With the document-words rule on, that n-gram size is
+  kept but judged the same way, and a piece that goes on with a word is never penalised: ``generate``'s ban
+  cut words short or left them no way to finish ("br" for Bruvik, "adversiral").
 * The text fixes (the document's case and spacing, complete sentences) run on decode: ``postprocess.py``,
   through the processor's ``decode``.
 
@@ -50,10 +52,10 @@ import torch
 from transformers import AutoTokenizer, LogitsProcessorList, StoppingCriteriaList
 
 from .classifier_free_guidance import ClassifierFreeGuidance, check_strength, read_strength
-from .decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, DecodingRules
+from .decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, DecodingRules, word_pieces
 from .rule_processors import (
     DocumentWordsLogitsProcessor,
-    NoRepeatTrigramsLogitsProcessor,
+    NoRepeatNgramsLogitsProcessor,
     SentenceEndLogitsProcessor,
     rule_kwargs,
 )
@@ -136,12 +138,16 @@ def generate(
         finish_sentences = constraints and bool(getattr(config, FINISH_SENTENCES, False))
     if no_repeat_trigrams is None:
         no_repeat_trigrams = constraints and bool(getattr(config, NO_REPEAT_TRIGRAMS, False))
-    if no_repeat_trigrams:
-        kwargs["no_repeat_ngram_size"] = 0  # the penalty below stands in for the ban, at 3 tokens not 5
-        processors.append(NoRepeatTrigramsLogitsProcessor())
     if tokenizer is None and (document_words or finish_sentences or (constraints and decoding_rules is not None)):
         # the tokenizer files only: the repo's processor code is not needed to split words into tokens
         tokenizer = AutoTokenizer.from_pretrained(model.name_or_path, trust_remote_code=False)
+    repeat = 3 if no_repeat_trigrams else 0
+    if document_words and not repeat:  # generate's own ban would cut the words the rule holds to the document's
+        repeat = kwargs.get("no_repeat_ngram_size", getattr(config, "no_repeat_ngram_size", None)) or 0
+    if repeat:
+        kwargs["no_repeat_ngram_size"] = 0  # the penalty stands in for the ban
+        pieces = word_pieces(tokenizer)[0] if document_words else None
+        processors.append(NoRepeatNgramsLogitsProcessor(repeat, pieces=pieces))
     if constraints and decoding_rules is not None:
         rules = [DecodingRules.from_json(r) if isinstance(r, dict) else r for r in decoding_rules]
         budget = kwargs.get("max_new_tokens") or config.max_new_tokens or 128

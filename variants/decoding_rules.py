@@ -40,7 +40,7 @@ NO_REPEAT_TRIGRAMS = "no_repeat_trigrams"  # ... and of the rule that no three t
 TEXT_RULES = (DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS)
 KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
 PATH_BIAS = 2.0  # added along a preferred sentence's path: a preference, weaker than a keyword's
-REPEAT_PENALTY = 1e4  # taken from a token that repeats a trigram: below any other token's log-probability
+REPEAT_PENALTY = 1e4  # taken from a token that repeats an n-gram: below any other token's log-probability
 WORD = re.compile(r"\w+")
 SENTENCE_FINISHED = re.compile(r"[.!?](?:\s*[\"'’”)\]])*$")  # a closing mark may follow, spaced as tokens decode
 

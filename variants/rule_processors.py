@@ -10,7 +10,8 @@
 * :class:`DocumentWordsLogitsProcessor`: a word of several tokens, or one that starts with a digit, is one
   the document writes.
 * :class:`SentenceEndLogitsProcessor`: no end before the text finishes a sentence.
-* :class:`NoRepeatTrigramsLogitsProcessor`: no token trigram twice, unless nothing else is left.
+* :class:`NoRepeatNgramsLogitsProcessor`: no token n-gram twice, unless nothing else is left, judged where a word
+  starts.
 
 Ships beside :mod:`variants.decoding` in an exported repo's ``custom_generate/``: torch, transformers and its
 siblings only.
@@ -279,21 +280,32 @@ class SentenceEndLogitsProcessor(LogitsProcessor):
         return out
 
 
-class NoRepeatTrigramsLogitsProcessor(LogitsProcessor):
-    """No token trigram twice, as a penalty rather than a ban: a token that would complete a trigram the row
-    holds already loses :data:`~variants.decoding_rules.REPEAT_PENALTY` from its score, so it is taken only where
-    every token left would repeat one. A ban (``generate``'s ``no_repeat_ngram_size=3``) gets that case wrong:
-    where the document-words rule leaves one piece to finish a word the summary wrote before ("ad ##vers" then
-    "##aria" a second time), the ban left the row no finite score and the beam took any piece, a word the
-    document never writes ("adversiral"); the penalty finishes the word as the document does. Reads the
-    tokens only, no control."""
+class NoRepeatNgramsLogitsProcessor(LogitsProcessor):
+    """No token n-gram twice, as a penalty rather than a ban, judged where a word starts: a token that would
+    complete an n-gram the row holds already loses :data:`~variants.decoding_rules.REPEAT_PENALTY` from its
+    score, so it is taken only where every token left would repeat one; with ``pieces`` (the vocabulary's word
+    pieces, :func:`~variants.decoding_rules.word_pieces`), a piece that goes on with the word so far is never
+    penalised, and the repeat is judged at the next word's first token. A ban (``generate``'s
+    ``no_repeat_ngram_size``) cuts words: where the document-words rule leaves one piece to finish a word the
+    summary wrote before ("ad ##vers" then "##aria" a second time), the ban left the row no finite score and the
+    beam took any piece, a word the document never writes ("adversiral"); where the word could stop short, it
+    stopped ("br" for Bruvik). Reads the tokens only, no control."""
 
-    def __init__(self, size: int = 3, penalty: float = REPEAT_PENALTY):
-        self.ban, self.penalty = NoRepeatNGramLogitsProcessor(size), penalty
+    def __init__(self, size: int = 3, penalty: float = REPEAT_PENALTY, pieces: list[bool] | None = None):
+        self.ban, self.penalty, self.pieces = NoRepeatNGramLogitsProcessor(size), penalty, pieces
+        self._free: torch.Tensor | None = None
+
+    def free(self, size: int, device) -> torch.Tensor:
+        """The tokens never penalised, as a mask over ``size`` scores: the word pieces (added tokens are none)."""
+        if self._free is None or self._free.shape[0] != size:
+            self._free = torch.zeros(size, dtype=torch.bool, device=device)
+            width = min(len(self.pieces or ()), size)
+            self._free[:width] = torch.tensor((self.pieces or [])[:width], dtype=torch.bool, device=device)
+        return self._free
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         banned = torch.isinf(self.ban(input_ids, scores.clone())) & torch.isfinite(scores)
-        return scores - self.penalty * banned
+        return scores - self.penalty * (banned & ~self.free(scores.shape[-1], scores.device))
 
 
 def rule_kwargs(

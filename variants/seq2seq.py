@@ -61,7 +61,7 @@ class GenerationSettings:
     default is its generation config's ``document_words``). ``finish_sentences``: no end before the text ends a
     sentence (:class:`variants.rule_processors.SentenceEndLogitsProcessor`, reading no control either; the
     default is the generation config's). ``no_repeat_trigrams``: no token trigram twice unless nothing else
-    is left (:class:`variants.rule_processors.NoRepeatTrigramsLogitsProcessor`). These three are :data:`variants.decoding_rules.TEXT_RULES`. :meth:`alone`: the model alone, none of them.
+    is left (:class:`variants.rule_processors.NoRepeatNgramsLogitsProcessor`). These three are :data:`variants.decoding_rules.TEXT_RULES`. :meth:`alone`: the model alone, none of them.
     """
 
     num_beams: int = 4

@@ -32,7 +32,7 @@ Written to ``--out``:
 * ``guidance.png`` and a "Control strength" table: the control effect against the guidance strength γ
   for each model whose folder holds a guidance sweep (:mod:`benchmarks.leaderboard.guidance`);
 * ``cache/<variant>/<key>.json``: each system's full evaluation report, keyed by a hash of the model
-  (folder contents or Hub revision), the test set and ``--max-samples``. An interrupted run resumes
+  (folder contents or Hub revision, and the decoding code), the test set and ``--max-samples``. An interrupted run resumes
   from them; delete ``cache/`` to recompute.
 """
 
@@ -61,17 +61,33 @@ log = logging.getLogger(__name__)
 
 
 # --- the systems and their cache keys --------------------------------------------------------
+def decoding_code() -> str:
+    """A digest of the served decoding's code: ``variants/decoding.py``, the modules it imports and
+    ``postprocess.py`` (what an exported repo ships). A change there changes what every model writes, while
+    the model's files stay as they were."""
+    from transformers.dynamic_module_utils import get_relative_import_files
+
+    from variants import decoding, postprocess
+
+    files = [decoding.__file__, *sorted(get_relative_import_files(decoding.__file__)), postprocess.__file__]
+    return hashlib.sha256(b"".join(Path(f).read_bytes() for f in files)).hexdigest()[:16]
+
+
 def fingerprint(entry) -> dict:
     """What identifies a system's numbers besides the data: a Hub revision, or a local folder's
-    files (name, size, modification time), so a retrained checkpoint is evaluated again. Not the
-    card (``README.md``): ``--store-cards`` rewrites it from these very numbers, and it changes no output."""
+    files (name, size, modification time), so a retrained checkpoint is evaluated again; and for a model, the
+    decoding code (:func:`decoding_code`). Not the card (``README.md``): ``--store-cards`` rewrites it from
+    these very numbers, and it changes no output."""
+    if entry.source == "baseline":
+        return {"location": entry.location, "revision": entry.revision, "title": entry.title}
     if entry.source in ("local", "store"):
         files = sorted(p for p in Path(entry.location).iterdir() if p.is_file() and p.name != "README.md")
         return {
             "location": str(Path(entry.location).resolve()),
             "files": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files],
+            "decoding": decoding_code(),
         }
-    return {"location": entry.location, "revision": entry.revision, "title": entry.title}
+    return {"location": entry.location, "revision": entry.revision, "title": entry.title, "decoding": decoding_code()}
 
 
 def cache_file(out: Path, variant: Variant, entry, data_sha: str, max_samples: int | None) -> Path:
