@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 
@@ -43,3 +45,16 @@ def offline_env(home: Path, cache: Path) -> dict:
         "TOKENIZERS_PARALLELISM": "false",
         "OMP_NUM_THREADS": "1",
     }
+
+
+def run_offline(code: str, *args: str, home: Path, cache: Path) -> subprocess.CompletedProcess:
+    """``python -c code args...`` in a Hub user's fresh process (:func:`offline_env`) started in ``home``: its
+    exit code and output, as text."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=home,
+        capture_output=True,
+        text=True,
+        env=offline_env(home, cache),
+        timeout=600,
+    )

@@ -11,8 +11,6 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,7 +19,7 @@ from conftest import add_to_cache
 from huggingface_hub import ModelCard
 from huggingface_hub import constants as hub_constants
 
-from hub_cards.cache import offline_env
+from hub_cards.cache import run_offline
 from hub_cards.export import export_checkpoint
 from hub_cards.export_checks import ExportError
 from metrics.io import read_jsonl
@@ -362,14 +360,7 @@ def test_every_card_snippet_runs_offline_from_the_cache_and_equals_load_summariz
         "import runpy, sys\nfor path in sys.argv[1:]:\n    print('=== ' + path, flush=True)\n"
         "    runpy.run_path(path, run_name='__main__')\n    sys.stdout.flush()\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", runner, *map(str, scripts.values())],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=offline_env(tmp_path, zoo["cache"]),
-        timeout=600,
-    )
+    run = run_offline(runner, *map(str, scripts.values()), home=tmp_path, cache=zoo["cache"])
     assert run.returncode == 0, run.stderr[-4000:]
     printed = dict(zip(scripts, (part.split("\n", 1)[1] for part in run.stdout.split("=== ")[1:])))
     for variant in ZOO:
@@ -453,14 +444,7 @@ def test_the_adapter_loads_with_auto_peft_from_the_cache_in_a_fresh_process(zoo,
         f"model = AutoPeftModelForSeq2SeqLM.from_pretrained({repo('ccs')!r})\n"
         "print(type(model.get_base_model()).__name__, model.peft_config['default'].base_model_name_or_path)\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=offline_env(tmp_path, zoo["cache"]),
-        timeout=300,
-    )
+    run = run_offline(code, home=tmp_path, cache=zoo["cache"])
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split() == ["BartForConditionalGeneration", GENERAL_REPO]
 

@@ -11,8 +11,6 @@ the served decoding; nothing names a machine path; ``publish_store`` uploads eve
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +22,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 from test_hub_repos import training_data
 
-from hub_cards.cache import offline_env
+from hub_cards.cache import run_offline
 from hub_cards.export import export_checkpoint
 from hub_cards.export_checks import ExportError
 from hub_cards.export_weights import ADAPTER, HALF_MODEL, MERGED
@@ -278,14 +276,8 @@ def test_every_load_route_gives_the_model_steersum_serves_from_the_repo(exported
     routes = {"general": "auto", "tdsum": "auto", "entity": "auto", "ccs": "auto-peft"}.items()
     routes = [*routes, *[(v, r) for r in ("peft", "auto-peft-folder") for v in ("topic", "persona")]]
     # a Hub user's process: no SteerSum, no checkout, the cache after a download, offline
-    run = subprocess.run(
-        [sys.executable, "-c", ROUTES, repo("general"), json.dumps([(v, repo(v), r) for v, r in routes])],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=offline_env(tmp_path, exported["cache"]),
-        timeout=600,
-    )
+    routes = json.dumps([(v, repo(v), r) for v, r in routes])
+    run = run_offline(ROUTES, repo("general"), routes, home=tmp_path, cache=exported["cache"])
     assert run.returncode == 0, run.stderr[-3000:]
     got = json.loads(run.stdout.strip().splitlines()[-1])
     assert len(got) == 8

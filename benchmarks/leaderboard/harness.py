@@ -32,8 +32,8 @@ Written to ``--out``:
 * ``guidance.png`` and a "Control strength" table: the control effect against the guidance strength γ
   for each model whose folder holds a guidance sweep (:mod:`benchmarks.leaderboard.guidance`);
 * ``cache/<variant>/<key>.json``: each system's full evaluation report, keyed by a hash of the model
-  (folder contents or Hub revision, and the decoding code), the test set and ``--max-samples``. An interrupted run resumes
-  from them; delete ``cache/`` to recompute.
+  (folder contents or Hub revision, and the decoding code), the test set and ``--max-samples``. An
+  interrupted run resumes from them; delete ``cache/`` to recompute.
 """
 
 from __future__ import annotations
