@@ -46,6 +46,15 @@ from .decoding_rules import (
 )
 
 
+def token_mask(flags: list[bool], size: int, device) -> torch.Tensor:
+    """``flags``, one per vocabulary token, as a mask over ``size`` scores: a token past them (an added token)
+    is not flagged."""
+    mask = torch.zeros(size, dtype=torch.bool, device=device)
+    width = min(len(flags), size)
+    mask[:width] = torch.tensor(flags[:width], dtype=torch.bool, device=device)
+    return mask
+
+
 class WordBoundsLogitsProcessor(LogitsProcessor):
     """Per row: no end of sequence before ``min_words`` words, and when the tokens left in the budget
     (``max_new_tokens``) are barely enough for the words missing, only tokens that start a word; no
@@ -232,12 +241,7 @@ class DocumentWordsLogitsProcessor(LogitsProcessor):
         """The pieces and the digit-starting tokens as masks over ``size`` scores (added tokens are neither),
         built at the first step."""
         if self._masks is None or self._masks[0].shape[0] != size:
-            width = min(len(self.pieces), size)
-            pieces = torch.zeros(size, dtype=torch.bool, device=device)
-            digits = torch.zeros(size, dtype=torch.bool, device=device)
-            pieces[:width] = torch.tensor(self.pieces[:width], device=device)
-            digits[:width] = torch.tensor(self.digits[:width], device=device)
-            self._masks = (pieces, digits)
+            self._masks = (token_mask(self.pieces, size, device), token_mask(self.digits, size, device))
         return self._masks
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
@@ -298,9 +302,7 @@ class NoRepeatNgramsLogitsProcessor(LogitsProcessor):
     def free(self, size: int, device) -> torch.Tensor:
         """The tokens never penalised, as a mask over ``size`` scores: the word pieces (added tokens are none)."""
         if self._free is None or self._free.shape[0] != size:
-            self._free = torch.zeros(size, dtype=torch.bool, device=device)
-            width = min(len(self.pieces or ()), size)
-            self._free[:width] = torch.tensor((self.pieces or [])[:width], dtype=torch.bool, device=device)
+            self._free = token_mask(self.pieces or [], size, device)
         return self._free
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:

@@ -78,16 +78,17 @@ def fingerprint(entry) -> dict:
     files (name, size, modification time), so a retrained checkpoint is evaluated again; and for a model, the
     decoding code (:func:`decoding_code`). Not the card (``README.md``): ``--store-cards`` rewrites it from
     these very numbers, and it changes no output."""
-    if entry.source == "baseline":
-        return {"location": entry.location, "revision": entry.revision, "title": entry.title}
     if entry.source in ("local", "store"):
         files = sorted(p for p in Path(entry.location).iterdir() if p.is_file() and p.name != "README.md")
-        return {
+        identity = {
             "location": str(Path(entry.location).resolve()),
             "files": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files],
-            "decoding": decoding_code(),
         }
-    return {"location": entry.location, "revision": entry.revision, "title": entry.title, "decoding": decoding_code()}
+    else:
+        identity = {"location": entry.location, "revision": entry.revision, "title": entry.title}
+    if entry.source != "baseline":  # a baseline decodes nothing
+        identity["decoding"] = decoding_code()
+    return identity
 
 
 def cache_file(out: Path, variant: Variant, entry, data_sha: str, max_samples: int | None) -> Path:
