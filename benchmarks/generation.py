@@ -161,7 +161,8 @@ def token_agreement(first: list[list[int]], second: list[list[int]]) -> float:
 
 def generated_ids(summarizer, records: list[dict], settings) -> list[list[int]]:
     """Token ids as :meth:`Seq2SeqSummarizer.summarize` generates them (same batching), for comparison."""
-    from variants.seq2seq import by_length, pad, tokenize
+    from variants.seq2seq import by_length
+    from variants.steering import pad, tokenize
 
     variant, tokenizer, model = summarizer.variant, summarizer.tokenizer, summarizer.model
     prepared = [
@@ -173,7 +174,7 @@ def generated_ids(summarizer, records: list[dict], settings) -> list[list[int]]:
     ids, _ = tokenize(tokenizer, prepared, summarizer.max_source_length)
     out = [None] * len(records)
     for rows in by_length([len(x) for x in ids], settings.batch_size):
-        batch = pad(tokenizer, [ids[i] for i in rows], [prepared[i] for i in rows])
+        batch = pad(tokenizer, [[ids[i]] for i in rows], [prepared[i] for i in rows])
         with torch.inference_mode(), settings.autocast("cpu"):
             output = settings.model(model).generate(**batch, **settings.generate_kwargs())
         for i, row in zip(rows, output.tolist()):

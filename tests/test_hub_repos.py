@@ -201,7 +201,7 @@ def test_the_processor_gives_the_inputs_load_summarizer_gives(zoo, from_cache, v
 
     from hub_cards.card import EXAMPLE_DOCUMENT
     from variants import load_summarizer
-    from variants.seq2seq import decoded, pad, tokenize
+    from variants.steering import decoded, pad, read_windows
 
     summarizer = load_summarizer(repo(variant))  # from the cache, as a SteerSum user would
     processor = AutoProcessor.from_pretrained(repo(variant), trust_remote_code=True)
@@ -217,7 +217,13 @@ def test_the_processor_gives_the_inputs_load_summarizer_gives(zoo, from_cache, v
         for given in controls:
             checked = summarizer.variant.validate(given, summarizer.assets)
             prepared = summarizer.variant.prepare(document, checked, summarizer.method, summarizer.assets)
-            ids, [cut] = tokenize(summarizer.tokenizer, [prepared], summarizer.max_source_length)
+            _, ids, [cut] = read_windows(
+                summarizer.tokenizer,
+                lambda _, text: summarizer.variant.prepare(text, checked, summarizer.method, summarizer.assets),
+                [document],
+                summarizer.max_source_length,
+                summarizer.settings.source_windows,
+            )
             expected = pad(summarizer.tokenizer, ids, [prepared])
             got = processor(document, given, return_tensors="pt")
             # beside the model's inputs, what the shipped decoding reads (custom_generate/generate.py)
@@ -229,7 +235,13 @@ def test_the_processor_gives_the_inputs_load_summarizer_gives(zoo, from_cache, v
                 assert processor.notices == [summary.notices], (variant, given)
         # the control-free input classifier-free guidance contrasts with: the same as the variant's
         unconditional = summarizer.variant.unconditional(document, summarizer.method, summarizer.assets)
-        ids, _ = tokenize(summarizer.tokenizer, [unconditional], summarizer.max_source_length)
+        _, ids, _ = read_windows(
+            summarizer.tokenizer,
+            lambda _, text: summarizer.variant.unconditional(text, summarizer.method, summarizer.assets),
+            [document],
+            summarizer.max_source_length,
+            summarizer.settings.source_windows,
+        )
         expected = pad(summarizer.tokenizer, ids, [unconditional])
         got = processor(document, return_tensors="pt", unconditional=True)
         assert set(got) - decoding_inputs(got) == set(expected), variant

@@ -344,12 +344,14 @@ class Variant:
 
 
 def processor_settings(summarizer: Summarizer, **settings: Any) -> dict[str, Any]:
-    """What every processor's ``processor_config.json`` holds: the variant, method, source length and the
-    controls' schema (checked as :meth:`Control.check` does), then the variant's own ``settings``."""
+    """What every processor's ``processor_config.json`` holds: the variant, method, source length, the windows
+    a longer document is read in (the summarizer's ``source_windows``) and the controls' schema (checked as
+    :meth:`Control.check` does), then the variant's own ``settings``."""
     return {
         "variant": summarizer.variant.id,
         "method": summarizer.method,
         "max_source_length": int(getattr(summarizer, "max_source_length", 1024)),
+        "source_windows": int(getattr(getattr(summarizer, "settings", None), "source_windows", 1)),
         "controls": [control.to_json() for control in summarizer.controls()],
         **settings,
     }

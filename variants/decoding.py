@@ -26,6 +26,11 @@
   ``no_repeat_ngram_size`` (5 in its generation config). With the document-words rule on, that n-gram size is
   kept but judged the same way, and a piece that goes on with a word is never penalised: ``generate``'s ban
   cut words short or left them no way to finish ("br" for Bruvik, "adversiral").
+* The whole document (``source_windows`` in the generation config, the processor's setting): a document
+  longer than the model's source limit comes as its windows, ``input_ids`` of shape (documents, windows,
+  tokens), each window the processor's input for a run of whole sentences. The encoder reads each window
+  alone; the decoder attends to all of them at once (:func:`fuse_windows`; Fusion-in-Decoder, Izacard &
+  Grave 2021), so a long document is read whole by a model trained on one window.
 * The text fixes (the document's case and spacing, complete sentences) run on decode: ``postprocess.py``,
   through the processor's ``decode``.
 
@@ -44,12 +49,14 @@ trust_remote_code=True)`` makes it the model's ``generate``. The export copies t
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
 
 import torch
 from transformers import AutoTokenizer, LogitsProcessorList, StoppingCriteriaList
+from transformers.modeling_outputs import BaseModelOutput
 
 from .classifier_free_guidance import ClassifierFreeGuidance, check_strength, read_strength
 from .decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, DecodingRules, word_pieces
@@ -69,6 +76,51 @@ def decoder_room(model) -> int | float:
     open last bin asks for 201+ words) is capped there; unbounded for relative positions (T5)."""
     limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
     return limit - 1 if isinstance(limit, int) else math.inf
+
+
+def fuse_windows(
+    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, extras: dict[str, torch.Tensor] | None = None
+) -> tuple[BaseModelOutput, torch.Tensor]:
+    """The encoder's states of each source's windows (``input_ids`` and ``attention_mask`` of shape (sources,
+    windows, tokens); a window of padding only is skipped), laid end to end per source without their padding:
+    what the decoder attends to, with its (sources, tokens) mask. ``extras``: the encoder's other inputs, per
+    window (leading shape (sources, windows)) or per source (given to each of its windows)."""
+    sources, windows, _ = input_ids.shape
+    real = attention_mask.flatten(0, 1).bool().any(-1)
+    inputs = {"input_ids": input_ids.flatten(0, 1)[real], "attention_mask": attention_mask.flatten(0, 1)[real]}
+    for name, value in (extras or {}).items():
+        per_window = value.dim() >= 2 and tuple(value.shape[:2]) == (sources, windows)
+        inputs[name] = (value.flatten(0, 1) if per_window else value.repeat_interleave(windows, 0))[real]
+    states = model.get_encoder()(**inputs, return_dict=True).last_hidden_state
+    every = states.new_zeros(sources * windows, *states.shape[1:])
+    every[real] = states
+    every = every.reshape(sources, -1, states.shape[-1])
+    keep = attention_mask.reshape(sources, -1).bool()
+    counts = keep.sum(1)
+    fused = every.new_zeros(sources, int(counts.max()), every.shape[-1])
+    mask = attention_mask.new_zeros(sources, fused.shape[1])
+    for row in range(sources):
+        fused[row, : counts[row]] = every[row][keep[row]]
+        mask[row, : counts[row]] = 1
+    return BaseModelOutput(last_hidden_state=fused), mask
+
+
+def encoder_extras(model, inputs: dict) -> dict[str, torch.Tensor]:
+    """The tensors among ``inputs`` the model's encoder reads besides the token ids and their mask (a topic
+    id, say): taken out, for :func:`fuse_windows`."""
+    names = set(inspect.signature(model.get_encoder().forward).parameters) - {"input_ids", "attention_mask"}
+    return {
+        name: inputs.pop(name) for name in list(inputs) if name in names and isinstance(inputs[name], torch.Tensor)
+    }
+
+
+def source_texts(tokenizer, input_ids: torch.Tensor) -> list[str]:
+    """The sources' text, decoded from their ids ((sources, tokens) or windows (sources, windows, tokens))."""
+    if input_ids.dim() == 2:
+        return tokenizer.batch_decode(input_ids, skip_special_tokens=True)
+    return [
+        " ".join(t for t in tokenizer.batch_decode(windows, skip_special_tokens=True) if t) for windows in input_ids
+    ]
 
 
 def generate(
@@ -114,6 +166,18 @@ def generate(
     control_free_mask = None
     if unconditional_encoder_outputs is not None:
         control_free_mask = unconditional.pop("attention_mask", None)
+    elif unconditional.get("input_ids") is not None and unconditional["input_ids"].dim() == 3:  # windows
+        ids, mask = unconditional.pop("input_ids"), unconditional.pop("attention_mask")
+        unconditional_encoder_outputs, control_free_mask = fuse_windows(model, ids, mask, unconditional)
+        unconditional = {}
+    input_ids = args[0] if args else kwargs.get("input_ids")
+    windows = input_ids is not None and input_ids.dim() == 3
+    if windows:
+        args = args[1:]
+        kwargs.pop("input_ids", None)
+        kwargs["encoder_outputs"], kwargs["attention_mask"] = fuse_windows(
+            model, input_ids, kwargs["attention_mask"], encoder_extras(model, kwargs)
+        )
     # a generation config given to generate (an adapter repo's) outranks the model's, as in generate itself
     config = kwargs.get("generation_config") or model.generation_config
     strength = check_strength(read_strength(config, 1.0) if guidance_scale is None else guidance_scale)
@@ -156,9 +220,7 @@ def generate(
         stopping += extra.get("stopping_criteria", [])
         kwargs["max_new_tokens"] = min(extra.get("max_new_tokens", budget), decoder_room(model))
     if document_words:
-        sources = documents
-        if sources is None:
-            sources = tokenizer.batch_decode(args[0] if args else kwargs["input_ids"], skip_special_tokens=True)
+        sources = documents if documents is not None else source_texts(tokenizer, input_ids)
         processors.append(DocumentWordsLogitsProcessor(tokenizer, sources))
     if finish_sentences:
         processors.append(SentenceEndLogitsProcessor(tokenizer))

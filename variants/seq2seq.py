@@ -27,12 +27,13 @@ from tokenizers import AddedToken
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
+from models.processing_base import SOURCE_WINDOWS
 
 from .base import Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
 from .classifier_free_guidance import OLD_STRENGTH_FIELDS, STRENGTH_FIELD, check_strength, read_strength
 from .decoding_rules import TEXT_RULES
 from .speedups import int8_copy, int8_weights_copy
-from .steering import Steering, decoded, pad, tokenize
+from .steering import Steering, decoded, pad, read_windows
 
 DTYPES = ("auto", "bfloat16", "float32", "int8", "int8-weights")
 
@@ -51,6 +52,11 @@ class GenerationSettings:
     a request's few rows, where a decoding step waits on reading weights; a stored model whose record
     says so generates this way. On a GPU the weights' own dtype rules (:func:`load_seq2seq` loads
     bf16 there).
+
+    ``source_windows``: how many windows of ``max_source_length`` tokens a longer document is read in, its
+    decoder attending to all of them (:func:`variants.decoding.fuse_windows`); 1: the document is cut. A
+    checkpoint's default is its generation config's ``source_windows``. It is how the model reads, not a
+    rule on what it writes, so :meth:`alone` keeps it.
 
     ``control_strength``: γ of classifier-free guidance (:mod:`variants.decoding`; ``guidance_scale`` at
     ``generate``), 1 for plain generation, up to 10; a checkpoint's default is its generation config's
@@ -74,6 +80,7 @@ class GenerationSettings:
     document_words: bool = False
     finish_sentences: bool = False
     no_repeat_trigrams: bool = False
+    source_windows: int = 1
 
     def __post_init__(self):
         object.__setattr__(self, "control_strength", check_strength(self.control_strength))
@@ -82,7 +89,7 @@ class GenerationSettings:
                 raise ValueError(f"generation {name} must be true or false, got {getattr(self, name)!r}")
         if self.dtype not in DTYPES:
             raise ValueError(f"generation dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
-        for name in ("num_beams", "max_new_tokens", "batch_size"):
+        for name in ("num_beams", "max_new_tokens", "batch_size", "source_windows"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"generation {name} must be a positive integer, got {getattr(self, name)!r}")
 
@@ -95,6 +102,7 @@ class GenerationSettings:
             "control_strength": read_strength(record, cls.control_strength),
             "constraints": bool(record.get("constraints", cls.constraints)),
             **{rule: bool(record.get(rule, False)) for rule in TEXT_RULES},
+            SOURCE_WINDOWS: int(record.get(SOURCE_WINDOWS, cls.source_windows)),
             "dtype": record.get("dtype", cls.dtype),
         }
         return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
@@ -186,6 +194,7 @@ class Seq2SeqSummarizer(Summarizer):
                 **record,
                 STRENGTH_FIELD: default_strength(model, record),
                 **{rule: bool(getattr(generation_config, rule, False)) for rule in TEXT_RULES},
+                SOURCE_WINDOWS: int(getattr(generation_config, SOURCE_WINDOWS, None) or 1),
             }
         )
 
@@ -211,10 +220,16 @@ class Seq2SeqSummarizer(Summarizer):
         documents = [check_document(d) for d in documents]
         checked = [self.variant.validate(c, self.assets) for c in controls]
         prepared = [self.variant.prepare(d, c, self.method, self.assets) for d, c in zip(documents, checked)]
-        ids, truncated = tokenize(self.tokenizer, prepared, self.max_source_length)
-        steering = Steering(self, settings, documents, checked, prepared)
+        parts, ids, truncated = read_windows(
+            self.tokenizer,
+            lambda i, text: self.variant.prepare(text, checked[i], self.method, self.assets),
+            documents,
+            self.max_source_length,
+            settings.source_windows,
+        )
+        steering = Steering(self, settings, documents, checked, prepared, parts)
         summaries: list[Summary | None] = [None] * len(prepared)
-        for rows in by_length([len(x) for x in ids], settings.batch_size):
+        for rows in by_length([sum(map(len, x)) for x in ids], settings.batch_size):
             batch = pad(self.tokenizer, [ids[i] for i in rows], [prepared[i] for i in rows])
             batch = {k: v.to(self.model.device) for k, v in batch.items()}
             with settings.autocast(self.model.device):

@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from metrics.text import sentences
+from models.processing_base import cut, pad_windows, source_windows
 
 from .base import Prepared, Summary
 from .decoding import generate
@@ -38,8 +39,35 @@ def decoded(text: str, prepared: Prepared, truncated: bool, max_source_length: i
     return Summary(postprocess(text, document), notices)
 
 
-def pad(tokenizer, ids: list[list[int]], prepared: list[Prepared]) -> dict[str, torch.Tensor]:
-    batch = tokenizer.pad({"input_ids": ids}, return_tensors="pt")
+def read_windows(
+    tokenizer, make, documents: list[str], max_source_length: int, most: int
+) -> tuple[list[list[str]], list[list[list[int]]], list[bool]]:
+    """What a summarizer reads of each document, as an exported repo's processor reads it
+    (:func:`models.processing_base.source_windows`, up to ``most`` windows): its parts, their token ids (each
+    part prepared by ``make(i, text)`` for document ``i``, cut to ``max_source_length``) and whether anything
+    of it was cut."""
+
+    def ids(i: int, text: str) -> list[int]:
+        return tokenizer(make(i, text).text, truncation=False)["input_ids"]
+
+    parts, truncated = (
+        zip(
+            *(
+                source_windows(d, lambda text, i=i: len(ids(i, text)), max_source_length, most)
+                for i, d in enumerate(documents)
+            )
+        )
+        if documents
+        else ((), ())
+    )
+    windows = [[cut(ids(i, text), max_source_length) for text in texts] for i, texts in enumerate(parts)]
+    return list(parts), windows, list(truncated)
+
+
+def pad(tokenizer, windows: list[list[list[int]]], prepared: list[Prepared]) -> dict[str, torch.Tensor]:
+    """A batch of each source's windows of token ids (one window each: the usual (sources, tokens) batch;
+    :func:`models.processing_base.pad_windows`) with the prepared inputs' extra inputs."""
+    batch = pad_windows(tokenizer, windows, return_tensors="pt")
     for key in prepared[0].extra if prepared else ():
         batch[key] = torch.tensor([p.extra[key] for p in prepared])
     return dict(batch)
@@ -48,7 +76,7 @@ def pad(tokenizer, ids: list[list[int]], prepared: list[Prepared]) -> dict[str, 
 def encode(tokenizer, prepared: list[Prepared], max_source_length: int) -> tuple[dict[str, torch.Tensor], list[bool]]:
     """A padded batch of prepared inputs (see :func:`tokenize`) and which of them were truncated."""
     ids, truncated = tokenize(tokenizer, prepared, max_source_length)
-    return pad(tokenizer, ids, prepared), truncated
+    return pad(tokenizer, [[x] for x in ids], prepared), truncated
 
 
 class Steering:
@@ -67,16 +95,26 @@ class Steering:
         documents: list[str],
         controls: list[dict],
         prepared: list[Prepared],
+        parts: list[list[str]] | None = None,
     ):
+        """``parts``: what is read of each document (:func:`read_windows`; default: each document whole), the
+        control-free inputs read the same parts."""
         self.summarizer, self.settings, self.documents = summarizer, settings, documents
         variant, method, assets = summarizer.variant, summarizer.method, summarizer.assets
         self.unconditional = self.unconditional_ids = None
         self.differs = [False] * len(documents)
         if settings.control_strength != 1:
             self.unconditional = [variant.unconditional(d, method, assets) for d in documents]
-            self.unconditional_ids, _ = tokenize(
-                summarizer.tokenizer, self.unconditional, summarizer.max_source_length
-            )
+            tokenizer, limit = summarizer.tokenizer, summarizer.max_source_length
+            self.unconditional_ids = [
+                [
+                    cut(x, limit)
+                    for x in tokenizer(
+                        [variant.unconditional(t, method, assets).text for t in texts], truncation=False
+                    )["input_ids"]
+                ]
+                for texts in parts or [[d] for d in documents]
+            ]
             self.differs = [u.text != p.text or u.extra != p.extra for u, p in zip(self.unconditional, prepared)]
         self.rules = (
             [variant.constraints(c, assets) or DecodingRules() for c in controls] if settings.constraints else None
@@ -130,6 +168,8 @@ class Steering:
         the twins' encoder outputs and mask (``docs/log.md`` has what the twins' own encoder pass cost).
         Otherwise ``(inputs, None, None)``: nothing changes."""
         encoder = model.get_encoder()
+        if inputs["input_ids"].dim() == 3:  # windows: generate reads them (variants.decoding.fuse_windows)
+            return inputs, None, None
         twins = (
             self.unconditional_batch(rows, model.device) if getattr(encoder, "encodes_source_alone", False) else None
         )

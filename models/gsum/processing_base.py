@@ -16,6 +16,7 @@ import inspect
 import json
 import logging
 import os
+import re
 import shutil
 
 import numpy as np
@@ -33,6 +34,10 @@ PROCESSOR_FILE = "processor_config.json"
 DECODING_INPUTS = "decoding_inputs"
 SERVED_RULES = "served_rules"  # whether the repo's model is served with its decoding rules (its record's constraints)
 DOCUMENT_WORDS = "document_words"  # whether it is served with the document-words rule, which reads the documents
+# how many windows of ``max_source_length`` tokens a longer document is read in (1: it is cut), in the
+# processor's settings and the model's generation config; generate fuses them (``custom_generate/generate.py``)
+SOURCE_WINDOWS = "source_windows"
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it
     from .postprocess import postprocess
@@ -44,6 +49,51 @@ def cut(ids: list[int], max_length: int) -> list[int]:
     """Token ids cut to ``max_length``, keeping the last (end-of-sequence) one: how SteerSum's trainer and
     summarizer cut a source that is too long."""
     return ids[: max_length - 1] + ids[-1:] if len(ids) > max_length else ids
+
+
+def source_windows(document: str, length, limit: int, most: int) -> tuple[list[str], bool]:
+    """The parts of ``document`` a model reads, and whether anything of it is cut. ``length(text)``: the
+    tokens of a text's prepared input. A document that fits in ``limit`` tokens, or any with ``most`` 1, is
+    one part (cut to ``limit`` when longer). Otherwise its windows: consecutive runs of whole sentences (split
+    after ``.``, ``!`` or ``?`` and a space), each as long as fits in ``limit`` tokens, at most ``most`` of them
+    (the rest is left out; a sentence longer than ``limit`` is a run of its own, cut). The model reads each
+    run as a source of its own, with its own controls, and its decoder reads them together
+    (``custom_generate/generate.py``'s ``fuse_windows``)."""
+    whole = length(document)
+    if whole <= limit or most == 1:
+        return [document], whole > limit
+    windows, current = [], []
+    for sentence in (part for part in SENTENCE_END.split(document.strip()) if part):
+        if current and length(" ".join(current + [sentence])) > limit:
+            windows.append(" ".join(current))
+            current = []
+            if len(windows) == most:
+                return windows, True
+        current.append(sentence)
+    windows.append(" ".join(current))
+    return windows, any(length(window) > limit for window in windows)
+
+
+def pad_windows(tokenizer, windows: list[list[list[int]]], return_tensors=None) -> dict:
+    """Each source's windows of token ids (cut already) as one batch: ``input_ids`` and ``attention_mask`` of
+    shape (sources, windows, tokens), a source with fewer windows filled with windows of padding (mask 0);
+    with one window each, the usual (sources, tokens) batch."""
+    if all(len(w) == 1 for w in windows):
+        return tokenizer.pad({"input_ids": [w[0] for w in windows]}, return_tensors=return_tensors)
+    most = max(len(w) for w in windows)
+    flat = [ids for w in windows for ids in w + [[tokenizer.pad_token_id]] * (most - len(w))]
+    batch = tokenizer.pad({"input_ids": flat}, return_tensors=return_tensors)
+    for key in ("input_ids", "attention_mask"):
+        rows = batch[key]
+        batch[key] = (
+            rows.reshape(len(windows), most, -1)
+            if return_tensors == "pt"
+            else [rows[i * most : (i + 1) * most] for i in range(len(windows))]
+        )
+    for i, w in enumerate(windows):  # the padding windows' one token is padding too
+        for j in range(len(w), most):
+            batch["attention_mask"][i][j][0] = 0
+    return batch
 
 
 def code_files(path: str) -> list[str]:
@@ -171,44 +221,64 @@ class SteerSumProcessor(ProcessorMixin):
 
     def __call__(self, documents, controls=None, return_tensors=None, unconditional=False, **_):
         """Model inputs for ``documents`` under ``controls`` (one dict for all, or one per document); with
-        ``unconditional=True`` the control-free inputs instead (``controls`` are then ignored)."""
+        ``unconditional=True`` the control-free inputs instead (``controls`` are then ignored). With
+        ``source_windows`` above 1 in the settings, a document longer than ``max_source_length`` tokens comes
+        as its windows (:func:`source_windows`): ``input_ids`` of shape (documents, windows, tokens)."""
         documents = [documents] if isinstance(documents, str) else list(documents)
         if controls is None or isinstance(controls, dict):
             controls = [controls] * len(documents)
         if len(controls) != len(documents):
             raise ValueError(f"{len(documents)} documents but {len(controls)} control sets")
-        prepared = []
-        for document, given in zip(documents, controls):
+        for document in documents:
             if not isinstance(document, str) or not document.strip():
                 raise ValueError("document is empty: give the text to summarize")
-            prepared.append(
-                self.unconditional(document.strip())
-                if unconditional
-                else self.prepare(document.strip(), self.check(given))
-            )
-        ids = self.tokenizer([text for text, _, _ in prepared], truncation=False)["input_ids"]
-        batch = self.tokenizer.pad(
-            {"input_ids": [cut(x, self.max_source_length) for x in ids]}, return_tensors=return_tensors
-        )
+        documents = [document.strip() for document in documents]
+        makers = [
+            self.unconditional if unconditional else (lambda text, given=self.check(given): self.prepare(text, given))
+            for given in controls
+        ]
+        prepared = [make(document) for make, document in zip(makers, documents)]
+        pieces = [self.pieces(document, make) for document, make in zip(documents, makers)]
+        batch = self.tokenizer_batch([parts for parts, _ in pieces], makers, return_tensors)
         for key in prepared[0][1] if prepared else ():
             values = [extra[key] for _, extra, _ in prepared]
             batch[key] = torch.tensor(values) if return_tensors == "pt" else values
         if self.settings.get(DECODING_INPUTS) and not unconditional:
-            self.add_decoding_inputs(batch, [d.strip() for d in documents], controls, prepared, return_tensors)
+            self.add_decoding_inputs(batch, documents, controls, prepared, return_tensors, [p for p, _ in pieces])
+        cut_notice = (
+            f"the input was longer than the model's limit of {self.max_source_length} tokens and was truncated"
+        )
         self.notices = [
-            notes
-            + (
-                [f"the input was longer than the model's limit of {self.max_source_length} tokens and was truncated"]
-                if len(x) > self.max_source_length
-                else []
-            )
-            for (_, _, notes), x in zip(prepared, ids)
+            notes + ([cut_notice] if left_out else []) for (_, _, notes), (_, left_out) in zip(prepared, pieces)
         ]
         for notes in self.notices:
             for note in notes:
                 logger.warning(note)
-        self.documents = [document.strip() for document in documents]
+        self.documents = documents
         return batch
+
+    def pieces(self, document: str, make) -> tuple[list[str], bool]:
+        """The parts of ``document`` the model reads, each prepared by ``make`` (:meth:`prepare` with the
+        document's controls, or :meth:`unconditional`), and whether anything of it is cut
+        (:func:`source_windows`, up to the settings' ``source_windows``)."""
+        return source_windows(
+            document,
+            lambda text: len(self.tokenizer(make(text)[0], truncation=False)["input_ids"]),
+            self.max_source_length,
+            int(self.settings.get(SOURCE_WINDOWS, 1)),
+        )
+
+    def tokenizer_batch(self, pieces: list[list[str]], makers: list, return_tensors=None) -> dict:
+        """``input_ids`` and ``attention_mask`` of each document's parts, each prepared by its maker and cut to
+        ``max_source_length`` (:func:`pad_windows`)."""
+        ids = [
+            [
+                cut(x, self.max_source_length)
+                for x in self.tokenizer([make(p)[0] for p in parts], truncation=False)["input_ids"]
+            ]
+            for parts, make in zip(pieces, makers)
+        ]
+        return pad_windows(self.tokenizer, ids, return_tensors)
 
     def rules(self, document: str, controls: dict):
         """The decoding rules for one document and its checked controls, as ``generate`` reads them
@@ -216,17 +286,16 @@ class SteerSumProcessor(ProcessorMixin):
         ``keywords``, ``prefer``: true for every document sentence, ``prefer_bias``); None: none."""
         return None
 
-    def add_decoding_inputs(self, batch, documents, controls, prepared, return_tensors) -> None:
+    def add_decoding_inputs(self, batch, documents, controls, prepared, return_tensors, pieces=None) -> None:
         """What the repo's ``generate`` reads besides the model's inputs: the control-free inputs of
         classifier-free guidance (``unconditional_*``, when any document's differ from its controlled ones:
-        otherwise guidance changes nothing), each document's decoding rules (``decoding_rules``) and, for the
-        document-words rule, the ``documents``."""
+        otherwise guidance changes nothing; read in the same ``pieces`` as the controlled inputs, the
+        documents' windows), each document's decoding rules (``decoding_rules``) and, for the document-words
+        rule, the ``documents``."""
         free = [self.unconditional(document) for document in documents]
         if any(f[0] != p[0] or f[1] != p[1] for f, p in zip(free, prepared)):
-            ids = self.tokenizer([text for text, _, _ in free], truncation=False)["input_ids"]
-            padded = self.tokenizer.pad(
-                {"input_ids": [cut(x, self.max_source_length) for x in ids]}, return_tensors=return_tensors
-            )
+            pieces = pieces or [[document] for document in documents]
+            padded = self.tokenizer_batch(pieces, [self.unconditional] * len(documents), return_tensors)
             for key in ("input_ids", "attention_mask"):
                 batch[f"unconditional_{key}"] = padded[key]
             for key in free[0][1]:
