@@ -125,7 +125,8 @@ INT8_DTYPES = ("int8", "int8-weights")  # the generation dtypes that requantize 
 
 def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
     """How SteerSum serves the model (its record): decoding rules, control strength γ, the text rules
-    (:data:`variants.decoding_rules.TEXT_RULES`), int8 decoder weights."""
+    (:data:`variants.decoding_rules.TEXT_RULES`), int8 decoder weights, and the windows a longer document is
+    read in (``source_windows``)."""
     from variants.classifier_free_guidance import read_strength
 
     guidance = float(read_strength(record, 1) or 1)
@@ -139,6 +140,8 @@ def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
         "guidance": guidance,
         "int8": record.get("dtype") in INT8_DTYPES,
         "measured_int8": record.get("measured_dtype") in INT8_DTYPES,
+        "source_windows": int(record.get("source_windows") or 1),
+        "window_mode": record.get("window_mode") or "fuse",
         **text_rules,
         "plain": not (rules or any(text_rules.values())) and guidance == 1 and record.get("dtype") not in INT8_DTYPES,
     }

@@ -4,6 +4,7 @@ once on test: ``training.zoo_evaluation.evaluate_model`` on a copy of the stored
     python scripts/choose_on_val.py --work DIR [--max-eval-samples 48] NAME [NAME ...]
     python scripts/choose_on_val.py --work DIR --text-rule RULE NAME [NAME ...]
     python scripts/choose_on_val.py --work DIR --apply [--admit-samples 200] NAME [NAME ...]
+    python scripts/choose_on_val.py --work DIR --source-windows 8 [--window-mode pick] [--max-eval-samples 100] NAME ...
 
 For each stored model ``NAME`` (``store/index.json``), the variant's data is built into ``DIR/data/<variant>``
 with the zoo's flags (``training.zoo_models.MODELS``), the model and the general summarizer it adapts are copied
@@ -16,6 +17,16 @@ with the settings the model is served with, and the report (``--report``) holds 
 (``document_words``: names and numbers from the document only; ``finish_sentences``: no end before a finished
 sentence; ``no_repeat_trigrams``: no token trigram twice) as the zoo now does after γ
 (``training.zoo_evaluation.choose_text_rule_again``), and reports them on test again.
+
+``--source-windows N`` chooses how a stored model reads a document longer than its source limit: cut, or in
+up to N windows its decoder reads together (:func:`variants.decoding.fuse_windows`), or with ``--window-mode
+pick`` only the window its controls ask for most (:meth:`variants.base.Variant.relevance`) when it scores
+more than a ratio (each of ``--pick-ratios``) times the first window. The model as served summarizes each of
+its evaluation's long validation sets (``Evaluation.long_validation_sets``) cut and at each candidate; a
+candidate is admissible when ROUGE-1 rises on one set and on no set ROUGE-1 or the lead control metric's
+effect falls by more than 0.02, and the admissible one with the largest ROUGE-1 gain summed over the sets is
+taken (none: cut). The choice is written into the stored model's generation config and record (its
+``choices``, with the val numbers); ``DIR/<NAME>-source-windows.json`` holds the reports.
 
 ``--apply`` then serves each copy at its choice: the copy's defaults become the choice its record holds, and
 it is stored in place of ``NAME`` through :func:`training.storing.put`, which admits a model on a val report
@@ -95,6 +106,85 @@ def choose_text_rule(name: str, work: Path, max_eval_samples: int, rule: str) ->
     return row
 
 
+def choose_windows(name: str, work: Path, max_eval_samples: int, most: int, mode: str, ratios: list[float]) -> dict:
+    """``source_windows`` chosen on val for the stored ``name`` as served (see the module's docstring)."""
+    import store
+    from metrics.io import write_jsonl
+    from training.data import load_examples
+    from training.guidance import ROUGE_TOLERANCE
+    from training.sensitivity import evaluate_with_sensitivity
+    from training.zoo_evaluation import eval_batch_size
+    from variants import load_summarizer
+    from variants.base import read_record, write_record
+    from variants.seq2seq import save_generation_defaults
+
+    folder = store.model_path(name)
+    summarizer = load_summarizer(folder)
+    evaluation = summarizer.variant.evaluation
+    sets = evaluation.long_validation_sets(max_eval_samples)
+    if not sets:
+        raise SystemExit(f"{name}: variant '{summarizer.variant.id}' declares no long validation set")
+    lead = evaluation.control_metrics[0]
+    served, rows = summarizer.settings, {}
+    candidates = {"cut": served.but(source_windows=1, window_mode="fuse")}
+    for ratio in ratios if mode == "pick" else [1.0]:
+        candidates[f"{mode} {ratio:g}"] = served.but(source_windows=most, window_mode=mode, pick_ratio=ratio)
+    work.mkdir(parents=True, exist_ok=True)
+    for set_name, records in sets.items():
+        data_file = work / f"{summarizer.variant.id}-val-{set_name}.jsonl"
+        write_jsonl(data_file, records)
+        examples = load_examples(data_file, summarizer.variant, summarizer.assets)
+        for label, settings in candidates.items():
+            summarizer.settings = settings
+            start = time.perf_counter()
+            report = evaluate_with_sensitivity(summarizer, examples, str(data_file), eval_batch_size())
+            rows[f"{set_name}/{label}"] = {
+                "metrics": report["metrics"],
+                "breakdown": report.get("breakdown", {}),
+                "effect": report["control_sensitivity"]["effect"].get(lead, {}),
+                "seconds": round(time.perf_counter() - start),
+            }
+            print(f"{name} {set_name} {label}: {rows[f'{set_name}/{label}']}", flush=True)
+
+    def gains(label: str) -> dict:
+        return {
+            set_name: {
+                "rouge1": rows[f"{set_name}/{label}"]["metrics"]["rouge1"]
+                - rows[f"{set_name}/cut"]["metrics"]["rouge1"],
+                lead: rows[f"{set_name}/{label}"]["effect"].get("difference", 0.0)
+                - rows[f"{set_name}/cut"]["effect"].get("difference", 0.0),
+            }
+            for set_name in sets
+        }
+
+    def admissible(gain: dict) -> bool:
+        return any(g["rouge1"] > 0 for g in gain.values()) and all(
+            g["rouge1"] >= -ROUGE_TOLERANCE and g[lead] >= -ROUGE_TOLERANCE for g in gain.values()
+        )
+
+    measured = {label: gains(label) for label in candidates if label != "cut"}
+    taken = [label for label in measured if admissible(measured[label])]
+    best = max(taken, key=lambda label: sum(g["rouge1"] for g in measured[label].values()), default=None)
+    settings = candidates[best or "cut"]
+    choice = {
+        "value": best or "cut",
+        "chosen_on": "val",
+        "data": ", ".join(f"{set_name} ({len(records)})" for set_name, records in sets.items()),
+        "gains": measured,
+    }
+    (work / f"{name}-source-windows.json").write_text(json.dumps({"rows": rows, "choice": choice}, indent=1) + "\n")
+    save_generation_defaults(
+        folder,
+        source_windows=settings.source_windows,
+        window_mode=settings.window_mode,
+        pick_ratio=settings.pick_ratio,
+    )
+    record = read_record(folder)
+    write_record(folder, {**record, "choices": {**record.get("choices", {}), "source_windows": choice}})
+    print(f"{name}: chosen on val: {choice['value']} (gains {measured})", flush=True)
+    return choice
+
+
 def apply(name: str, work: Path, admit_samples: int | None) -> tuple[bool, str]:
     """Store the copy of ``name`` in ``work`` at its choice on val, in place of the stored ``name``."""
     import store
@@ -157,6 +247,13 @@ def main(argv: list[str] | None = None) -> int:
         help="choose this rule that reads the text only, for copies chosen already without it",
     )
     parser.add_argument(
+        "--source-windows", type=int, metavar="N", help="choose cut or up to N windows for long documents"
+    )
+    parser.add_argument("--window-mode", choices=["fuse", "pick"], default="fuse", help="with --source-windows")
+    parser.add_argument(
+        "--pick-ratios", type=float, nargs="+", default=[1.0], help="with --window-mode pick: the ratios tried"
+    )
+    parser.add_argument(
         "--admit-samples", type=int, help="with --apply: val examples to admit on (default: the choice's)"
     )
     args = parser.parse_args(argv)
@@ -165,6 +262,12 @@ def main(argv: list[str] | None = None) -> int:
         for _, sentence in results:
             print(sentence)
         return 0 if all(stored for stored, _ in results) else 1
+    if args.source_windows:
+        for name in args.names:
+            choose_windows(
+                name, args.work, args.max_eval_samples, args.source_windows, args.window_mode, args.pick_ratios
+            )
+        return 0
     rows = []
     for name in args.names:
         rows.append(

@@ -678,3 +678,17 @@ def test_max_samples_takes_one_cap_or_one_per_variant():
     for bad in (["0"], ["x"], ["nope=3"], ["ccs=-1"]):
         with pytest.raises(ValueError, match="--max-samples"):
             sample_caps(bad)
+
+
+def test_a_variants_groups_get_a_table_of_their_own():
+    from benchmarks.leaderboard.tables import breakdown_markdown
+
+    part = {
+        "systems": [
+            {"system": "model", "breakdown": {"asked first": {"n": 3, "rouge1": 0.5}, "asked second": {"n": 2}}},
+            {"system": "baseline"},  # no groups: no row
+        ]
+    }
+    lines = breakdown_markdown(["rouge1", "stas"], part)
+    assert lines[-2:] == ["| model | asked first | 3 | 0.5000 | – |", "| model | asked second | 2 | – | – |"]
+    assert breakdown_markdown(["rouge1"], {"systems": [{"system": "baseline"}]}) == []

@@ -33,6 +33,11 @@ def test_windows_are_runs_of_whole_sentences_that_fit():
     assert source_windows(document, words, 9, most=2) == (["A b c. D e!", "F g h i? J."], True)  # the rest left out
     assert source_windows(document, words, 40, most=5) == ([document], False)  # it fits: the document itself
     assert source_windows(document, words, 9, most=1) == ([document], True)  # one window: cut, as before
+    scores = {"A b c. D e!": 0.2, "F g h i? J.": 0.3, "K l m n o p q.": 0.5}
+    # picked: the best window when it scores more than ratio times the first (0.5 > 2 x 0.2), else the first
+    assert source_windows(document, words, 9, 5, scores.get, ratio=2) == (["K l m n o p q."], True)
+    assert source_windows(document, words, 9, 5, scores.get, ratio=2.5) == (["A b c. D e!"], True)  # 0.5 = 2.5 x 0.2
+    assert source_windows(document, words, 40, 5, scores.get) == ([document], False)  # it fits: nothing to pick
 
 
 def test_padding_windows_are_masked_and_one_window_each_is_the_usual_batch():
@@ -95,3 +100,34 @@ def test_an_exported_folder_reads_the_windows_the_space_reads_and_writes_the_sam
         got.append(processor.decode(output[0], skip_special_tokens=True))
     served = SERVED.but(source_windows=8)
     assert got == [summarizer.summarize([d], [c], settings=served)[0].text for d, c in zip(LONG, controls)]
+
+
+def test_a_picked_window_is_the_one_the_topics_tagger_marks_most_in_the_space_and_the_repo(tmp_path):
+    from transformers import AutoProcessor
+
+    from models.topic_bart.processing_topic_bart import TAG
+
+    summarizer, controls = summarizer_of("topic", "prepend-tag", topic_case)
+    summarizer.max_source_length = 32
+    picking = SERVED.but(source_windows=8, window_mode="pick")
+    summarizer.settings = picking
+    out = exported(summarizer, tmp_path / f"pick-{uuid.uuid4().hex[:12]}")
+    for name in ("processor_config.json", "generation_config.json"):
+        config = json.loads((out / name).read_text())
+        (out / name).write_text(json.dumps({**config, "source_windows": 8, "window_mode": "pick"}))
+    processor = AutoProcessor.from_pretrained(out, trust_remote_code=True)
+    business = {"topic": "business"}
+    windows, _ = processor.pieces(LONG[0], lambda text: processor.prepare(text, business))
+    assert len(windows) == 1 and windows[0] in LONG[0]
+    # by hand: the share of [TAG]-marked words of every sentence window, the highest one's is picked
+    sentences = LONG[0].replace(". ", ".\n").split("\n")
+    shares = [processor.prepare(s, business)[0].count(TAG) / 2 / len(s.replace(".", " ").split()) for s in sentences]
+    assert max(shares) > min(shares) and windows[0] == sentences[shares.index(max(shares))]
+    assert summarizer.variant.relevance(windows[0], business, summarizer.assets) == pytest.approx(max(shares))
+    inputs = processor(LONG[0], business, return_tensors="pt")
+    assert inputs["input_ids"].dim() == 2  # one window: the usual batch
+    assert picking.alone().source_windows == 1  # the model alone reads the first window, as trained
+    served = summarizer.summarize([LONG[0]], [business], settings=picking)[0]
+    assert (
+        served.text == summarizer.summarize([windows[0]], [business], settings=picking.but(source_windows=1))[0].text
+    )

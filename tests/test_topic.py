@@ -115,6 +115,19 @@ def test_super_articles_keep_the_target_topic_and_both_sources(data_dir):
         assert main["target_sentences"][0] in example["document"]
         assert other["target_sentences"][-1] in example["document"]
         assert example["document"].startswith(by_id[example["leading"]]["source"][:40].strip())
+        assert example["asked"] == ("first" if example["leading"] == main["id"] else "second")
+
+
+def test_the_breakdown_splits_by_where_the_asked_article_comes(topic):
+    rows = [
+        {"asked": "first", "rouge1": 0.5, "stas": 1.0},
+        {"asked": "second", "rouge1": 0.1, "stas": 0.2},
+        {"asked": "second", "rouge1": 0.3, "stas": None},
+    ]
+    # by hand: second's ROUGE-1 (0.1 + 0.3) / 2; its STAS is missing for one row, so not averaged
+    groups = topic.evaluation.breakdown(rows)
+    assert groups["asked first"] == {"n": 1, "rouge1": 0.5, "stas": 1.0}
+    assert groups["asked second"] == {"n": 2, "rouge1": pytest.approx(0.2)}
 
 
 @pytest.mark.full_data

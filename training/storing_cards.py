@@ -98,6 +98,19 @@ def card(model: store.StoredModel, folder: Path | None = None, board: dict | Non
         )
         + (["with no end before a finished sentence"] if record.get("finish_sentences") else [])
         + (["with no trigram repeated unless nothing else is left"] if record.get("no_repeat_trigrams") else [])
+        + (
+            [
+                f"reading a document longer than its {record.get('max_source_length', 1024)}-token source "
+                + (
+                    f"in the one of up to {record['source_windows']} windows its controls ask for most (a rule: "
+                    "alone, it reads the first)"
+                    if record.get("window_mode") == "pick"
+                    else f"in up to {record['source_windows']} windows its decoder reads together"
+                )
+            ]
+            if int(record.get("source_windows") or 1) > 1
+            else []
+        )
     )
     if decoding:
         kind += "; it generates " + " and ".join(decoding) + ", as measured"

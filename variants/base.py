@@ -310,6 +310,12 @@ class Variant:
         so both batch together. Default: ``prepare`` with no controls."""
         return self.prepare(document, {}, method, assets)
 
+    def relevance(self, text: str, controls: dict, assets: Any = None) -> float:
+        """How much a window of a document holds of what the checked ``controls`` ask for: which window a
+        model reads with ``window_mode`` "pick" (:func:`models.processing_base.source_windows`); the variant's
+        processor scores it the same way. Built from the summarizer's own assets, never a metric's judge."""
+        raise NotImplementedError(f"variant '{self.id}' has no window relevance: its windows can only be fused")
+
     def constraints(self, controls: dict, assets: Any = None) -> Any:
         """The decoding rules for these (validated) controls, a
         :class:`variants.decoding_rules.DecodingRules`, for controls that are a number or a list (a
@@ -345,13 +351,16 @@ class Variant:
 
 def processor_settings(summarizer: Summarizer, **settings: Any) -> dict[str, Any]:
     """What every processor's ``processor_config.json`` holds: the variant, method, source length, the windows
-    a longer document is read in (the summarizer's ``source_windows``) and the controls' schema (checked as
+    a longer document is read in and what is done with them (the summarizer's ``source_windows``,
+    ``window_mode`` and ``pick_ratio``) and the controls' schema (checked as
     :meth:`Control.check` does), then the variant's own ``settings``."""
     return {
         "variant": summarizer.variant.id,
         "method": summarizer.method,
         "max_source_length": int(getattr(summarizer, "max_source_length", 1024)),
         "source_windows": int(getattr(getattr(summarizer, "settings", None), "source_windows", 1)),
+        "window_mode": getattr(getattr(summarizer, "settings", None), "window_mode", "fuse"),
+        "pick_ratio": float(getattr(getattr(summarizer, "settings", None), "pick_ratio", 1.0)),
         "controls": [control.to_json() for control in summarizer.controls()],
         **settings,
     }

@@ -8,7 +8,8 @@ Serving needs none of it (:mod:`variants.base` is the serving contract); evaluat
 * ``metric_names`` and ``control_metrics``: what a report holds, and which of it measures obedience;
 * ``lower_is_better`` and ``contrasts``: how to read a control effect;
 * ``reported``: the paper's own numbers, shown beside ours;
-* ``test_examples`` and ``extra_test_set``: the bundled test sets;
+* ``test_examples`` and ``extra_test_set``: the bundled test sets; ``long_validation_sets``: validation
+  sets of documents longer than a model's source limit, where how it reads them is chosen;
 * ``corpus_scores``, ``breakdown``, ``report_extras``: hooks that see a whole test set;
 * ``paste``: the pasted-controls adversary every control metric must beat.
 """
@@ -60,6 +61,12 @@ class Evaluation:
             f"variant '{self.variant.id}' has no test set {name!r}; it has: "
             f"{', '.join(self.extra_test_sets) or 'none besides its derived one'}"
         )
+
+    def long_validation_sets(self, max_samples: int | None = None) -> dict[str, list[dict]]:
+        """Validation sets, by name, whose documents run past a model's source limit: where the windows a
+        longer document is read in (``source_windows``) are chosen (``scripts/choose_on_val.py
+        --source-windows``). Default: none."""
+        return {}
 
     def corpus_scores(self, records: list[dict], rows: list[dict], source: str = "<records>") -> dict[str, Any]:
         """Metrics that only exist for a whole test set (e.g. EGISES compares the summaries of one

@@ -27,7 +27,7 @@ from tokenizers import AddedToken
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
-from models.processing_base import SOURCE_WINDOWS
+from models.processing_base import PICK_RATIO, SOURCE_WINDOWS, WINDOW_MODE, WINDOW_MODES
 
 from .base import Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
 from .classifier_free_guidance import OLD_STRENGTH_FIELDS, STRENGTH_FIELD, check_strength, read_strength
@@ -56,7 +56,10 @@ class GenerationSettings:
     ``source_windows``: how many windows of ``max_source_length`` tokens a longer document is read in, its
     decoder attending to all of them (:func:`variants.decoding.fuse_windows`); 1: the document is cut. A
     checkpoint's default is its generation config's ``source_windows``. It is how the model reads, not a
-    rule on what it writes, so :meth:`alone` keeps it.
+    rule on what it writes, so :meth:`alone` keeps it. ``window_mode`` "pick" (the generation config's
+    ``window_mode``): the model reads only the window its controls ask for most
+    (:meth:`variants.base.Variant.relevance`) when it scores more than ``pick_ratio`` times the first window
+    (else the first), a rule of the variant's: :meth:`alone` reads the first window, as the model was trained.
 
     ``control_strength``: γ of classifier-free guidance (:mod:`variants.decoding`; ``guidance_scale`` at
     ``generate``), 1 for plain generation, up to 10; a checkpoint's default is its generation config's
@@ -81,12 +84,20 @@ class GenerationSettings:
     finish_sentences: bool = False
     no_repeat_trigrams: bool = False
     source_windows: int = 1
+    window_mode: str = "fuse"
+    pick_ratio: float = 1.0
 
     def __post_init__(self):
         object.__setattr__(self, "control_strength", check_strength(self.control_strength))
         for name in ("constraints", *TEXT_RULES):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"generation {name} must be true or false, got {getattr(self, name)!r}")
+        if self.window_mode not in WINDOW_MODES:
+            raise ValueError(
+                f"generation window_mode must be one of {', '.join(WINDOW_MODES)}, got {self.window_mode!r}"
+            )
+        if not isinstance(self.pick_ratio, (int, float)) or self.pick_ratio < 1:
+            raise ValueError(f"generation pick_ratio must be a number of at least 1, got {self.pick_ratio!r}")
         if self.dtype not in DTYPES:
             raise ValueError(f"generation dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
         for name in ("num_beams", "max_new_tokens", "batch_size", "source_windows"):
@@ -103,6 +114,8 @@ class GenerationSettings:
             "constraints": bool(record.get("constraints", cls.constraints)),
             **{rule: bool(record.get(rule, False)) for rule in TEXT_RULES},
             SOURCE_WINDOWS: int(record.get(SOURCE_WINDOWS, cls.source_windows)),
+            WINDOW_MODE: record.get(WINDOW_MODE, cls.window_mode),
+            PICK_RATIO: float(record.get(PICK_RATIO, cls.pick_ratio)),
             "dtype": record.get("dtype", cls.dtype),
         }
         return cls(**{**given, **{k: v for k, v in overrides.items() if v is not None}})
@@ -112,8 +125,10 @@ class GenerationSettings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def alone(self) -> GenerationSettings:
-        """The model alone: γ = 1 and no decoding rules (neither the variant's nor the text's)."""
-        return self.but(control_strength=1.0, constraints=False, **dict.fromkeys(TEXT_RULES, False))
+        """The model alone: γ = 1 and no decoding rules (neither the variant's nor the text's), and no window
+        picked for it (it reads the first, as trained; fused windows it keeps)."""
+        picked = {"source_windows": 1, "window_mode": "fuse"} if self.window_mode == "pick" else {}
+        return self.but(control_strength=1.0, constraints=False, **dict.fromkeys(TEXT_RULES, False), **picked)
 
     def generate_kwargs(self) -> dict:
         """The keyword arguments of ``model.generate``."""
@@ -195,6 +210,8 @@ class Seq2SeqSummarizer(Summarizer):
                 STRENGTH_FIELD: default_strength(model, record),
                 **{rule: bool(getattr(generation_config, rule, False)) for rule in TEXT_RULES},
                 SOURCE_WINDOWS: int(getattr(generation_config, SOURCE_WINDOWS, None) or 1),
+                WINDOW_MODE: getattr(generation_config, WINDOW_MODE, None) or "fuse",
+                PICK_RATIO: float(getattr(generation_config, PICK_RATIO, None) or 1.0),
             }
         )
 
@@ -226,6 +243,10 @@ class Seq2SeqSummarizer(Summarizer):
             documents,
             self.max_source_length,
             settings.source_windows,
+            (lambda i, text: self.variant.relevance(text, checked[i], self.assets))
+            if settings.window_mode == "pick"
+            else None,
+            settings.pick_ratio,
         )
         steering = Steering(self, settings, documents, checked, prepared, parts)
         summaries: list[Summary | None] = [None] * len(prepared)

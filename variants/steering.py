@@ -40,28 +40,31 @@ def decoded(text: str, prepared: Prepared, truncated: bool, max_source_length: i
 
 
 def read_windows(
-    tokenizer, make, documents: list[str], max_source_length: int, most: int
+    tokenizer, make, documents: list[str], max_source_length: int, most: int, relevance=None, ratio: float = 1.0
 ) -> tuple[list[list[str]], list[list[list[int]]], list[bool]]:
     """What a summarizer reads of each document, as an exported repo's processor reads it
-    (:func:`models.processing_base.source_windows`, up to ``most`` windows): its parts, their token ids (each
-    part prepared by ``make(i, text)`` for document ``i``, cut to ``max_source_length``) and whether anything
-    of it was cut."""
+    (:func:`models.processing_base.source_windows`, up to ``most`` windows; with ``relevance(i, text)``, the
+    window of document ``i`` it scores highest, when more than ``ratio`` times the first): its parts, their
+    token ids (each part prepared by ``make(i, text)``, cut to ``max_source_length``) and whether anything of
+    it was left out."""
 
     def ids(i: int, text: str) -> list[int]:
         return tokenizer(make(i, text).text, truncation=False)["input_ids"]
 
-    parts, truncated = (
-        zip(
-            *(
-                source_windows(d, lambda text, i=i: len(ids(i, text)), max_source_length, most)
-                for i, d in enumerate(documents)
-            )
+    parts, truncated = [], []
+    for i, document in enumerate(documents):
+        texts, left_out = source_windows(
+            document,
+            lambda text, i=i: len(ids(i, text)),
+            max_source_length,
+            most,
+            None if relevance is None else (lambda text, i=i: relevance(i, text)),
+            ratio,
         )
-        if documents
-        else ((), ())
-    )
+        parts.append(texts)
+        truncated.append(left_out)
     windows = [[cut(ids(i, text), max_source_length) for text in texts] for i, texts in enumerate(parts)]
-    return list(parts), windows, list(truncated)
+    return parts, windows, truncated
 
 
 def pad(tokenizer, windows: list[list[list[int]]], prepared: list[Prepared]) -> dict[str, torch.Tensor]:

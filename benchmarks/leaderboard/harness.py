@@ -327,6 +327,7 @@ def system_row(
         "n_examples": report["n_examples"],
         "truncated_inputs": report["truncated_inputs"],
         "metrics": report["metrics"],
+        **({"breakdown": report["breakdown"]} if report.get("breakdown") else {}),
         "cache": str(cache.relative_to(out)),
     }
     if baseline is not None and report is not baseline:

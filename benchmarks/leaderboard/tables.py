@@ -81,12 +81,38 @@ def test_set_markdown(board: dict, part: dict, label: str, reported: bool) -> li
         "controls' own words pasted in (the topic's terms, the entity's name, the keywords, a focus cue "
         "sentence and extra periods, the boost words, the reader's titles).",
     ]
+    lines += breakdown_markdown(names, part)
     lines += control_effect_markdown(board, part)
     lines += [
         f"- {row['system']}: {row['truncated_inputs']} of {row['n_examples']} inputs cut to the model's length limit."
         for row in part["systems"]
         if row["truncated_inputs"]
     ]
+    return lines
+
+
+def breakdown_markdown(names: list[str], part: dict) -> list[str]:
+    """The systems' metrics per group of examples (``Evaluation.breakdown``: where the asked article comes in
+    a topic super-article, say), when the variant reports groups."""
+    groups = sorted({group for row in part["systems"] for group in row.get("breakdown", {})})
+    if not groups:
+        return []
+    lines = [
+        "",
+        "By group:",
+        "",
+        "| system | group | n | " + " | ".join(names) + " |",
+        "|" + "---|" * (len(names) + 3),
+    ]
+    for row in part["systems"]:
+        for group in groups:
+            values = row.get("breakdown", {}).get(group)
+            if values:
+                lines.append(
+                    f"| {row['system']} | {group} | {values['n']} | "
+                    + " | ".join(cell(values.get(n)) for n in names)
+                    + " |"
+                )
     return lines
 
 

@@ -37,6 +37,12 @@ DOCUMENT_WORDS = "document_words"  # whether it is served with the document-word
 # how many windows of ``max_source_length`` tokens a longer document is read in (1: it is cut), in the
 # processor's settings and the model's generation config; generate fuses them (``custom_generate/generate.py``)
 SOURCE_WINDOWS = "source_windows"
+# what is done with the windows: "fuse" (the decoder reads them all) or "pick" (the model reads the one its
+# controls ask for most, by the processor's ``relevance``)
+WINDOW_MODE = "window_mode"
+WINDOW_MODES = ("fuse", "pick")
+# "pick": a later window is read instead of the first only when it scores more than this times the first
+PICK_RATIO = "pick_ratio"
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it
@@ -51,27 +57,39 @@ def cut(ids: list[int], max_length: int) -> list[int]:
     return ids[: max_length - 1] + ids[-1:] if len(ids) > max_length else ids
 
 
-def source_windows(document: str, length, limit: int, most: int) -> tuple[list[str], bool]:
-    """The parts of ``document`` a model reads, and whether anything of it is cut. ``length(text)``: the
+def source_windows(
+    document: str, length, limit: int, most: int, relevance=None, ratio: float = 1.0
+) -> tuple[list[str], bool]:
+    """The parts of ``document`` a model reads, and whether anything of it is left out. ``length(text)``: the
     tokens of a text's prepared input. A document that fits in ``limit`` tokens, or any with ``most`` 1, is
     one part (cut to ``limit`` when longer). Otherwise its windows: consecutive runs of whole sentences (split
     after ``.``, ``!`` or ``?`` and a space), each as long as fits in ``limit`` tokens, at most ``most`` of them
     (the rest is left out; a sentence longer than ``limit`` is a run of its own, cut). The model reads each
     run as a source of its own, with its own controls, and its decoder reads them together
-    (``custom_generate/generate.py``'s ``fuse_windows``)."""
+    (``custom_generate/generate.py``'s ``fuse_windows``). With ``relevance(text)`` (how much a window holds of
+    what the controls ask for), one window only: the one it scores highest (the first of equals) when that
+    scores more than ``ratio`` times the first window, else the first (the start of a document, where its
+    lead is); the rest is left out."""
     whole = length(document)
     if whole <= limit or most == 1:
         return [document], whole > limit
-    windows, current = [], []
+    windows, current, left_out = [], [], False
     for sentence in (part for part in SENTENCE_END.split(document.strip()) if part):
         if current and length(" ".join(current + [sentence])) > limit:
             windows.append(" ".join(current))
             current = []
             if len(windows) == most:
-                return windows, True
+                left_out = True
+                break
         current.append(sentence)
-    windows.append(" ".join(current))
-    return windows, any(length(window) > limit for window in windows)
+    if current:
+        windows.append(" ".join(current))
+    left_out = left_out or any(length(window) > limit for window in windows)
+    if relevance is None or len(windows) == 1:
+        return windows, left_out
+    scores = [relevance(window) for window in windows]
+    best = scores.index(max(scores))
+    return [windows[best] if scores[best] > ratio * scores[0] else windows[0]], True
 
 
 def pad_windows(tokenizer, windows: list[list[list[int]]], return_tensors=None) -> dict:
@@ -233,12 +251,13 @@ class SteerSumProcessor(ProcessorMixin):
             if not isinstance(document, str) or not document.strip():
                 raise ValueError("document is empty: give the text to summarize")
         documents = [document.strip() for document in documents]
+        checked = [None if unconditional else self.check(given) for given in controls]
         makers = [
-            self.unconditional if unconditional else (lambda text, given=self.check(given): self.prepare(text, given))
-            for given in controls
+            self.unconditional if unconditional else (lambda text, given=given: self.prepare(text, given))
+            for given in checked
         ]
         prepared = [make(document) for make, document in zip(makers, documents)]
-        pieces = [self.pieces(document, make) for document, make in zip(documents, makers)]
+        pieces = [self.pieces(*args) for args in zip(documents, makers, checked)]
         batch = self.tokenizer_batch([parts for parts, _ in pieces], makers, return_tensors)
         for key in prepared[0][1] if prepared else ():
             values = [extra[key] for _, extra, _ in prepared]
@@ -257,16 +276,26 @@ class SteerSumProcessor(ProcessorMixin):
         self.documents = documents
         return batch
 
-    def pieces(self, document: str, make) -> tuple[list[str], bool]:
+    def pieces(self, document: str, make, controls: dict | None = None) -> tuple[list[str], bool]:
         """The parts of ``document`` the model reads, each prepared by ``make`` (:meth:`prepare` with the
-        document's controls, or :meth:`unconditional`), and whether anything of it is cut
-        (:func:`source_windows`, up to the settings' ``source_windows``)."""
+        document's ``controls``, or :meth:`unconditional`), and whether anything of it is left out
+        (:func:`source_windows`, up to the settings' ``source_windows``; with ``window_mode`` "pick", the
+        window :meth:`relevance` scores highest for the ``controls`` when it scores ``pick_ratio`` times the
+        first's; without controls, the first)."""
+        pick = self.settings.get(WINDOW_MODE, "fuse") == "pick"
         return source_windows(
             document,
             lambda text: len(self.tokenizer(make(text)[0], truncation=False)["input_ids"]),
             self.max_source_length,
             int(self.settings.get(SOURCE_WINDOWS, 1)),
+            (lambda text: self.relevance(text, controls) if controls is not None else 0.0) if pick else None,
+            float(self.settings.get(PICK_RATIO, 1.0)),
         )
+
+    def relevance(self, text: str, controls: dict) -> float:
+        """How much a window of a document holds of what the checked ``controls`` ask for, for ``window_mode``
+        "pick"; a processor that picks windows defines it."""
+        raise NotImplementedError(f"{type(self).__name__} has no relevance: its windows can only be fused")
 
     def tokenizer_batch(self, pieces: list[list[str]], makers: list, return_tensors=None) -> dict:
         """``input_ids`` and ``attention_mask`` of each document's parts, each prepared by its maker and cut to

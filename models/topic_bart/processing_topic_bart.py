@@ -105,6 +105,14 @@ def topic_text(document: str, topic: str, method: str, tag=None) -> str:
     return f"{topic} {TOPIC} {text}" if method.startswith("prepend") else text
 
 
+def tagged_share(text: str, tag) -> float:
+    """The share of a text's words the topic's :class:`Tagger` marks: how much of a window of a document is
+    about the topic, in the summarizer's own topic space (STAS is judged in another), for ``window_mode``
+    "pick"."""
+    words = len(WORD.findall(text))
+    return tag(text).count(TAG) / 2 / words if words else 0.0
+
+
 def representative_terms(weights: np.ndarray, terms: np.ndarray, n: int) -> list[str]:
     """The ``n`` highest-weighted terms of a topic vector, highest first, ties in alphabetical order;
     fewer when fewer have a positive weight."""
@@ -173,6 +181,10 @@ class TopicProcessor(SteerSumProcessor):
             terms = representative_terms(weights, self.terms, int(self.settings.get("top_n", 100)))
             self.taggers[key] = Tagger(frozenset(terms), self.term)
         return self.taggers[key], notices
+
+    def relevance(self, text: str, controls: dict) -> float:
+        """The share of the window's words the asked topic's tagger marks (:func:`tagged_share`)."""
+        return tagged_share(text, self.tagger(controls["topic"], controls.get("topic_words"))[0])
 
     def unconditional(self, document: str) -> tuple[str, dict, list[str]]:
         """The document as is: no topic prepended, no word tagged; for ``emb`` the topic id that adds no

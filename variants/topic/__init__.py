@@ -41,7 +41,7 @@ from metrics.terms import term
 from metrics.text import WORD
 from metrics.topic_space import TopicSpace
 from models.topic_bart import processing_topic_bart as processing
-from models.topic_bart.processing_topic_bart import TAG, TOPIC, TopicProcessor, topic_text
+from models.topic_bart.processing_topic_bart import TAG, TOPIC, TopicProcessor, tagged_share, topic_text
 
 from ..base import (
     Control,
@@ -242,6 +242,12 @@ class TopicVariant(Variant):
         assets, notices = assets.resolve(controls)
         tag = tagger(assets.terms(topic)) if "tag" in method else None
         return Prepared(topic_text(document, topic, method, tag), notices=notices)
+
+    def relevance(self, text: str, controls: dict, assets: TopicAssets | None = None) -> float:
+        """The share of a window's words the asked topic's tagger marks, in the summarizer's own topic space
+        (:func:`~models.topic_bart.processing_topic_bart.tagged_share`, as the exported processor scores it)."""
+        assets, _ = (assets or self.default_assets()).resolve(controls)
+        return tagged_share(text, tagger(assets.terms(controls["topic"])))
 
     def processor(self, summarizer: Summarizer) -> TopicProcessor:
         """The method's input as a self-contained processor (:mod:`models.topic_bart.processing_topic_bart`):

@@ -63,7 +63,8 @@ JOINS = {"interleaved": interleave, "concatenated": lambda first, second: first 
 
 def super_articles(articles: list[dict], seed: int, split: str, dataset: str, join: str = "interleaved") -> list[dict]:
     """Two examples per pair: the mixed article with a1's summary, and with a2's. Each example's
-    leading article (``leading``: its id) is drawn by the seeded ``rng``, independently of the topic.
+    leading article (``leading``: its id; ``asked``: whether the asked one leads, ``first``, or not) is drawn
+    by the seeded ``rng``, independently of the topic.
     ``join``: the articles' sentences taken in turn (the paper's super-articles) or ``concatenated``,
     one article after the other, as a user pastes two articles: the same draws, so the asked article
     comes first in about half the examples and second in the others."""
@@ -85,6 +86,7 @@ def super_articles(articles: list[dict], seed: int, split: str, dataset: str, jo
                     "sources": [main["id"], other["id"]],
                     "other_topic": other["topic"],
                     "leading": (main if main_leads else other)["id"],
+                    "asked": "first" if main_leads else "second",  # where the asked article starts
                 }
             )
     return out

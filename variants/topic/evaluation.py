@@ -55,16 +55,18 @@ class TopicEvaluation(Evaluation):
         },
     )
 
-    def test_examples(self, max_samples: int | None = None, join: str = "interleaved") -> list[dict]:
-        """Super-articles (Sec. 4.3) built from the ``bbc_summary`` test split, seed 0. The shuffled pass
+    def test_examples(
+        self, max_samples: int | None = None, join: str = "interleaved", split: str = "test"
+    ) -> list[dict]:
+        """Super-articles (Sec. 4.3) built from the ``bbc_summary`` test split (``split``), seed 0. The shuffled pass
         asks each for the other article's topic (``shuffled_controls``): a topic the super-article treats
         as much as the right one, where a topic drawn from another example is mostly one neither article
         is about."""
         from ..sources import load_source
         from .data import super_articles
 
-        articles = load_source("bbc_summary", "test")
-        records = super_articles(articles, seed=0, split="test", dataset="bbc_summary", join=join)[:max_samples]
+        articles = load_source("bbc_summary", split)
+        records = super_articles(articles, seed=0, split=split, dataset="bbc_summary", join=join)[:max_samples]
         return [{**r, "shuffled_controls": {"topic": r["other_topic"]}} for r in records]
 
     extra_test_sets = ("macsum-topic", "concatenated")
@@ -89,6 +91,31 @@ class TopicEvaluation(Evaluation):
             load_source("macsum_doc", "val"), lambda words: any(t in vocabulary for w in words for t in analyze(w))
         )
         return whole_groups(records, max_samples)
+
+    def breakdown(self, rows: list[dict]) -> dict[str, dict]:
+        """The metrics where the asked article comes first (gives the first sentence) and where it comes
+        second: with the articles one after the other, a model that reads only the start of the document
+        fails the second."""
+        groups: dict[str, list[dict]] = {}
+        for row in rows:
+            if row.get("asked"):
+                groups.setdefault(f"asked {row['asked']}", []).append(row)
+        return {
+            name: {
+                "n": len(group),
+                **{
+                    metric: sum(r[metric] for r in group) / len(group)
+                    for metric in self.metric_names
+                    if all(r.get(metric) is not None for r in group)
+                },
+            }
+            for name, group in sorted(groups.items())
+        }
+
+    def long_validation_sets(self, max_samples: int | None = None) -> dict[str, list[dict]]:
+        """The validation split's super-articles, interleaved (the training data's form) and concatenated (two
+        pasted articles, the asked one first or second): two articles run past a 384-token source."""
+        return {join: self.test_examples(max_samples, join, split="val") for join in ("interleaved", "concatenated")}
 
     def paste(self, lead: str, controls: dict, assets: Any = None) -> str:
         """Lead-k followed by the topic's :data:`PASTED_TERMS` top representative terms."""
