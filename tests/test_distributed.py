@@ -23,6 +23,8 @@ SEED, CONTROL_DROPOUT, STEPS, PER_DEVICE, TARGET_TOKENS = 0, 0.4, 3, 2, 8
 # every target is cut to TARGET_TOKENS. The tiny presets and --adapter-dropout 0 draw no dropout masks,
 # and control dropout is drawn per example from --seed, the same in every process.
 SHARED = [
+    "--bf16",  # fp32 on every CPU: bf16 autocast, the default on CPUs with AVX512-BF16, rounds the two runs apart
+    "False",
     "--max-steps",
     str(STEPS),
     "--max-train-samples",
@@ -271,6 +273,8 @@ def test_the_commands_that_start_one_process_fail_saying_why(tmp_path):
         train_file,
         "--max-steps",
         "1",
+        "--bf16",  # fp32, the default where the CPU has no bf16 (with bf16 the flags add --use_cpu themselves)
+        "False",
         "--report-to",
         "none",
         "--output-dir",

@@ -128,6 +128,16 @@ def test_a_picked_window_is_the_one_the_topics_tagger_marks_most_in_the_space_an
     assert inputs["input_ids"].dim() == 2  # one window: the usual batch
     assert picking.alone().source_windows == 1  # the model alone reads the first window, as trained
     served = summarizer.summarize([LONG[0]], [business], settings=picking)[0]
+    words = len(windows[0].split()), len(LONG[0].split())
+    assert (
+        served.notices
+        == processor.notices[0]
+        == [
+            "the input was longer than the model's limit of 32 tokens and was truncated: the model read "
+            f"{words[0]} of its {words[1]} words, the run of whole sentences its controls pick (the start, unless a "
+            "later run matches them clearly better)"
+        ]
+    )
     assert (
         served.text == summarizer.summarize([windows[0]], [business], settings=picking.but(source_windows=1))[0].text
     )

@@ -12,7 +12,7 @@ example's (``shuffled``: a seeded derangement, :func:`derangement`, within a rec
 against the example's own controls and target, so the difference between the ``given`` and the
 ``shuffled`` report is what following the controls earns (:mod:`training.sensitivity`).
 
-Examples are generated longest source first in batches (``variants.base.by_length``: little padding)
+Examples are generated longest source first in batches (``variants.steering.by_length``: little padding)
 under the summarizer's own :class:`variants.seq2seq.GenerationSettings`, the ones the leaderboard and
 the Space use too; rows come back in the data file's order.
 """
@@ -28,7 +28,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from metrics.quality import QUALITY_FIELDS, quality
-from variants.base import Summarizer, by_length
+from variants.base import Summarizer
+from variants.steering import by_length
 
 REPORT_FILE = "eval_report.json"
 CONTROL_MODES = ("given", "shuffled", "none")  # what the system is given; scoring always uses the example's own

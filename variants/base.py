@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from models.processing_base import WINDOW_SETTINGS
 from store.compact import file_sha256
 
 from .evaluation import Evaluation, whole_groups  # noqa: F401  (whole_groups: test sets cut by document)
@@ -311,9 +312,8 @@ class Variant:
         return self.prepare(document, {}, method, assets)
 
     def relevance(self, text: str, controls: dict, assets: Any = None) -> float:
-        """How much a window of a document holds of what the checked ``controls`` ask for: which window a
-        model reads with ``window_mode`` "pick" (:func:`models.processing_base.source_windows`); the variant's
-        processor scores it the same way. Built from the summarizer's own assets, never a metric's judge."""
+        """How much a window of a document holds of what the ``controls`` ask for (``window_mode`` "pick"), from
+        the summarizer's own assets, never a metric's judge, as the variant's processor scores it."""
         raise NotImplementedError(f"variant '{self.id}' has no window relevance: its windows can only be fused")
 
     def constraints(self, controls: dict, assets: Any = None) -> Any:
@@ -350,28 +350,18 @@ class Variant:
 
 
 def processor_settings(summarizer: Summarizer, **settings: Any) -> dict[str, Any]:
-    """What every processor's ``processor_config.json`` holds: the variant, method, source length, the windows
-    a longer document is read in and what is done with them (the summarizer's ``source_windows``,
-    ``window_mode`` and ``pick_ratio``) and the controls' schema (checked as
-    :meth:`Control.check` does), then the variant's own ``settings``."""
+    """What every processor's ``processor_config.json`` holds: the variant, method, source length, how a longer
+    document is read (:data:`WINDOW_SETTINGS` of the summarizer's settings) and the controls' schema (checked
+    as :meth:`Control.check` does), then the variant's own ``settings``."""
+    generation = getattr(summarizer, "settings", None)
     return {
         "variant": summarizer.variant.id,
         "method": summarizer.method,
         "max_source_length": int(getattr(summarizer, "max_source_length", 1024)),
-        "source_windows": int(getattr(getattr(summarizer, "settings", None), "source_windows", 1)),
-        "window_mode": getattr(getattr(summarizer, "settings", None), "window_mode", "fuse"),
-        "pick_ratio": float(getattr(getattr(summarizer, "settings", None), "pick_ratio", 1.0)),
+        **{name: getattr(generation, name) for name in WINDOW_SETTINGS if hasattr(generation, name)},
         "controls": [control.to_json() for control in summarizer.controls()],
         **settings,
     }
-
-
-def by_length(lengths: list[int], batch_size: int) -> list[list[int]]:
-    """Indices in batches of ``batch_size``, longest sources first: each batch holds similar lengths, so
-    little of it is padding (generation batches in evaluation and serving). Callers put results back
-    by index."""
-    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
-    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 def read_record(path: str | Path) -> dict:

@@ -29,11 +29,11 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
 from models.processing_base import PICK_RATIO, SOURCE_WINDOWS, WINDOW_MODE, WINDOW_MODES
 
-from .base import Summarizer, Summary, Variant, by_length, check_document, read_record, write_record
+from .base import Summarizer, Summary, Variant, check_document, read_record, write_record
 from .classifier_free_guidance import OLD_STRENGTH_FIELDS, STRENGTH_FIELD, check_strength, read_strength
 from .decoding_rules import TEXT_RULES
 from .speedups import int8_copy, int8_weights_copy
-from .steering import Steering, decoded, pad, read_windows
+from .steering import Steering, by_length, decoded, pad, read_windows
 
 DTYPES = ("auto", "bfloat16", "float32", "int8", "int8-weights")
 
@@ -256,7 +256,7 @@ class Seq2SeqSummarizer(Summarizer):
             with settings.autocast(self.model.device):
                 output = steering.generate(settings.model(self.model), rows, generation, batch)
             for i, text in zip(rows, self.tokenizer.batch_decode(output, skip_special_tokens=True)):
-                summaries[i] = decoded(text, prepared[i], truncated[i], self.max_source_length, documents[i])
+                summaries[i] = decoded(text, prepared[i], truncated[i], self.max_source_length, documents[i], parts[i])
         return summaries
 
 

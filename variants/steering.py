@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from metrics.text import sentences
-from models.processing_base import cut, pad_windows, source_windows
+from models.processing_base import cut, cut_notice, pad_windows, source_windows
 
 from .base import Prepared, Summary
 from .decoding import generate
@@ -29,14 +29,29 @@ def tokenize(tokenizer, prepared: list[Prepared], max_source_length: int) -> tup
     return [x[: max_source_length - 1] + x[-1:] if cut else x for x, cut in zip(ids, truncated)], truncated
 
 
-def decoded(text: str, prepared: Prepared, truncated: bool, max_source_length: int, document: str) -> Summary:
+def decoded(
+    text: str,
+    prepared: Prepared,
+    truncated: bool,
+    max_source_length: int,
+    document: str,
+    parts: list[str] | None = None,
+) -> Summary:
     """A generated text as a :class:`Summary` in the document's case and spacing, without a trailing
     unfinished sentence (:func:`variants.postprocess.postprocess`), with the notices of its input (and
-    one if it was cut)."""
+    one if it was cut: :func:`models.processing_base.cut_notice` of the ``parts`` it read)."""
     notices = list(prepared.notices)
     if truncated:
-        notices.append(f"the input was longer than the model's limit of {max_source_length} tokens and was truncated")
+        notices.append(cut_notice(max_source_length, document, parts))
     return Summary(postprocess(text, document), notices)
+
+
+def by_length(lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Indices in batches of ``batch_size``, longest sources first: each batch holds similar lengths, so
+    little of it is padding (generation batches in evaluation and serving). Callers put results back
+    by index."""
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
 
 
 def read_windows(

@@ -43,6 +43,7 @@ WINDOW_MODE = "window_mode"
 WINDOW_MODES = ("fuse", "pick")
 # "pick": a later window is read instead of the first only when it scores more than this times the first
 PICK_RATIO = "pick_ratio"
+WINDOW_SETTINGS = (SOURCE_WINDOWS, WINDOW_MODE, PICK_RATIO)  # how a longer document is read, as a processor's settings
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it
@@ -90,6 +91,18 @@ def source_windows(
     scores = [relevance(window) for window in windows]
     best = scores.index(max(scores))
     return [windows[best] if scores[best] > ratio * scores[0] else windows[0]], True
+
+
+def cut_notice(limit: int, document: str, parts: list[str] | None = None) -> str:
+    """The notice of a document the model did not read whole: cut at ``limit`` tokens, or, when it read one
+    window of it (``parts``, from :func:`source_windows` with a ``relevance``), which part."""
+    notice = f"the input was longer than the model's limit of {limit} tokens and was truncated"
+    if parts is not None and len(parts) == 1 and parts[0] != document:
+        notice += (
+            f": the model read {len(parts[0].split())} of its {len(document.split())} words, the run of whole "
+            "sentences its controls pick (the start, unless a later run matches them clearly better)"
+        )
+    return notice
 
 
 def pad_windows(tokenizer, windows: list[list[list[int]]], return_tensors=None) -> dict:
@@ -264,11 +277,9 @@ class SteerSumProcessor(ProcessorMixin):
             batch[key] = torch.tensor(values) if return_tensors == "pt" else values
         if self.settings.get(DECODING_INPUTS) and not unconditional:
             self.add_decoding_inputs(batch, documents, controls, prepared, return_tensors, [p for p, _ in pieces])
-        cut_notice = (
-            f"the input was longer than the model's limit of {self.max_source_length} tokens and was truncated"
-        )
         self.notices = [
-            notes + ([cut_notice] if left_out else []) for (_, _, notes), (_, left_out) in zip(prepared, pieces)
+            notes + ([cut_notice(self.max_source_length, document, parts)] if left_out else [])
+            for (_, _, notes), document, (parts, left_out) in zip(prepared, documents, pieces)
         ]
         for notes in self.notices:
             for note in notes:
