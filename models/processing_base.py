@@ -33,16 +33,10 @@ PROCESSOR_FILE = "processor_config.json"
 DECODING_INPUTS = "decoding_inputs"
 SERVED_RULES = "served_rules"  # whether the repo's model is served with its decoding rules (its record's constraints)
 DOCUMENT_WORDS = "document_words"  # whether it is served with the document-words rule, which reads the documents
-# how many windows of ``max_source_length`` tokens a longer document is read in (1: it is cut), in the
-# processor's settings and the model's generation config; generate fuses them (``custom_generate/generate.py``)
-SOURCE_WINDOWS = "source_windows"
-# what is done with the windows: "fuse" (the decoder reads them all) or "pick" (the model reads the one its
-# controls ask for most, by the processor's ``relevance``)
-WINDOW_MODE = "window_mode"
-WINDOW_MODES = ("fuse", "pick")
-# "pick": a later window is read instead of the first only when it scores more than this times the first
-PICK_RATIO = "pick_ratio"
-WINDOW_SETTINGS = (SOURCE_WINDOWS, WINDOW_MODE, PICK_RATIO)  # how a longer document is read, as a processor's settings
+# How a document longer than ``max_source_length`` is read (processor settings and generation config): in up
+# to ``source_windows`` windows (1: cut), "fuse"d by generate or one "pick"ed (:func:`source_windows`)
+SOURCE_WINDOWS, WINDOW_MODE, PICK_RATIO = "source_windows", "window_mode", "pick_ratio"
+WINDOW_SETTINGS, WINDOW_MODES = (SOURCE_WINDOWS, WINDOW_MODE, PICK_RATIO), ("fuse", "pick")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it

@@ -171,8 +171,7 @@ def generate(
         unconditional_encoder_outputs, control_free_mask = fuse_windows(model, ids, mask, unconditional)
         unconditional = {}
     input_ids = args[0] if args else kwargs.get("input_ids")
-    windows = input_ids is not None and input_ids.dim() == 3
-    if windows:
+    if input_ids is not None and input_ids.dim() == 3:  # windows
         args = args[1:]
         kwargs.pop("input_ids", None)
         kwargs["encoder_outputs"], kwargs["attention_mask"] = fuse_windows(
