@@ -1,5 +1,5 @@
 """A document longer than the model's source limit, read whole: split into windows of whole sentences
-(``models.processing_base.source_windows``, one definition for the Space and the exported processor), each
+(``models.windows.source_windows``, one definition for the Space and the exported processor), each
 encoded alone, the decoder attending to all (``variants.decoding.fuse_windows``), and an exported folder
 writing what the Space serves from the same windows."""
 
@@ -11,7 +11,7 @@ import torch
 from test_decoding import SERVED, exported
 from test_guidance import DOCS, summarizer_of, topic_case
 
-from models.processing_base import pad_windows, source_windows
+from models.windows import pad_windows, source_windows
 from variants.decoding import fuse_windows
 from variants.presets import tiny_tokenizer
 from variants.seq2seq import GenerationSettings
@@ -33,9 +33,15 @@ def test_windows_are_runs_of_whole_sentences_that_fit():
     assert source_windows(document, words, 9, most=2) == (["A b c. D e!", "F g h i? J."], True)  # the rest left out
     assert source_windows(document, words, 40, most=5) == ([document], False)  # it fits: the document itself
     assert source_windows(document, words, 9, most=1) == ([document], True)  # one window: cut, as before
-    scores = {"A b c. D e!": 0.2, "F g h i? J.": 0.3, "K l m n o p q.": 0.5}
-    # picked: the best window when it scores more than ratio times the first (0.5 > 2 x 0.2), else the first
-    assert source_windows(document, words, 9, 5, scores.get, ratio=2) == (["K l m n o p q."], True)
+    # picking reads one of the longest runs that fit from each sentence on, by hand at 9 tokens: "A b c. D e!",
+    # "D e! F g h i? J." (7 words + 2), "F g h i? J.", "J." (the next sentence would make 10), "K l m n o p q."
+    scores = {"A b c. D e!": 0.2, "D e! F g h i? J.": 0.5, "F g h i? J.": 0.3, "J.": 0.1, "K l m n o p q.": 0.45}
+    seen = []
+    assert source_windows(document, words, 9, 5, lambda run: seen.append(run) or scores[run], ratio=2) == (
+        ["D e! F g h i? J."],  # 0.5 > 2 x 0.2: a run across two of the windows above
+        True,
+    )
+    assert seen == list(scores)
     assert source_windows(document, words, 9, 5, scores.get, ratio=2.5) == (["A b c. D e!"], True)  # 0.5 = 2.5 x 0.2
     assert source_windows(document, words, 40, 5, scores.get) == ([document], False)  # it fits: nothing to pick
 

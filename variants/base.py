@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models.processing_base import WINDOW_SETTINGS
+from models.windows import WINDOW_SETTINGS
 from store.compact import file_sha256
 
 from .evaluation import Evaluation, whole_groups  # noqa: F401  (whole_groups: test sets cut by document)

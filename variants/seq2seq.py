@@ -27,7 +27,7 @@ from tokenizers import AddedToken
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 import models  # noqa: F401  (registers SteerSum's architectures with the Auto classes)
-from models.processing_base import PICK_RATIO, SOURCE_WINDOWS, WINDOW_MODE, WINDOW_MODES
+from models.windows import PICK_RATIO, SOURCE_WINDOWS, WINDOW_MODE, WINDOW_MODES
 
 from .base import Summarizer, Summary, Variant, check_document, read_record, write_record
 from .classifier_free_guidance import OLD_STRENGTH_FIELDS, STRENGTH_FIELD, check_strength, read_strength

@@ -12,7 +12,8 @@ from typing import Any
 import torch
 
 from metrics.text import sentences
-from models.processing_base import cut, cut_notice, pad_windows, source_windows
+from models.processing_base import cut
+from models.windows import cut_notice, pad_windows, source_windows
 
 from .base import Prepared, Summary
 from .decoding import generate
@@ -39,7 +40,7 @@ def decoded(
 ) -> Summary:
     """A generated text as a :class:`Summary` in the document's case and spacing, without a trailing
     unfinished sentence (:func:`variants.postprocess.postprocess`), with the notices of its input (and
-    one if it was cut: :func:`models.processing_base.cut_notice` of the ``parts`` it read)."""
+    one if it was cut: :func:`models.windows.cut_notice` of the ``parts`` it read)."""
     notices = list(prepared.notices)
     if truncated:
         notices.append(cut_notice(max_source_length, document, parts))
@@ -58,7 +59,7 @@ def read_windows(
     tokenizer, make, documents: list[str], max_source_length: int, most: int, relevance=None, ratio: float = 1.0
 ) -> tuple[list[list[str]], list[list[list[int]]], list[bool]]:
     """What a summarizer reads of each document, as an exported repo's processor reads it
-    (:func:`models.processing_base.source_windows`, up to ``most`` windows; with ``relevance(i, text)``, the
+    (:func:`models.windows.source_windows`, up to ``most`` windows; with ``relevance(i, text)``, the
     window of document ``i`` it scores highest, when more than ``ratio`` times the first): its parts, their
     token ids (each part prepared by ``make(i, text)``, cut to ``max_source_length``) and whether anything of
     it was left out."""
@@ -84,7 +85,7 @@ def read_windows(
 
 def pad(tokenizer, windows: list[list[list[int]]], prepared: list[Prepared]) -> dict[str, torch.Tensor]:
     """A batch of each source's windows of token ids (one window each: the usual (sources, tokens) batch;
-    :func:`models.processing_base.pad_windows`) with the prepared inputs' extra inputs."""
+    :func:`models.windows.pad_windows`) with the prepared inputs' extra inputs."""
     batch = pad_windows(tokenizer, windows, return_tensors="pt")
     for key in prepared[0].extra if prepared else ():
         batch[key] = torch.tensor([p.extra[key] for p in prepared])

@@ -16,7 +16,6 @@ import inspect
 import json
 import logging
 import os
-import re
 import shutil
 
 import numpy as np
@@ -24,6 +23,8 @@ import torch
 from transformers import AutoTokenizer, PreTrainedConfig, ProcessorMixin
 from transformers.dynamic_module_utils import get_relative_imports
 from transformers.utils import cached_file
+
+from .windows import PICK_RATIO, SOURCE_WINDOWS, WINDOW_MODE, cut_notice, pad_windows, source_windows
 
 logger = logging.getLogger(__name__)
 
@@ -34,11 +35,6 @@ PROCESSOR_FILE = "processor_config.json"
 DECODING_INPUTS = "decoding_inputs"
 SERVED_RULES = "served_rules"  # whether the repo's model is served with its decoding rules (its record's constraints)
 DOCUMENT_WORDS = "document_words"  # whether it is served with the document-words rule, which reads the documents
-# How a document longer than ``max_source_length`` is read (processor settings and generation config): in up
-# to ``source_windows`` windows (1: cut), "fuse"d by generate or one "pick"ed (:func:`source_windows`)
-SOURCE_WINDOWS, WINDOW_MODE, PICK_RATIO = "source_windows", "window_mode", "pick_ratio"
-WINDOW_SETTINGS, WINDOW_MODES = (SOURCE_WINDOWS, WINDOW_MODE, PICK_RATIO), ("fuse", "pick")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 try:  # in an exported repo: decoded text in the document's case and spacing, as SteerSum serves it
     from .postprocess import postprocess
@@ -50,75 +46,6 @@ def cut(ids: list[int], max_length: int) -> list[int]:
     """Token ids cut to ``max_length``, keeping the last (end-of-sequence) one: how SteerSum's trainer and
     summarizer cut a source that is too long."""
     return ids[: max_length - 1] + ids[-1:] if len(ids) > max_length else ids
-
-
-def source_windows(
-    document: str, length, limit: int, most: int, relevance=None, ratio: float = 1.0
-) -> tuple[list[str], bool]:
-    """The parts of ``document`` a model reads, and whether anything of it is left out. ``length(text)``: the
-    tokens of a text's prepared input. A document that fits in ``limit`` tokens, or any with ``most`` 1, is
-    one part (cut to ``limit`` when longer). Otherwise its windows: consecutive runs of whole sentences (split
-    after ``.``, ``!`` or ``?`` and a space), each as long as fits in ``limit`` tokens, at most ``most`` of them
-    (the rest is left out; a sentence longer than ``limit`` is a run of its own, cut). The model reads each
-    run as a source of its own, with its own controls, and its decoder reads them together
-    (``custom_generate/generate.py``'s ``fuse_windows``). With ``relevance(text)`` (how much a window holds of
-    what the controls ask for), one window only: the one it scores highest (the first of equals) when that
-    scores more than ``ratio`` times the first window, else the first (the start of a document, where its
-    lead is); the rest is left out."""
-    whole = length(document)
-    if whole <= limit or most == 1:
-        return [document], whole > limit
-    windows, current, left_out = [], [], False
-    for sentence in (part for part in SENTENCE_END.split(document.strip()) if part):
-        if current and length(" ".join(current + [sentence])) > limit:
-            windows.append(" ".join(current))
-            current = []
-            if len(windows) == most:
-                left_out = True
-                break
-        current.append(sentence)
-    if current:
-        windows.append(" ".join(current))
-    left_out = left_out or any(length(window) > limit for window in windows)
-    if relevance is None or len(windows) == 1:
-        return windows, left_out
-    scores = [relevance(window) for window in windows]
-    best = scores.index(max(scores))
-    return [windows[best] if scores[best] > ratio * scores[0] else windows[0]], True
-
-
-def cut_notice(limit: int, document: str, parts: list[str] | None = None) -> str:
-    """The notice of a document the model did not read whole: cut at ``limit`` tokens, or, when it read one
-    window of it (``parts``, from :func:`source_windows` with a ``relevance``), which part."""
-    notice = f"the input was longer than the model's limit of {limit} tokens and was truncated"
-    if parts is not None and len(parts) == 1 and parts[0] != document:
-        notice += (
-            f": the model read {len(parts[0].split())} of its {len(document.split())} words, the run of whole "
-            "sentences its controls pick (the start, unless a later run matches them clearly better)"
-        )
-    return notice
-
-
-def pad_windows(tokenizer, windows: list[list[list[int]]], return_tensors=None) -> dict:
-    """Each source's windows of token ids (cut already) as one batch: ``input_ids`` and ``attention_mask`` of
-    shape (sources, windows, tokens), a source with fewer windows filled with windows of padding (mask 0);
-    with one window each, the usual (sources, tokens) batch."""
-    if all(len(w) == 1 for w in windows):
-        return tokenizer.pad({"input_ids": [w[0] for w in windows]}, return_tensors=return_tensors)
-    most = max(len(w) for w in windows)
-    flat = [ids for w in windows for ids in w + [[tokenizer.pad_token_id]] * (most - len(w))]
-    batch = tokenizer.pad({"input_ids": flat}, return_tensors=return_tensors)
-    for key in ("input_ids", "attention_mask"):
-        rows = batch[key]
-        batch[key] = (
-            rows.reshape(len(windows), most, -1)
-            if return_tensors == "pt"
-            else [rows[i * most : (i + 1) * most] for i in range(len(windows))]
-        )
-    for i, w in enumerate(windows):  # the padding windows' one token is padding too
-        for j in range(len(w), most):
-            batch["attention_mask"][i][j][0] = 0
-    return batch
 
 
 def code_files(path: str) -> list[str]:
