@@ -142,6 +142,7 @@ def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
         "measured_int8": record.get("measured_dtype") in INT8_DTYPES,
         "source_windows": int(record.get("source_windows") or 1),
         "window_mode": record.get("window_mode") or "fuse",
+        "pick_ratio": float(record.get("pick_ratio") or 1.0),
         **text_rules,
         "plain": not (rules or any(text_rules.values())) and guidance == 1 and record.get("dtype") not in INT8_DTYPES,
     }

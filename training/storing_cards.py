@@ -102,8 +102,8 @@ def card(model: store.StoredModel, folder: Path | None = None, board: dict | Non
             [
                 f"reading a document longer than its {record.get('max_source_length', 1024)}-token source "
                 + (
-                    f"in the one of up to {record['source_windows']} windows its controls ask for most (a rule: "
-                    "alone, it reads the first)"
+                    "in the run of whole sentences that fits it and its controls ask for most, when clearly more "
+                    "than the first (a rule: alone, it reads the first)"
                     if record.get("window_mode") == "pick"
                     else f"in up to {record['source_windows']} windows its decoder reads together"
                 )
