@@ -123,7 +123,7 @@ def test_a_picked_window_is_the_one_the_topics_tagger_marks_most_in_the_space_an
         (out / name).write_text(json.dumps({**config, "source_windows": 8, "window_mode": "pick"}))
     processor = AutoProcessor.from_pretrained(out, trust_remote_code=True)
     business = {"topic": "business"}
-    windows, _ = processor.pieces(LONG[0], lambda text: processor.prepare(text, business))
+    windows, _ = processor.parts(LONG[0], lambda text: processor.prepare(text, business))
     assert len(windows) == 1 and windows[0] in LONG[0]
     # by hand: the share of [TAG]-marked words of every sentence window, the highest one's is picked
     sentences = LONG[0].replace(". ", ".\n").split("\n")

@@ -191,16 +191,18 @@ class SteerSumProcessor(ProcessorMixin):
             for given in checked
         ]
         prepared = [make(document) for make, document in zip(makers, documents)]
-        pieces = [self.pieces(*args) for args in zip(documents, makers, checked)]
-        batch = self.tokenizer_batch([parts for parts, _ in pieces], makers, return_tensors)
+        read = [self.parts(*args) for args in zip(documents, makers, checked)]
+        batch = self.tokenizer_batch([parts for parts, _ in read], makers, return_tensors)
         for key in prepared[0][1] if prepared else ():
             values = [extra[key] for _, extra, _ in prepared]
             batch[key] = torch.tensor(values) if return_tensors == "pt" else values
         if self.settings.get(DECODING_INPUTS) and not unconditional:
-            self.add_decoding_inputs(batch, documents, controls, prepared, return_tensors, [p for p, _ in pieces])
+            self.add_decoding_inputs(
+                batch, documents, controls, prepared, return_tensors, [parts for parts, _ in read]
+            )
         self.notices = [
             notes + ([cut_notice(self.max_source_length, document, parts)] if left_out else [])
-            for (_, _, notes), document, (parts, left_out) in zip(prepared, documents, pieces)
+            for (_, _, notes), document, (parts, left_out) in zip(prepared, documents, read)
         ]
         for notes in self.notices:
             for note in notes:
@@ -208,7 +210,7 @@ class SteerSumProcessor(ProcessorMixin):
         self.documents = documents
         return batch
 
-    def pieces(self, document: str, make, controls: dict | None = None) -> tuple[list[str], bool]:
+    def parts(self, document: str, make, controls: dict | None = None) -> tuple[list[str], bool]:
         """The parts of ``document`` the model reads, each prepared by ``make`` (:meth:`prepare` with the
         document's ``controls``, or :meth:`unconditional`), and whether anything of it is left out
         (:func:`source_windows`, up to the settings' ``source_windows``; with ``window_mode`` "pick", the
@@ -229,15 +231,15 @@ class SteerSumProcessor(ProcessorMixin):
         "pick"; a processor that picks windows defines it."""
         raise NotImplementedError(f"{type(self).__name__} has no relevance: its windows can only be fused")
 
-    def tokenizer_batch(self, pieces: list[list[str]], makers: list, return_tensors=None) -> dict:
+    def tokenizer_batch(self, parts: list[list[str]], makers: list, return_tensors=None) -> dict:
         """``input_ids`` and ``attention_mask`` of each document's parts, each prepared by its maker and cut to
         ``max_source_length`` (:func:`pad_windows`)."""
         ids = [
             [
                 cut(x, self.max_source_length)
-                for x in self.tokenizer([make(p)[0] for p in parts], truncation=False)["input_ids"]
+                for x in self.tokenizer([make(text)[0] for text in texts], truncation=False)["input_ids"]
             ]
-            for parts, make in zip(pieces, makers)
+            for texts, make in zip(parts, makers)
         ]
         return pad_windows(self.tokenizer, ids, return_tensors)
 
@@ -247,16 +249,16 @@ class SteerSumProcessor(ProcessorMixin):
         ``keywords``, ``prefer``: true for every document sentence, ``prefer_bias``); None: none."""
         return None
 
-    def add_decoding_inputs(self, batch, documents, controls, prepared, return_tensors, pieces=None) -> None:
+    def add_decoding_inputs(self, batch, documents, controls, prepared, return_tensors, parts=None) -> None:
         """What the repo's ``generate`` reads besides the model's inputs: the control-free inputs of
         classifier-free guidance (``unconditional_*``, when any document's differ from its controlled ones:
-        otherwise guidance changes nothing; read in the same ``pieces`` as the controlled inputs, the
+        otherwise guidance changes nothing; read in the same ``parts`` as the controlled inputs, the
         documents' windows), each document's decoding rules (``decoding_rules``) and, for the document-words
         rule, the ``documents``."""
         free = [self.unconditional(document) for document in documents]
         if any(f[0] != p[0] or f[1] != p[1] for f, p in zip(free, prepared)):
-            pieces = pieces or [[document] for document in documents]
-            padded = self.tokenizer_batch(pieces, [self.unconditional] * len(documents), return_tensors)
+            parts = parts or [[document] for document in documents]
+            padded = self.tokenizer_batch(parts, [self.unconditional] * len(documents), return_tensors)
             for key in ("input_ids", "attention_mask"):
                 batch[f"unconditional_{key}"] = padded[key]
             for key in free[0][1]:
