@@ -93,6 +93,21 @@ class Evaluation:
         return lead
 
 
+def group_means(groups: dict[str, list[dict]], metric_names: tuple[str, ...]) -> dict[str, dict]:
+    """Each group's size and mean of each metric every row of it has: a ``breakdown``'s values."""
+    return {
+        name: {
+            "n": len(group),
+            **{
+                metric: sum(r[metric] for r in group) / len(group)
+                for metric in metric_names
+                if all(r.get(metric) is not None for r in group)
+            },
+        }
+        for name, group in groups.items()
+    }
+
+
 def whole_groups(records: list[dict], max_samples: int | None, key: str = "doc_id") -> list[dict]:
     """The first records, whole groups only (records sharing ``key``, e.g. one document's): as many
     groups as fit in ``max_samples`` records, at least one. A test set whose shuffled controls stay

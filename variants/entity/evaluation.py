@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..evaluation import Evaluation
+from ..evaluation import Evaluation, group_means
 from .baseline import entity_of
 
 
@@ -40,17 +40,7 @@ class EntityEvaluation(Evaluation):
         groups: dict[str, list[dict]] = {}
         for row in rows:
             groups.setdefault(row.get("dataset", "?"), []).append(row)
-        return {
-            dataset: {
-                "n": len(group),
-                **{
-                    name: sum(r[name] for r in group) / len(group)
-                    for name in self.metric_names
-                    if all(r.get(name) is not None for r in group)
-                },
-            }
-            for dataset, group in groups.items()
-        }
+        return group_means(groups, self.metric_names)
 
     def test_examples(self, max_samples: int | None = None) -> list[dict]:
         """Rule-(a) examples (:mod:`variants.entity.data`) of the bundled ``bbc_summary`` test split

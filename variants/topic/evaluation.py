@@ -8,7 +8,7 @@ from typing import Any
 
 from metrics.terms import analyze
 
-from ..evaluation import Evaluation, whole_groups
+from ..evaluation import Evaluation, group_means, whole_groups
 
 PASTED_TERMS = 10  # the pasted row's terms: ten of them alone already score STAS 1.0
 
@@ -100,17 +100,7 @@ class TopicEvaluation(Evaluation):
         for row in rows:
             if row.get("asked"):
                 groups.setdefault(f"asked {row['asked']}", []).append(row)
-        return {
-            name: {
-                "n": len(group),
-                **{
-                    metric: sum(r[metric] for r in group) / len(group)
-                    for metric in self.metric_names
-                    if all(r.get(metric) is not None for r in group)
-                },
-            }
-            for name, group in sorted(groups.items())
-        }
+        return group_means(dict(sorted(groups.items())), self.metric_names)
 
     def long_validation_sets(self, max_samples: int | None = None) -> dict[str, list[dict]]:
         """The validation split's super-articles, interleaved (the training data's form) and concatenated (two
