@@ -26,8 +26,7 @@ def tokenize(tokenizer, prepared: list[Prepared], max_source_length: int) -> tup
     """Token ids of prepared inputs; sources longer than ``max_source_length`` tokens are cut (keeping
     the end-of-sequence token) and flagged, so callers can say so instead of failing."""
     ids = tokenizer([p.text for p in prepared], truncation=False)["input_ids"]
-    truncated = [len(x) > max_source_length for x in ids]
-    return [x[: max_source_length - 1] + x[-1:] if cut else x for x, cut in zip(ids, truncated)], truncated
+    return [cut(x, max_source_length) for x in ids], [len(x) > max_source_length for x in ids]
 
 
 def decoded(
@@ -64,8 +63,12 @@ def read_windows(
     token ids (each part prepared by ``make(i, text)``, cut to ``max_source_length``) and whether anything of
     it was left out."""
 
+    known: dict[tuple[int, str], list[int]] = {}  # a part's length was counted on the ids it is read as
+
     def ids(i: int, text: str) -> list[int]:
-        return tokenizer(make(i, text).text, truncation=False)["input_ids"]
+        if (i, text) not in known:
+            known[i, text] = tokenizer(make(i, text).text, truncation=False)["input_ids"]
+        return known[i, text]
 
     parts, truncated = [], []
     for i, document in enumerate(documents):
