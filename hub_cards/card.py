@@ -85,6 +85,15 @@ ARCHITECTURES = {"bart": "BART", "t5": "T5", "mt5": "mT5"}
 CUSTOM_GENERATE = "custom_generate/generate.py"  # the served decoding, run by transformers' generate
 MEASURED = "## Measured on the leaderboard"  # the store card's section that the leaderboard writes
 # The decoding rules each variant's served model runs with (the variant's ``constraints``), in words.
+# How a card names each text rule a model is served with (variants.decoding_rules.TEXT_RULES).
+TEXT_RULE_WORDS = {
+    "document_words": "the document-words rule (a word of several tokens, or one that starts with a digit, is one the "
+    "document writes: names and numbers are copied, not invented)",
+    "finish_sentences": "the finished-sentences rule (no end before the text ends a sentence)",
+    "no_repeat_trigrams": "no repeated trigram (a repeat taken only where nothing else is left)",
+    "no_doubled_words": "no word twice in a row (taken again only where nothing else is left)",
+    "verbatim_quotes": "verbatim quotes (inside quotation marks, only the document's own words in its order)",
+}
 DECODING_RULES = {
     "ccs": "the requested length bin as word bounds and the requested keywords enforced, and for high readability "
     "the document's sentences of common words preferred",
@@ -134,9 +143,19 @@ def decoding_facts(record: dict, variant_id: str) -> dict[str, Any]:
     from variants.decoding_rules import TEXT_RULES
 
     text_rules = {rule: bool(record.get(rule)) for rule in TEXT_RULES}
+    served = []
+    if rules:
+        described = DECODING_RULES.get(variant_id, "the variant's decoding rules")
+        served.append(f"decoding rules ({described})")
+    if guidance != 1:
+        served.append(
+            f"classifier-free guidance at control strength γ = {guidance:g} (the controlled input contrasted with "
+            "the control-free one)"
+        )
+    served += [words for rule, words in TEXT_RULE_WORDS.items() if text_rules.get(rule)]
     return {
         "rules": rules,
-        "rules_text": DECODING_RULES.get(variant_id, "the variant's decoding rules") if rules else "none",
+        "served": ", ".join(served[:-1]) + (" and " if len(served) > 1 else "") + (served[-1] if served else ""),
         "guidance": guidance,
         "int8": record.get("dtype") in INT8_DTYPES,
         "measured_int8": record.get("measured_dtype") in INT8_DTYPES,

@@ -30,6 +30,8 @@ METRIC_LABELS = {
     "output_words": "mean summary length (words)",
     "ends_sentence": "share ending a sentence",
     "repeated_trigram": "share with a repeated 3-gram",
+    "doubled_word": "share with a word written twice in a row",
+    "altered_quote": "share quoting words the document does not write",
     "unsupported_facts": "names and numbers not in the document (mean)",
     "has_unsupported": "share with a name or number not in the document",
 }

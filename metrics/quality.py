@@ -5,7 +5,10 @@ A control metric says whether a summary obeys its control; these say whether it 
 * ``ends_sentence`` (1/0): the summary ends in sentence-final punctuation (``. ! ?``, possibly followed
   by a closing quote or bracket), so it was not cut mid-sentence;
 * ``repeated_trigram`` (1/0): a run of three lower-cased words (:data:`metrics.text.WORD`) occurs twice
-  row anywhere in it, the mark of a decoding loop ("out out out", a sentence written twice);
+  anywhere in it, the mark of a decoding loop ("out out out", a sentence written twice);
+* ``doubled_word`` (1/0): a word comes twice in a row ("with with", "was was"), a loop no trigram shows;
+* ``altered_quote`` (1/0): it puts in quotation marks words its document does not write in that order (a
+  made-up quote: "I don't want me to get in in the competition");
 * ``unsupported_facts`` (count) and ``has_unsupported`` (1/0): the summary's names and numbers that its
   document never writes, compared case-insensitively. A name is a capitalised word that does not
   start a sentence, or one :func:`summary_facts` finds in lower-cased text (a word the document only
@@ -24,7 +27,14 @@ import re
 
 from metrics.text import WORD as TOKEN
 
-QUALITY_FIELDS = ("ends_sentence", "repeated_trigram", "unsupported_facts", "has_unsupported")
+QUALITY_FIELDS = (
+    "ends_sentence",
+    "repeated_trigram",
+    "doubled_word",
+    "altered_quote",
+    "unsupported_facts",
+    "has_unsupported",
+)
 LENGTH_FIELDS = ("words", "asked_min_words", "asked_max_words", "length_in_bounds")  # only where a length is asked
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 WORD = re.compile(r"[a-z][a-z'-]*")  # a fact's word: hyphens and apostrophes inside ("o'shea", "non-league")
@@ -34,6 +44,8 @@ CAPITALISED = re.compile(r"(?<![\w'’-])([A-Z][A-Za-z'’-]*)")
 SENTENCE_BREAK = re.compile(r"(?:^|[.!?:][\"'”’)\]]*)[\s\"'“‘(\[]*$")
 UNFINISHED = "the summary does not end with a complete sentence"  # the notice of a failed ``ends_sentence``
 POSSESSIVE = re.compile(r"(?:['’]s?)$")
+QUOTE = re.compile(r'["“”]')
+DOUBLED = re.compile(r"(?<![\w'’-])(\w+)\s+\1(?![\w'’-])", re.IGNORECASE)  # "with with", not "that that's"
 TITLES = frozenset({"mr", "mrs", "ms", "dr", "prof", "sir", "dame", "lord", "lady"})  # a name's title is no fact
 
 
@@ -128,14 +140,59 @@ def repeated_trigram(summaries: list[str]) -> list[int]:
     return flags
 
 
+def doubled_word(summaries: list[str]) -> list[int]:
+    """1 for each summary in which a lower-cased word follows itself, with nothing but spaces between, else 0
+    ("with with"; "had, had" is no double)."""
+    return [int(bool(DOUBLED.search(summary))) for summary in summaries]
+
+
+def quotes(text: str) -> list[str]:
+    """What ``text`` puts in quotation marks: straight marks pair in order (the first opens), curly ones say
+    which they are; a quote left open runs to the end."""
+    found, start = [], None
+    for match in QUOTE.finditer(text):
+        mark = match.group(0)
+        if start is None and mark != "”":
+            start = match.end()
+        elif start is not None and mark != "“":
+            found.append(text[start : match.start()])
+            start = None
+    return found + ([text[start:]] if start is not None else [])
+
+
+def altered_quotes(summary: str, document: str) -> list[str]:
+    """The summary's quotes (:func:`quotes`), stripped, whose lower-cased words (:data:`metrics.text.WORD`) the
+    document does not write in a row; a quote without a word is none."""
+
+    def words(text: str) -> str:
+        return " ".join(w.lower() for w in TOKEN.findall(text))
+
+    written = f" {words(document)} "
+    return [q.strip() for q in quotes(summary) if words(q) and f" {words(q)} " not in written]
+
+
 def quality(summaries: list[str], documents: list[str]) -> list[dict[str, int]]:
     """The :data:`QUALITY_FIELDS` of each summary against its document."""
     if len(summaries) != len(documents):
         raise ValueError(f"{len(summaries)} summaries but {len(documents)} documents")
     missing = [unsupported(s, d) for s, d in zip(summaries, documents)]
     return [
-        {"ends_sentence": end, "repeated_trigram": loop, "unsupported_facts": len(m), "has_unsupported": int(bool(m))}
-        for end, loop, m in zip(ends_sentence(summaries), repeated_trigram(summaries), missing)
+        {
+            "ends_sentence": end,
+            "repeated_trigram": loop,
+            "doubled_word": double,
+            "altered_quote": int(bool(altered_quotes(s, d))),
+            "unsupported_facts": len(m),
+            "has_unsupported": int(bool(m)),
+        }
+        for s, d, end, loop, double, m in zip(
+            summaries,
+            documents,
+            ends_sentence(summaries),
+            repeated_trigram(summaries),
+            doubled_word(summaries),
+            missing,
+        )
     ]
 
 
@@ -173,6 +230,11 @@ def quality_notices(
         notices.append(UNFINISHED)
     if repeated_trigram([summary])[0]:
         notices.append("the summary repeats itself (three words in a row occur twice)")
+    altered = altered_quotes(summary, document)
+    if altered:
+        notices.append(f"the summary quotes words the document does not write: “{altered[0][:80]}”")
+    if doubled_word([summary])[0]:
+        notices.append(f"the summary writes a word twice in a row ({DOUBLED.search(summary).group(0)!r})")
     missing = unsupported(summary, document)
     if missing:
         notices.append(

@@ -13,9 +13,10 @@ is picked from the zoo's sweep; the copy is then evaluated once on ``test.jsonl`
 ``eval_report.json``). The store itself is not touched: the printed table says where the choice on val agrees
 with the settings the model is served with, and the report (``--report``) holds every number.
 
-``--text-rule`` chooses, for copies chosen already without it, a rule that reads the text and no control
+``--text-rule`` chooses, for copies chosen already without it (or, where ``DIR`` holds none, the stored model as
+served), a rule that reads the text and no control
 (``document_words``: names and numbers from the document only; ``finish_sentences``: no end before a finished
-sentence; ``no_repeat_trigrams``: no token trigram twice) as the zoo now does after γ
+sentence; ``no_repeat_trigrams``: no token trigram twice; ``no_doubled_words``: no word twice in a row) as the zoo now does after γ
 (``training.zoo_evaluation.choose_text_rule_again``), and reports them on test again.
 
 ``--source-windows N`` chooses how a stored model reads a document longer than its source limit: cut, or in
@@ -89,14 +90,48 @@ def choose(name: str, work: Path, max_eval_samples: int) -> dict:
     return row
 
 
+def served_copy(name: str, work: Path, max_eval_samples: int) -> None:
+    """A copy of the stored ``name`` in ``work`` with its val report as served, where none was chosen there: the
+    variant's data built, the copy and the general summarizer copied, and the copy at its served settings
+    evaluated on the first ``max_eval_samples`` val examples (with control sensitivity), the report a text rule
+    is chosen against (:func:`training.zoo_evaluation.choose_text_rule_again`)."""
+    import store
+    from training.data import load_examples
+    from training.evaluate import write_report
+    from training.sensitivity import evaluate_with_sensitivity
+    from training.zoo_evaluation import VAL_REPORT, eval_batch_size
+    from training.zoo_models import MODELS, Budget
+    from training.zoo_training import build_data
+    from variants import load_summarizer
+    from variants.base import read_record
+
+    copy = work / "models" / name
+    if (copy / VAL_REPORT).is_file():
+        return
+    [stored] = [m for m in store.read_index() if m.name == name]
+    [zoo_model] = [m for m in MODELS if m.variant == stored.variant]
+    data = build_data(zoo_model, work, Budget(0, max_eval_samples=max_eval_samples))
+    for folder in (store.GENERAL, name):  # the adapter names its base as ../general
+        if not (work / "models" / folder).is_dir():
+            shutil.copytree(store.model_path(folder), work / "models" / folder)
+    summarizer = load_summarizer(copy)
+    val_file = data / "val.jsonl"
+    val = load_examples(val_file, summarizer.variant, summarizer.assets, max_eval_samples)
+    report = evaluate_with_sensitivity(summarizer, val, str(val_file), eval_batch_size())
+    report.update(split="val", chosen_on="val", choices=read_record(copy).get("choices") or {})
+    write_report(report, copy / VAL_REPORT)
+
+
 def choose_text_rule(name: str, work: Path, max_eval_samples: int, rule: str) -> dict:
-    """The text rule ``rule`` chosen on val for the copy of ``name`` in ``work``, chosen there already."""
+    """The text rule ``rule`` chosen on val for the copy of ``name`` in ``work``: one chosen there already, else
+    the stored model as served (:func:`served_copy`)."""
     import store
     from training.zoo_evaluation import choose_text_rule_again
     from training.zoo_models import Budget
 
     [stored] = [m for m in store.read_index() if m.name == name]
     start = time.perf_counter()
+    served_copy(name, work, max_eval_samples)
     result = choose_text_rule_again(
         work / "models" / name, work / "data" / stored.variant, Budget(0, max_eval_samples=max_eval_samples), rule
     )

@@ -38,7 +38,7 @@ def format_value(value) -> str:
 
 def text_checks(quality: dict) -> list[tuple[bool, str]]:
     """A result's text checks (its ``quality``: :mod:`metrics.quality`) as (passed, words) pairs: the
-    sentence end, a repeated 3-gram, names and numbers the document lacks, and the length against the
+    sentence end, a repeated 3-gram, a word twice in a row, an altered quote, names and numbers the document lacks, and the length against the
     asked one where the controls ask for a length."""
     missing = quality["unsupported_facts"]
     checks = [
@@ -46,6 +46,14 @@ def text_checks(quality: dict) -> list[tuple[bool, str]]:
         (
             not quality["repeated_trigram"],
             "a repeated 3-gram" if quality["repeated_trigram"] else "no repeated 3-gram",
+        ),
+        (
+            not quality["doubled_word"],
+            "a word twice in a row" if quality["doubled_word"] else "no word twice in a row",
+        ),
+        (
+            not quality["altered_quote"],
+            "a quote the document does not write" if quality["altered_quote"] else "no altered quote",
         ),
         (
             not missing,

@@ -1,4 +1,4 @@
-"""The document-words rule (variants/decoding_rules.py, variants/rule_processors.py): a word the vocabulary writes in
+"""The document-words rule (variants/decoding_rules.py, variants/text_rules.py): a word the vocabulary writes in
 several tokens, or one that starts with a digit, is one the document writes. Checked by hand on MiniLM's WordPiece
 tokenizer (as stored), and on a tiny random BART generating with it, where without the rule such words are invented."""
 
@@ -11,8 +11,8 @@ from transformers import AutoTokenizer, BartForConditionalGeneration
 from variants.decoding import generate
 from variants.decoding_rules import document_words, last_word, word_pieces
 from variants.presets import tiny_bart_config
-from variants.rule_processors import DocumentWordsLogitsProcessor
 from variants.seq2seq import GenerationSettings
+from variants.text_rules import DocumentWordsLogitsProcessor
 
 WORDPIECE = Path(__file__).resolve().parents[1] / "store" / "models" / "general"  # MiniLM's tokenizer, as stored
 DOCUMENT = "Davies joined from Loftus Road in 2019 for £960m, a 56% rise."

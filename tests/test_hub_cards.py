@@ -142,6 +142,7 @@ def test_export_lays_out_the_hub_repo(checkpoints, exported):
             "decoding_rules.py",
             "generate.py",
             "rule_processors.py",
+            "text_rules.py",
         ]
         files = [p for p in folder.rglob("*") if p.is_file()]
         assert all(p.suffix not in (".bin", ".pt", ".pth", ".pkl") for p in files)

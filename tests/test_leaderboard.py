@@ -692,3 +692,18 @@ def test_a_variants_groups_get_a_table_of_their_own():
     lines = breakdown_markdown(["rouge1", "stas"], part)
     assert lines[-2:] == ["| model | asked first | 3 | 0.5000 | – |", "| model | asked second | 2 | – | – |"]
     assert breakdown_markdown(["rouge1"], {"systems": [{"system": "baseline"}]}) == []
+
+
+def test_each_test_set_has_a_table_of_its_systems_text():
+    from benchmarks.leaderboard.tables import text_markdown
+
+    part = {
+        "systems": [
+            {"system": "model", "metrics": {"ends_sentence": 1.0, "repeated_trigram": 0.25, "has_unsupported": 0.5}},
+            {"system": "baseline", "metrics": {"doubled_word": 0.0, "altered_quote": 0.125}},
+        ]
+    }
+    lines = text_markdown(part)
+    assert "| system | ends a sentence | repeated 3-gram | word twice in a row | altered quote |" in lines[3]
+    # a share a report does not hold (measured before it was scored) is a dash, never a zero
+    assert lines[-2:] == ["| model | 1.0000 | 0.2500 | – | – | 0.5000 |", "| baseline | – | – | 0.0000 | 0.1250 | – |"]

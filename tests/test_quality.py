@@ -2,7 +2,15 @@
 
 import pytest
 
-from metrics.quality import QUALITY_FIELDS, ends_sentence, quality, quality_notices, repeated_trigram, unsupported
+from metrics.quality import (
+    QUALITY_FIELDS,
+    doubled_word,
+    ends_sentence,
+    quality,
+    quality_notices,
+    repeated_trigram,
+    unsupported,
+)
 
 DOCUMENT = (
     "Renault's profit rose to 1.4bn euros (£960m) in 2004, said chairman Louis Schweitzer. "
@@ -37,6 +45,23 @@ def test_repeated_trigram_finds_loops_in_any_case():
     assert repeated_trigram(["Davies impressed during. Then davies IMPRESSED DURING a loan."]) == [1]
 
 
+def test_doubled_word_finds_a_word_twice_in_a_row_in_any_case():
+    # topic's own faults ("With with", "get in in", "bible bible"); a comma, another word or a word's part between
+    # the two is no double ("had, had", "that that's", "Le-May may")
+    assert doubled_word(
+        [
+            "With with the rise.",
+            "I want to get in in the race.",
+            "chart bible bible British",
+            "It had, had it not.",
+            "He said that that's fine.",
+            "Le-May may go.",
+            "the theme park",
+            "rose 10 10 times",
+        ]
+    ) == [1, 1, 1, 0, 0, 0, 0, 1]
+
+
 def test_unsupported_facts_are_names_and_numbers_the_document_lacks():
     # 55% is not the document's 5.25%; "Underwood" is a capitalised word mid-sentence it never writes
     assert unsupported("Renault's profit rose 55% said Mr Underwood.", DOCUMENT) == ["55", "underwood"]
@@ -53,8 +78,22 @@ def test_unsupported_facts_are_names_and_numbers_the_document_lacks():
 def test_quality_gives_every_field_per_summary():
     summaries = ["Renault's profit rose to 1.4bn euros.", "profit rose rose rose rose and 77"]
     assert quality(summaries, [DOCUMENT] * 2) == [
-        {"ends_sentence": 1, "repeated_trigram": 0, "unsupported_facts": 0, "has_unsupported": 0},
-        {"ends_sentence": 0, "repeated_trigram": 1, "unsupported_facts": 1, "has_unsupported": 1},
+        {
+            "ends_sentence": 1,
+            "repeated_trigram": 0,
+            "doubled_word": 0,
+            "altered_quote": 0,
+            "unsupported_facts": 0,
+            "has_unsupported": 0,
+        },
+        {
+            "ends_sentence": 0,
+            "repeated_trigram": 1,
+            "doubled_word": 1,
+            "altered_quote": 0,
+            "unsupported_facts": 1,
+            "has_unsupported": 1,
+        },
     ]
     assert set(quality(summaries[:1], [DOCUMENT])[0]) == set(QUALITY_FIELDS)
     with pytest.raises(ValueError, match="2 summaries but 1 documents"):
@@ -64,7 +103,8 @@ def test_quality_gives_every_field_per_summary():
 def test_a_notice_for_each_failed_score_and_none_for_good_text():
     assert quality_notices("Renault's profit rose to 1.4bn euros.", DOCUMENT) == []
     notices = quality_notices("Profit rose rose rose rose said Mr Underwood", DOCUMENT)
-    assert len(notices) == 3 and "underwood" in notices[2] and "complete sentence" in notices[0]
+    assert len(notices) == 4 and "underwood" in notices[3] and "complete sentence" in notices[0]
+    assert notices[2] == "the summary writes a word twice in a row ('rose rose')"
 
 
 def test_length_against_the_asked_word_range():

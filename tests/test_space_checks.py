@@ -9,7 +9,14 @@ from metrics.io import read_jsonl
 
 # 60 whitespace words, none repeated and none a name (stop words), one sentence: passes every text check
 SIXTY = " ".join(sorted(ENGLISH_STOP_WORDS)[:60]).capitalize() + "."
-GOOD = {"ends_sentence": 1, "repeated_trigram": 0, "unsupported_facts": 0, "has_unsupported": 0}
+GOOD = {
+    "ends_sentence": 1,
+    "repeated_trigram": 0,
+    "doubled_word": 0,
+    "altered_quote": 0,
+    "unsupported_facts": 0,
+    "has_unsupported": 0,
+}
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +40,8 @@ def test_the_panel_and_the_tables_show_each_check_passed_or_failed():
     bad = {
         "ends_sentence": 0,
         "repeated_trigram": 1,
+        "doubled_word": 1,
+        "altered_quote": 0,
         "unsupported_facts": 2,
         "has_unsupported": 1,
         "words": 60,
@@ -43,12 +52,13 @@ def test_the_panel_and_the_tables_show_each_check_passed_or_failed():
     scores = {"length_hit": {"value": 0.0, "meaning": "in the bin", "details": None}}
     panel = metrics_markdown({"scores": scores, "quality": bad, "notices": ["n"]}).splitlines()
     assert panel[1] == (
-        "- **text** — ✗ does not end a sentence · ✗ a repeated 3-gram · ✗ 2 name(s) or number(s) not in the "
-        "document · ✗ 60 words (asked 1-50 words)"
+        "- **text** — ✗ does not end a sentence · ✗ a repeated 3-gram · ✗ a word twice in a row · ✓ no altered "
+        "quote · ✗ 2 name(s) or number(s) not in the document · ✗ 60 words (asked 1-50 words)"
     )
     good_panel = metrics_markdown({"scores": scores, "quality": GOOD, "notices": []}).splitlines()
     assert good_panel[1] == (
-        "- **text** — ✓ ends a sentence · ✓ no repeated 3-gram · ✓ every name and number in the document"
+        "- **text** — ✓ ends a sentence · ✓ no repeated 3-gram · ✓ no word twice in a row · ✓ no altered quote · "
+        "✓ every name and number in the document"
     )
     assert checks_cell(GOOD) == "✓" and checks_cell({**GOOD, "repeated_trigram": 1}) == "✗ a repeated 3-gram"
     open_bin = {**GOOD, "words": 60, "asked_min_words": 201, "asked_max_words": None, "length_in_bounds": 0}
@@ -85,6 +95,8 @@ def test_a_scored_summary_carries_its_checks_and_the_asked_length(service, docum
     assert {k: loop["quality"][k] for k in GOOD} == {
         "ends_sentence": 0,
         "repeated_trigram": 1,
+        "doubled_word": 1,
+        "altered_quote": 0,
         "unsupported_facts": 1,
         "has_unsupported": 1,
     }

@@ -317,8 +317,8 @@ def test_cards_name_the_base_their_own_data_and_the_served_decoding(exported):
         assert "the base model's training data" in card.text, variant
     topic = " ".join((folders["topic"] / "README.md").read_text().split())
     assert "classifier-free guidance at control strength γ = 2" in topic and "decoding rules (" in topic
-    assert "and the document-words rule (a word of several tokens" in topic
-    assert "and the finished-sentences rule (no end before the text ends a sentence)" in topic
+    assert "the document-words rule (a word of several tokens" in topic
+    assert "the finished-sentences rule (no end before the text ends a sentence)" in topic
     assert "and no repeated trigram (a repeat taken only where nothing else is left)" in topic
     if (folders["topic"] / "custom_generate" / "generate.py").is_file():  # the served decoding ships with it
         assert "`constraints=False` gives the model alone" in topic

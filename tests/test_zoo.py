@@ -180,8 +180,9 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
         report["metrics"]["rouge1"] = 0.3  # no γ and no rule costs ROUGE
         # the document-words rule halves the summaries with an invented name on val, and doubles them on test
         report["metrics"]["has_unsupported"] = {"val": 0.2, "test": 0.4}[split] if settings.document_words else 0.3
-        report["metrics"]["ends_sentence"] = 0.9  # finished sentences and no repeated trigram gain nothing:
-        report["metrics"]["repeated_trigram"] = 0.2  # a tie keeps those rules off
+        report["metrics"]["ends_sentence"] = 0.9  # finished sentences, no repeated trigram and no doubled word
+        report["metrics"]["repeated_trigram"] = 0.2  # gain nothing: a tie keeps those rules off
+        report["metrics"]["doubled_word"] = report["metrics"]["altered_quote"] = 0.1
         sensitivity = report["control_sensitivity"]
         sensitivity["effect"]["stas"] = {"difference": low + 0.1, "ci_low": low, "ci_high": low + 0.2, "n": 3}
         sensitivity.setdefault("verdict", {})["stas"] = {"stands": True}
@@ -211,6 +212,8 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
         "document_words": {"value": True, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
         "finish_sentences": {"value": False, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
         "no_repeat_trigrams": {"value": False, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
+        "no_doubled_words": {"value": False, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
+        "verbatim_quotes": {"value": False, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
     }
     settings = load_summarizer(model).settings
     assert (settings.control_strength, settings.constraints, settings.document_words) == (2.0, True, True)
@@ -316,6 +319,12 @@ def test_a_text_rule_is_taken_only_where_it_improves_its_share_at_little_cost():
     # no repeated trigram, at the cost of invented names (entity on val: 0.125 -> 0.438): another share lost
     assert pick_text_rule("no_repeat_trigrams", off, report(0.31, 0.40, 0.20, repeated=0.0), ["stas"], [])
     assert not pick_text_rule("no_repeat_trigrams", off, report(0.33, 0.40, 0.20, repeated=0.0), ["stas"], [])
+    # no doubled word is for doubled_word; a report without that share (measured before it was scored) keeps it off
+    doubled = {**off, "metrics": {**off["metrics"], "doubled_word": 0.2}}
+    fewer = report(0.30, 0.40, 0.20)
+    fewer["metrics"]["doubled_word"] = 0.05
+    assert pick_text_rule("no_doubled_words", doubled, fewer, ["stas"], [])
+    assert not pick_text_rule("no_doubled_words", off, fewer, ["stas"], [])
     at_most = report(
         0.015, 0.40, 0.20
     )  # 3 of 200 summaries, then 7: a loss of 0.02 exactly, as float 0.020000000000000004

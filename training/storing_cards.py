@@ -99,6 +99,12 @@ def card(model: store.StoredModel, folder: Path | None = None, board: dict | Non
         + (["with no end before a finished sentence"] if record.get("finish_sentences") else [])
         + (["with no trigram repeated unless nothing else is left"] if record.get("no_repeat_trigrams") else [])
         + (
+            ["with no word written twice in a row unless nothing else is left"]
+            if record.get("no_doubled_words")
+            else []
+        )
+        + (["quoting only what the document writes"] if record.get("verbatim_quotes") else [])
+        + (
             [
                 f"reading a document longer than its {record.get('max_source_length', 1024)}-token source "
                 + (

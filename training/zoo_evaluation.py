@@ -61,16 +61,26 @@ def pick_constraints(off: dict, on: dict, control_metrics, lower_is_better) -> b
 
 
 def text_rules() -> dict[str, tuple[str, bool]]:
-    """The decoding rules that read the text and no control (:mod:`variants.rule_processors`), each with the
+    """The decoding rules that read the text and no control (:mod:`variants.text_rules`), each with the
     quality share (:mod:`metrics.quality`) it is taken for and whether lower is better: names and numbers
     from the document only (``has_unsupported``), no end before a finished sentence (``ends_sentence``), no
-    token trigram twice (``repeated_trigram``). Chosen in the order of :data:`variants.decoding_rules.TEXT_RULES`."""
-    from variants.decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, TEXT_RULES
+    token trigram twice (``repeated_trigram``), no word twice in a row (``doubled_word``), what it quotes the
+    document's (``altered_quote``). Chosen in the order of :data:`variants.decoding_rules.TEXT_RULES`."""
+    from variants.decoding_rules import (
+        DOCUMENT_WORDS,
+        FINISH_SENTENCES,
+        NO_DOUBLED_WORDS,
+        NO_REPEAT_TRIGRAMS,
+        TEXT_RULES,
+        VERBATIM_QUOTES,
+    )
 
     aims = {
         DOCUMENT_WORDS: ("has_unsupported", True),
         FINISH_SENTENCES: ("ends_sentence", False),
         NO_REPEAT_TRIGRAMS: ("repeated_trigram", True),
+        NO_DOUBLED_WORDS: ("doubled_word", True),
+        VERBATIM_QUOTES: ("altered_quote", True),
     }
     return {rule: aims[rule] for rule in TEXT_RULES}
 

@@ -16,16 +16,23 @@
   :mod:`variants.decoding_rules`; their logits processors: :mod:`variants.rule_processors`.
 * Document words (:data:`~variants.decoding_rules.DOCUMENT_WORDS` in the generation config, or
   ``document_words=``): a word of several tokens or one that starts with a digit is the document's
-  (:class:`~variants.rule_processors.DocumentWordsLogitsProcessor`), so names and numbers are copied.
+  (:class:`~variants.text_rules.DocumentWordsLogitsProcessor`), so names and numbers are copied.
 * Finished sentences (:data:`~variants.decoding_rules.FINISH_SENTENCES` in the generation config, or
   ``finish_sentences=``): no end before the text ends a sentence
-  (:class:`~variants.rule_processors.SentenceEndLogitsProcessor`).
+  (:class:`~variants.text_rules.SentenceEndLogitsProcessor`).
 * No repeated trigrams (:data:`~variants.decoding_rules.NO_REPEAT_TRIGRAMS`, or ``no_repeat_trigrams=``):
   a token that repeats a trigram is taken only where nothing else is left
-  (:class:`~variants.rule_processors.NoRepeatNgramsLogitsProcessor`), in place of the model's
+  (:class:`~variants.text_rules.NoRepeatNgramsLogitsProcessor`), in place of the model's
   ``no_repeat_ngram_size`` (5 in its generation config). With the document-words rule on, that n-gram size is
   kept but judged the same way, and a piece that goes on with a word is never penalised: ``generate``'s ban
-  cut words short or left them no way to finish ("br" for Bruvik, "adversiral").
+  cut words short or left them no way to finish ("br" for Bruvik, "adversiral"); nor a token right after a
+  hyphen or an apostrophe ("Le-May" written twice).
+* No doubled words (:data:`~variants.decoding_rules.NO_DOUBLED_WORDS`, or ``no_doubled_words=``): the word just
+  written is taken again only where nothing else is left
+  (:class:`~variants.text_rules.NoDoubledWordsLogitsProcessor`): "with with" is no trigram.
+* Verbatim quotes (:data:`~variants.decoding_rules.VERBATIM_QUOTES`, or ``verbatim_quotes=``): inside quotation
+  marks, the summary goes on only as the document's tokens do
+  (:class:`~variants.text_rules.VerbatimQuotesLogitsProcessor`): a quote is someone's own words.
 * The whole document (``source_windows`` in the generation config, the processor's setting): a document
   longer than the model's source limit comes as its windows, ``input_ids`` of shape (documents, windows,
   tokens), each window the processor's input for a run of whole sentences. The encoder reads each window
@@ -59,12 +66,24 @@ from transformers import AutoTokenizer, LogitsProcessorList, StoppingCriteriaLis
 from transformers.modeling_outputs import BaseModelOutput
 
 from .classifier_free_guidance import ClassifierFreeGuidance, check_strength, read_strength
-from .decoding_rules import DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, DecodingRules, word_pieces
-from .rule_processors import (
+from .decoding_rules import (
+    DOCUMENT_WORDS,
+    FINISH_SENTENCES,
+    NO_DOUBLED_WORDS,
+    NO_REPEAT_TRIGRAMS,
+    VERBATIM_QUOTES,
+    DecodingRules,
+    whole_words,
+    word_joiners,
+    word_pieces,
+)
+from .rule_processors import rule_kwargs
+from .text_rules import (
     DocumentWordsLogitsProcessor,
+    NoDoubledWordsLogitsProcessor,
     NoRepeatNgramsLogitsProcessor,
     SentenceEndLogitsProcessor,
-    rule_kwargs,
+    VerbatimQuotesLogitsProcessor,
 )
 
 UNCONDITIONAL = "unconditional_"  # a processor's control-free inputs: unconditional_input_ids, ...
@@ -134,6 +153,8 @@ def generate(
     document_words: bool | None = None,
     finish_sentences: bool | None = None,
     no_repeat_trigrams: bool | None = None,
+    no_doubled_words: bool | None = None,
+    verbatim_quotes: bool | None = None,
     documents: list[str] | None = None,
     tokenizer: Any = None,
     split_sentences: Callable[[str], list[str]] | None = None,
@@ -154,7 +175,8 @@ def generate(
     ``constraints=False``; the documents default to the rules' or, without them, the decoded
     ``input_ids``). ``finish_sentences``: no end before a finished sentence (default: the generation config's
     ``finish_sentences``, unless ``constraints=False``); ``no_repeat_trigrams`` likewise, no token trigram twice
-    unless nothing else is left.
+    unless nothing else is left; ``no_doubled_words`` likewise, no word twice in a row; ``verbatim_quotes``
+    likewise, what a summary quotes is a run of the document's tokens.
     ``speedups``: an object with ``guidance_class`` and ``prepare(model, guidance, kwargs) ->
     (context, kwargs)``, for SteerSum's faster path (:mod:`variants.speedups`); the same outputs either way."""
     kwargs.pop("model", None)
@@ -201,7 +223,17 @@ def generate(
         finish_sentences = constraints and bool(getattr(config, FINISH_SENTENCES, False))
     if no_repeat_trigrams is None:
         no_repeat_trigrams = constraints and bool(getattr(config, NO_REPEAT_TRIGRAMS, False))
-    if tokenizer is None and (document_words or finish_sentences or (constraints and decoding_rules is not None)):
+    if no_doubled_words is None:
+        no_doubled_words = constraints and bool(getattr(config, NO_DOUBLED_WORDS, False))
+    if verbatim_quotes is None:
+        verbatim_quotes = constraints and bool(getattr(config, VERBATIM_QUOTES, False))
+    if tokenizer is None and (
+        document_words
+        or finish_sentences
+        or no_doubled_words
+        or verbatim_quotes
+        or (constraints and decoding_rules is not None)
+    ):
         # the tokenizer files only: the repo's processor code is not needed to split words into tokens
         tokenizer = AutoTokenizer.from_pretrained(model.name_or_path, trust_remote_code=False)
     repeat = 3 if no_repeat_trigrams else 0
@@ -209,8 +241,12 @@ def generate(
         repeat = kwargs.get("no_repeat_ngram_size", getattr(config, "no_repeat_ngram_size", None)) or 0
     if repeat:
         kwargs["no_repeat_ngram_size"] = 0  # the penalty stands in for the ban
-        pieces = word_pieces(tokenizer)[0] if document_words else None
-        processors.append(NoRepeatNgramsLogitsProcessor(repeat, pieces=pieces))
+        pieces, joiners = (
+            (word_pieces(tokenizer)[0], word_joiners(tokenizer)) if document_words else (None, frozenset())
+        )
+        processors.append(NoRepeatNgramsLogitsProcessor(repeat, pieces=pieces, joiners=joiners))
+    if no_doubled_words:
+        processors.append(NoDoubledWordsLogitsProcessor(word_pieces(tokenizer)[0], whole_words(tokenizer)))
     if constraints and decoding_rules is not None:
         rules = [DecodingRules.from_json(r) if isinstance(r, dict) else r for r in decoding_rules]
         budget = kwargs.get("max_new_tokens") or config.max_new_tokens or 128
@@ -218,9 +254,12 @@ def generate(
         processors += extra.get("logits_processor", [])
         stopping += extra.get("stopping_criteria", [])
         kwargs["max_new_tokens"] = min(extra.get("max_new_tokens", budget), decoder_room(model))
-    if document_words:
+    if document_words or verbatim_quotes:
         sources = documents if documents is not None else source_texts(tokenizer, input_ids)
+    if document_words:
         processors.append(DocumentWordsLogitsProcessor(tokenizer, sources))
+    if verbatim_quotes:
+        processors.append(VerbatimQuotesLogitsProcessor(tokenizer, sources))
     if finish_sentences:
         processors.append(SentenceEndLogitsProcessor(tokenizer))
     if processors:

@@ -36,8 +36,12 @@ import torch
 DOCUMENT_WORDS = "document_words"  # the generation config's switch of the document-words rule
 FINISH_SENTENCES = "finish_sentences"  # ... and of the rule that a summary ends where a sentence does
 NO_REPEAT_TRIGRAMS = "no_repeat_trigrams"  # ... and of the rule that no three tokens come twice
+NO_DOUBLED_WORDS = "no_doubled_words"  # ... and of the rule that no word comes twice in a row ("with with")
+VERBATIM_QUOTES = "verbatim_quotes"  # ... and of the rule that what a summary quotes, the document writes
 # The rules that read the text and no control, each a generation-config switch chosen on val.
-TEXT_RULES = (DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS)
+TEXT_RULES = (DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, NO_DOUBLED_WORDS, VERBATIM_QUOTES)
+WORD_JOINERS = ("-", "'", "’")  # marks a reader reads inside a word: "Le-May", "they've"
+QUOTE_MARKS = (('"', '"'), ("“", "”"))  # a quotation's opening mark and the one that closes it
 KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
 PATH_BIAS = 2.0  # added along a preferred sentence's path: a preference, weaker than a keyword's
 REPEAT_PENALTY = 1e4  # taken from a token that repeats an n-gram: below any other token's log-probability
@@ -126,6 +130,39 @@ def word_pieces(tokenizer) -> tuple[list[bool], list[bool]]:
     pieces = [not start and any(c.isalnum() for c in t) for start, t in zip(starts, spelled)]
     digits = [start and t[:1].isdigit() for start, t in zip(starts, spelled)]
     return pieces, digits
+
+
+@lru_cache(maxsize=8)
+def whole_words(tokenizer) -> list[bool]:
+    """Which vocabulary tokens start a word with a letter or digit in them: not a piece, not punctuation, not a
+    special token such as ``[SEP]``."""
+    starts = word_starts(tokenizer).tolist()
+    special = set(tokenizer.all_special_ids)
+    spelled = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    return [
+        start and i not in special and any(c.isalnum() for c in t or "")
+        for i, (start, t) in enumerate(zip(starts, spelled))
+    ]
+
+
+@lru_cache(maxsize=8)
+def quote_marks(tokenizer) -> dict[int, int]:
+    """The vocabulary's opening quotation marks (:data:`QUOTE_MARKS`), each with the mark that closes it: the
+    straight mark closes itself, "“" is closed by "”"."""
+    pairs = {}
+    for opening, closing in QUOTE_MARKS:
+        first, last = tokenizer.convert_tokens_to_ids([opening, closing])
+        if tokenizer.unk_token_id not in (first, last) and None not in (first, last):
+            pairs[first] = last
+    return pairs
+
+
+@lru_cache(maxsize=8)
+def word_joiners(tokenizer) -> frozenset[int]:
+    """The vocabulary's tokens that are a hyphen or an apostrophe alone (:data:`WORD_JOINERS`): the token after
+    one goes on with the word a reader sees ("le - may" is "Le-May"), though the tokenizer starts a new word."""
+    ids = tokenizer.convert_tokens_to_ids(list(WORD_JOINERS))
+    return frozenset(i for i in ids if i is not None and i != tokenizer.unk_token_id)
 
 
 def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tuple]]:

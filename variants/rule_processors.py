@@ -7,11 +7,8 @@
   gain a bias until it is written.
 * :class:`SentencePathLogitsProcessor`: the preferred document sentences' path gains a bias.
 * :class:`WordLimitStoppingCriteria`: a row ends once it has its most words and a finished sentence.
-* :class:`DocumentWordsLogitsProcessor`: a word of several tokens, or one that starts with a digit, is one
-  the document writes.
-* :class:`SentenceEndLogitsProcessor`: no end before the text finishes a sentence.
-* :class:`NoRepeatNgramsLogitsProcessor`: no token n-gram twice, unless nothing else is left, judged where a word
-  starts.
+
+The rules that read the text and no control are :mod:`variants.text_rules`.
 
 Ships beside :mod:`variants.decoding` in an exported repo's ``custom_generate/``: torch, transformers and its
 siblings only.
@@ -23,16 +20,13 @@ import math
 from collections.abc import Callable
 
 import torch
-from transformers import LogitsProcessor, NoRepeatNGramLogitsProcessor, StoppingCriteria
+from transformers import LogitsProcessor, StoppingCriteria
 
 from .decoding_rules import (
     KEYWORD_BIAS,
-    REPEAT_PENALTY,
     DecodedRows,
     DecodingRules,
-    document_words,
     keyword_paths,
-    last_word,
     missing,
     on_path,
     per_row,
@@ -41,18 +35,8 @@ from .decoding_rules import (
     sentences,
     token_budget,
     tokens_per_word,
-    word_pieces,
     word_starts,
 )
-
-
-def token_mask(flags: list[bool], size: int, device) -> torch.Tensor:
-    """``flags``, one per vocabulary token, as a mask over ``size`` scores: a token past them (an added token)
-    is not flagged."""
-    mask = torch.zeros(size, dtype=torch.bool, device=device)
-    width = min(len(flags), size)
-    mask[:width] = torch.tensor(flags[:width], dtype=torch.bool, device=device)
-    return mask
 
 
 class WordBoundsLogitsProcessor(LogitsProcessor):
@@ -218,96 +202,6 @@ class WordLimitStoppingCriteria(StoppingCriteria):
             for text, c in zip(self.decoded(input_ids), rows)
         ]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
-
-
-class DocumentWordsLogitsProcessor(LogitsProcessor):
-    """Per row, the words of ``documents`` (one per example, :func:`~variants.decoding_rules.document_words`):
-    a piece continues the word so far only where a document word does the same; while the word so far is
-    only the start of a document word of several tokens, or of a number, nothing ends it; and a word that
-    starts with a digit starts as a document word does. Words of one token without a digit, the
-    vocabulary's own, stay free: the rule keeps names and numbers to the document's, not the wording. A
-    row the rule would leave no token gives way."""
-
-    def __init__(self, tokenizer, documents: list[str]):
-        self.pieces, self.digits = word_pieces(tokenizer)
-        self.words = []
-        for document in documents:
-            follow, whole = document_words(tokenizer, document)
-            numbers = sorted({w[0] for w in whole if w[0] < len(self.digits) and self.digits[w[0]]})
-            self.words.append((follow, whole, numbers))
-        self._masks: tuple[torch.Tensor, torch.Tensor] | None = None
-
-    def masks(self, size: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-        """The pieces and the digit-starting tokens as masks over ``size`` scores (added tokens are neither),
-        built at the first step."""
-        if self._masks is None or self._masks[0].shape[0] != size:
-            self._masks = (token_mask(self.pieces, size, device), token_mask(self.digits, size, device))
-        return self._masks
-
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        pieces, digits = self.masks(scores.shape[-1], scores.device)
-        out = scores.clone()
-        for i, (row, (follow, whole, numbers)) in enumerate(
-            zip(input_ids.tolist(), per_row(self.words, input_ids.shape[0]))
-        ):
-            word = last_word(row, self.pieces)
-            bound = len(word) > 1 or (word[0] < len(self.digits) and self.digits[word[0]])
-            if bound and word not in whole:  # part of a document word: it goes on
-                banned = torch.ones_like(pieces)
-            else:
-                banned = pieces | digits
-                banned[numbers] = False
-            banned[[t for t in follow.get(word, ()) if t < banned.shape[0]]] = False
-            masked = out[i].masked_fill(banned, -math.inf)
-            if bool(torch.isfinite(masked).any()):
-                out[i] = masked
-        return out
-
-
-class SentenceEndLogitsProcessor(LogitsProcessor):
-    """Per row: no end of sequence until the text ends a sentence (:func:`~variants.decoding_rules.sentence_finished`),
-    so a summary that would stop on a noun phrase or mid-clause writes on to its full stop; the token budget still
-    ends it. Reads the text only, no control. A row the rule would leave no token gives way."""
-
-    def __init__(self, tokenizer, decoded: DecodedRows | None = None):
-        self.eos = tokenizer.eos_token_id
-        self.decoded = decoded or DecodedRows(tokenizer)
-
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        out = scores.clone()
-        for i, text in enumerate(self.decoded(input_ids)):
-            if not sentence_finished(text):
-                row = out[i].clone()
-                row[self.eos] = -math.inf
-                if bool(torch.isfinite(row).any()):
-                    out[i] = row
-        return out
-
-
-class NoRepeatNgramsLogitsProcessor(LogitsProcessor):
-    """No token n-gram twice, as a penalty rather than a ban, judged where a word starts: a token that would
-    complete an n-gram the row holds already loses :data:`~variants.decoding_rules.REPEAT_PENALTY` from its
-    score, so it is taken only where every token left would repeat one; with ``pieces`` (the vocabulary's word
-    pieces, :func:`~variants.decoding_rules.word_pieces`), a piece that goes on with the word so far is never
-    penalised, and the repeat is judged at the next word's first token. A ban (``generate``'s
-    ``no_repeat_ngram_size``) cuts words: where the document-words rule leaves one piece to finish a word the
-    summary wrote before ("ad ##vers" then "##aria" a second time), the ban left the row no finite score and the
-    beam took any piece, a word the document never writes ("adversiral"); where the word could stop short, it
-    stopped ("br" for Bruvik). Reads the tokens only, no control."""
-
-    def __init__(self, size: int = 3, penalty: float = REPEAT_PENALTY, pieces: list[bool] | None = None):
-        self.ban, self.penalty, self.pieces = NoRepeatNGramLogitsProcessor(size), penalty, pieces
-        self._free: torch.Tensor | None = None
-
-    def free(self, size: int, device) -> torch.Tensor:
-        """The tokens never penalised, as a mask over ``size`` scores: the word pieces (added tokens are none)."""
-        if self._free is None or self._free.shape[0] != size:
-            self._free = token_mask(self.pieces or [], size, device)
-        return self._free
-
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        banned = torch.isinf(self.ban(input_ids, scores.clone())) & torch.isfinite(scores)
-        return scores - self.penalty * (banned & ~self.free(scores.shape[-1], scores.device))
 
 
 def rule_kwargs(

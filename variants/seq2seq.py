@@ -66,11 +66,14 @@ class GenerationSettings:
     ``control_strength`` (:func:`save_default_strength`). ``constraints``: apply the variant's decoding
     rules (:class:`variants.decoding_rules.DecodingRules`: a length bin, keywords, preferred sentences), for
     variants that declare them. ``document_words``: names and numbers from the document only (the rule
-    that reads no control, :class:`variants.rule_processors.DocumentWordsLogitsProcessor`; a checkpoint's
+    that reads no control, :class:`variants.text_rules.DocumentWordsLogitsProcessor`; a checkpoint's
     default is its generation config's ``document_words``). ``finish_sentences``: no end before the text ends a
-    sentence (:class:`variants.rule_processors.SentenceEndLogitsProcessor`, reading no control either; the
+    sentence (:class:`variants.text_rules.SentenceEndLogitsProcessor`, reading no control either; the
     default is the generation config's). ``no_repeat_trigrams``: no token trigram twice unless nothing else
-    is left (:class:`variants.rule_processors.NoRepeatNgramsLogitsProcessor`). These three are :data:`variants.decoding_rules.TEXT_RULES`. :meth:`alone`: the model alone, none of them.
+    is left (:class:`variants.text_rules.NoRepeatNgramsLogitsProcessor`). ``no_doubled_words``: no word twice
+    in a row (:class:`variants.text_rules.NoDoubledWordsLogitsProcessor`). ``verbatim_quotes``: what a summary
+    quotes, the document writes (:class:`variants.text_rules.VerbatimQuotesLogitsProcessor`). These five are
+    :data:`variants.decoding_rules.TEXT_RULES`. :meth:`alone`: the model alone, none of them.
     """
 
     num_beams: int = 4
@@ -83,6 +86,8 @@ class GenerationSettings:
     document_words: bool = False
     finish_sentences: bool = False
     no_repeat_trigrams: bool = False
+    no_doubled_words: bool = False
+    verbatim_quotes: bool = False
     source_windows: int = 1
     window_mode: str = "fuse"
     pick_ratio: float = 1.0

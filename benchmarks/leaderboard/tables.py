@@ -18,6 +18,7 @@ REPORTED_LABEL = "reported in paper (different data/base model)"
 SHUFFLED_LABEL = "↳ same system, shuffled controls"
 PASTED_LABEL = "↳ Lead-k + pasted controls"
 PLOT_COLUMNS = 4  # metrics per row of plots
+TEXT_FIELDS = ("ends_sentence", "repeated_trigram", "doubled_word", "altered_quote", "has_unsupported")
 
 
 def variant_markdown(variant_id: str, board: dict) -> str:
@@ -82,6 +83,7 @@ def test_set_markdown(board: dict, part: dict, label: str, reported: bool) -> li
         "sentence and extra periods, the boost words, the reader's titles).",
     ]
     lines += breakdown_markdown(names, part)
+    lines += text_markdown(part)
     lines += control_effect_markdown(board, part)
     lines += [
         f"- {row['system']}: {row['truncated_inputs']} of {row['n_examples']} inputs cut to the model's length limit."
@@ -113,6 +115,24 @@ def breakdown_markdown(names: list[str], part: dict) -> list[str]:
                     + " | ".join(cell(values.get(n)) for n in names)
                     + " |"
                 )
+    return lines
+
+
+def text_markdown(part: dict) -> list[str]:
+    """The systems' text as a reader sees it (:mod:`metrics.quality`): the share of summaries that end a sentence,
+    and of those with a repeated 3-gram, a word twice in a row, a quote the document does not write, a name or
+    number it lacks; "–" where a report predates a score."""
+    lines = [
+        "",
+        "Text:",
+        "",
+        "| system | ends a sentence | repeated 3-gram | word twice in a row | altered quote | name or number not in the "
+        "document |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in part["systems"]:
+        shares = [row["metrics"].get(field) for field in TEXT_FIELDS]
+        lines.append(f"| {row['system']} | " + " | ".join(cell(share) for share in shares) + " |")
     return lines
 
 
