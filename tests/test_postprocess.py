@@ -37,6 +37,15 @@ def test_words_the_document_lacks_keep_their_form_and_spacing_rules_apply():
     assert postprocess(text, DOCUMENT) == "The ceo's well-known plan, worth 2.5bn, didn't work (again)."
 
 
+def test_a_plural_possessive_glued_to_the_next_word_by_the_decoder_gets_its_space():
+    # MiniLM's decoder writes "tories ' clause" as "tories'clause"; a contraction's ending stays joined, and a
+    # name the document writes with an apostrophe keeps its form; cased text is left as written
+    document = "Mr Blair rejected the Tories' sunset clause. O'Neill said it didn't matter."
+    assert postprocess("mr blair rejected the tories'clause.", document) == "Mr Blair rejected the Tories' clause."
+    assert restore_surface("o'neill said it didn't.", document) == "O'Neill said it didn't."
+    assert restore_surface("The Tories'clause.", document) == "The Tories'clause."
+
+
 def test_a_trailing_unfinished_sentence_is_dropped_but_a_lone_one_is_kept():
     assert postprocess("profit rose. the firm said that it", DOCUMENT) == "Profit rose."
     assert postprocess("profit rose and the firm said that it", DOCUMENT) == "Profit rose and the firm said that it"

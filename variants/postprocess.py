@@ -17,7 +17,8 @@ Most of those words are the document's own, and the document says how to write t
    (a cased model's, an extractive summary): its case is left as written, only its spacing is fixed.
 4. Between tokens that no document run joins, spaces the tokenizer put around punctuation go
    (", . ; : ! ? % )" take no space before, "( $ £" none after, "don ' t", "1 . 4bn", "well - known"
-   close up); a space is never added.
+   close up); a space is added only after a plural possessive's apostrophe that the uncased tokenizer's
+   decoder glued to the next word ("tories'clause" is "Tories' clause").
 5. Sentence starts are capitalised, and a trailing unfinished sentence is dropped when a complete one
    comes before it (a summary that is one unfinished sentence is kept: dropping it leaves nothing).
 
@@ -229,13 +230,24 @@ def surface_tokens(text: str, document: str) -> list[tuple[str, str, bool]]:
     return out
 
 
+def glued_possessive(tokens: list[tuple[str, str, bool]], i: int) -> bool:
+    """Whether token ``i`` is a word that the uncased tokenizer's decoder glued to a plural possessive's
+    apostrophe ("tories ' clause" decodes as "tories'clause"): an apostrophe after a word, then a word that is
+    no contraction's ending."""
+    token, left, before = tokens[i][0], tokens[i - 1][0], tokens[i - 2][0] if i > 1 else ""
+    return left in APOSTROPHES and before[-1:].isalnum() and token[:1].isalpha() and key(token) not in CONTRACTIONS
+
+
 def restore_surface(text: str, document: str) -> str:
     """``text`` with the document's surface forms (case, and spacing inside its runs) and the
     tokenizer's spaces around punctuation closed up (see the module docstring)."""
     tokens = surface_tokens(text, document)
+    cased = any(c.isupper() for c in text)
     pieces, quote_open, spaces = [], False, []
     for i, (token, space, from_document) in enumerate(tokens):
         spaced = bool(space)
+        if i and not spaced and not from_document and not cased and glued_possessive(tokens, i):
+            space, spaced = " ", True
         if i and spaced and not from_document:
             left = tokens[i - 1][0]
             before = tokens[i - 2][0] if i > 1 else None
