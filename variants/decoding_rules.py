@@ -41,6 +41,7 @@ VERBATIM_QUOTES = "verbatim_quotes"  # ... and of the rule that what a summary q
 # The rules that read the text and no control, each a generation-config switch chosen on val.
 TEXT_RULES = (DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, NO_DOUBLED_WORDS, VERBATIM_QUOTES)
 WORD_JOINERS = ("-", "'", "’")  # marks a reader reads inside a word: "Le-May", "they've"
+NUMBER_MARKS = (".", ",")  # inside a number: "1.2", "1,000"
 QUOTE_MARKS = (('"', '"'), ("“", "”"))  # a quotation's opening mark and the one that closes it
 KEYWORD_BIAS = 4.0  # added to a keyword token's log-probability: e^4 ≈ 55 times more likely
 PATH_BIAS = 2.0  # added along a preferred sentence's path: a preference, weaker than a keyword's
@@ -165,21 +166,38 @@ def word_joiners(tokenizer) -> frozenset[int]:
     return frozenset(i for i in ids if i is not None and i != tokenizer.unk_token_id)
 
 
-def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tuple]]:
+def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tuple], dict[tuple, set]]:
     """The document's words as token runs (a token and the pieces that continue it, :func:`word_pieces`): for
-    each proper prefix of a run, the pieces that follow it somewhere in the document, and the whole runs."""
-    pieces, _ = word_pieces(tokenizer)
-    follow, whole, word = {}, set(), ()
+    each proper prefix of a run, the pieces that follow it somewhere in the document, and the whole runs; and
+    for a number and the point or comma after it (:func:`number_marks`), the first tokens of the numbers the
+    document goes on with: the tokenizer cuts "1.2%" into the words "1", ".", "2"."""
+    pieces, digits = word_pieces(tokenizer)
+    follow, whole, words, word = {}, set(), [], ()
     for token in tokenizer(" " + document, add_special_tokens=False)["input_ids"] + [None]:
         if token is not None and word and token < len(pieces) and pieces[token]:
             word += (token,)
             continue
         if word:
             whole.add(word)
+            words.append(word)
             for k in range(1, len(word)):
                 follow.setdefault(word[:k], set()).add(word[k])
         word = (token,) if token is not None else ()
-    return follow, whole
+    decimals, marks = {}, number_marks(tokenizer)
+    for number, mark, after in zip(words, words[1:], words[2:]):
+        if starts_number(number, digits) and mark[0] in marks and len(mark) == 1 and starts_number(after, digits):
+            decimals.setdefault((number, mark[0]), set()).add(after[0])
+    return follow, whole, decimals
+
+
+def starts_number(word: tuple[int, ...], digits: list[bool]) -> bool:
+    return word[0] < len(digits) and digits[word[0]]
+
+
+@lru_cache(maxsize=8)
+def number_marks(tokenizer) -> frozenset[int]:
+    """The tokens of :data:`NUMBER_MARKS`, which join the parts of a number the tokenizer cuts."""
+    return frozenset(tokenizer.convert_tokens_to_ids(list(NUMBER_MARKS))) - {tokenizer.unk_token_id}
 
 
 def last_word(row: list[int], pieces: list[bool]) -> tuple[int, ...]:

@@ -26,9 +26,11 @@ from .decoding_rules import (
     DecodedRows,
     document_words,
     last_word,
+    number_marks,
     per_row,
     quote_marks,
     sentence_finished,
+    starts_number,
     word_pieces,
 )
 
@@ -46,17 +48,19 @@ class DocumentWordsLogitsProcessor(LogitsProcessor):
     """Per row, the words of ``documents`` (one per example, :func:`~variants.decoding_rules.document_words`):
     a piece continues the word so far only where a document word does the same; while the word so far is
     only the start of a document word of several tokens, or of a number, nothing ends it; and a word that
-    starts with a digit starts as a document word does. Words of one token without a digit, the
-    vocabulary's own, stay free: the rule keeps names and numbers to the document's, not the wording. A
-    row the rule would leave no token gives way."""
+    starts with a digit starts as a document word does; after a number and a point or a comma, a digit goes
+    on only as a number of the document's does ("1 . 2" only where it writes "1.2": the tokenizer cuts a
+    number at its point). Words of one token without a digit, the vocabulary's own, stay free: the rule keeps
+    names and numbers to the document's, not the wording. A row the rule would leave no token gives way."""
 
     def __init__(self, tokenizer, documents: list[str]):
         self.pieces, self.digits = word_pieces(tokenizer)
+        self.marks = number_marks(tokenizer)
         self.words = []
         for document in documents:
-            follow, whole = document_words(tokenizer, document)
-            numbers = sorted({w[0] for w in whole if w[0] < len(self.digits) and self.digits[w[0]]})
-            self.words.append((follow, whole, numbers))
+            follow, whole, decimals = document_words(tokenizer, document)
+            numbers = sorted({w[0] for w in whole if starts_number(w, self.digits)})
+            self.words.append((follow, whole, numbers, decimals))
         self._masks: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def masks(self, size: int, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -69,15 +73,18 @@ class DocumentWordsLogitsProcessor(LogitsProcessor):
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         pieces, digits = self.masks(scores.shape[-1], scores.device)
         out = scores.clone()
-        for i, (row, (follow, whole, numbers)) in enumerate(
+        for i, (row, (follow, whole, numbers, decimals)) in enumerate(
             zip(input_ids.tolist(), per_row(self.words, input_ids.shape[0]))
         ):
             word = last_word(row, self.pieces)
-            bound = len(word) > 1 or (word[0] < len(self.digits) and self.digits[word[0]])
+            bound = len(word) > 1 or starts_number(word, self.digits)
             if bound and word not in whole:  # part of a document word: it goes on
                 banned = torch.ones_like(pieces)
             else:
                 banned = pieces | digits
+                number = last_word(row[:-1], self.pieces) if row[-1] in self.marks else None
+                if number and starts_number(number, self.digits):  # "1 ." goes on as the document's "1.2" only
+                    numbers = sorted(decimals.get((number, row[-1]), ()))
                 banned[numbers] = False
             banned[[t for t in follow.get(word, ()) if t < banned.shape[0]]] = False
             masked = out[i].masked_fill(banned, -math.inf)
