@@ -77,23 +77,10 @@ def test_unsupported_facts_are_names_and_numbers_the_document_lacks():
 
 def test_quality_gives_every_field_per_summary():
     summaries = ["Renault's profit rose to 1.4bn euros.", "profit rose rose rose rose and 77"]
+    none = dict.fromkeys(QUALITY_FIELDS, 0)
     assert quality(summaries, [DOCUMENT] * 2) == [
-        {
-            "ends_sentence": 1,
-            "repeated_trigram": 0,
-            "doubled_word": 0,
-            "altered_quote": 0,
-            "unsupported_facts": 0,
-            "has_unsupported": 0,
-        },
-        {
-            "ends_sentence": 0,
-            "repeated_trigram": 1,
-            "doubled_word": 1,
-            "altered_quote": 0,
-            "unsupported_facts": 1,
-            "has_unsupported": 1,
-        },
+        {**none, "ends_sentence": 1},
+        {**none, "repeated_trigram": 1, "doubled_word": 1, "unsupported_facts": 1, "has_unsupported": 1},
     ]
     assert set(quality(summaries[:1], [DOCUMENT])[0]) == set(QUALITY_FIELDS)
     with pytest.raises(ValueError, match="2 summaries but 1 documents"):

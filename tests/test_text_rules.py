@@ -91,6 +91,22 @@ def test_generation_with_the_rule_ends_every_summary_on_a_finished_sentence(toke
     assert summaries() == ruled and summaries(constraints=False) == free
 
 
+@pytest.fixture
+def looping(tokenizer):
+    """A tiny random BART that loops ("bared bared bared ..."), and a function giving its rows, special tokens
+    left out, for the rules' switches (a test may change its generation config: one model per test)."""
+    torch.manual_seed(0)
+    model = BartForConditionalGeneration(tiny_bart_config(tokenizer, init_std=0.3)).eval()
+    batch = tokenizer(DOCUMENTS, return_tensors="pt", padding=True)
+
+    def rows(**switches):
+        with torch.inference_mode():
+            out = generate(model, **batch, max_new_tokens=24, num_beams=2, tokenizer=tokenizer, **switches)
+        return [[t for t in row if t not in tokenizer.all_special_ids] for row in out.tolist()]
+
+    return model, rows
+
+
 def repeated_trigrams(row: list[int]) -> list[tuple[int, ...]]:
     seen, repeated = set(), []
     for i in range(len(row) - 2):
@@ -101,16 +117,8 @@ def repeated_trigrams(row: list[int]) -> list[tuple[int, ...]]:
     return repeated
 
 
-def test_generation_without_repeated_trigrams_writes_none(tokenizer):
-    torch.manual_seed(0)
-    model = BartForConditionalGeneration(tiny_bart_config(tokenizer, init_std=0.3)).eval()  # it loops
-    batch = tokenizer(DOCUMENTS, return_tensors="pt", padding=True)
-
-    def rows(**switches):
-        with torch.inference_mode():
-            out = generate(model, **batch, max_new_tokens=24, num_beams=2, tokenizer=tokenizer, **switches)
-        return [[t for t in row if t not in tokenizer.all_special_ids] for row in out.tolist()]
-
+def test_generation_without_repeated_trigrams_writes_none(looping):
+    model, rows = looping
     free, ruled = rows(no_repeat_trigrams=False), rows(no_repeat_trigrams=True)
     assert all(repeated_trigrams(row) for row in free), free  # "bared bared bared ...": a loop
     assert not any(repeated_trigrams(row) for row in ruled) and all(len(row) >= 6 for row in ruled), ruled
@@ -195,15 +203,8 @@ def test_a_word_just_written_costs_the_penalty_by_hand(tokenizer):
     assert torch.equal(rule(start, scores[:1]), scores[:1])
 
 
-def test_generation_without_doubled_words_writes_none(tokenizer):
-    torch.manual_seed(0)
-    model = BartForConditionalGeneration(tiny_bart_config(tokenizer, init_std=0.3)).eval()  # it loops
-    batch = tokenizer(DOCUMENTS, return_tensors="pt", padding=True)
-
-    def rows(**switches):
-        with torch.inference_mode():
-            out = generate(model, **batch, max_new_tokens=24, num_beams=2, tokenizer=tokenizer, **switches)
-        return [[t for t in row if t not in tokenizer.all_special_ids] for row in out.tolist()]
+def test_generation_without_doubled_words_writes_none(looping):
+    model, rows = looping
 
     def doubles(row):
         return [a for a, b in zip(row, row[1:]) if a == b]

@@ -13,7 +13,11 @@ and the text and token measures the rules' logits processors (:mod:`variants.rul
   (:func:`sentence_path`) is biased.
 * Document words (a model's generation config's ``document_words``, whatever its controls): a word the
   vocabulary writes in more than one token, or one that starts with a digit, is one the document writes
-  (:func:`document_words`), so a name or number is copied, not invented ("loftu" for Loftus, 55% for 56%).
+  (:func:`document_words`), so a name or number is copied, not invented ("loftu" for Loftus, 55% for 56%);
+  a number the tokenizer cuts at its point ("1 . 2") goes on as one of the document's.
+* The other text rules' token sets: the vocabulary's whole words (:func:`whole_words`), the marks a reader reads
+  inside a word (:func:`word_joiners`) and the quotation marks (:func:`quote_marks`); their processors are
+  :mod:`variants.text_rules`.
 
 Each row has its own rules (a batch mixes length bins): rows are the batch's examples, each repeated for
 its beams, as ``generate`` expands them (:func:`per_row`).

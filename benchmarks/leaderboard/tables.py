@@ -124,7 +124,7 @@ def text_markdown(part: dict) -> list[str]:
     number it lacks; "–" where a report predates a score."""
     lines = [
         "",
-        "Text:",
+        "Text as a reader sees it (shares of summaries, `metrics.quality`):",
         "",
         "| system | ends a sentence | repeated 3-gram | word twice in a row | altered quote | name or number not in the "
         "document |",
