@@ -217,26 +217,25 @@ def generate(
     if documents is None and decoding_rules is not None:
         documents = [r["document"] if isinstance(r, dict) else None for r in decoding_rules]
         documents = None if None in documents else documents
-    if document_words is None:
-        document_words = constraints and bool(getattr(config, DOCUMENT_WORDS, False))
-    if finish_sentences is None:
-        finish_sentences = constraints and bool(getattr(config, FINISH_SENTENCES, False))
-    if no_repeat_trigrams is None:
-        no_repeat_trigrams = constraints and bool(getattr(config, NO_REPEAT_TRIGRAMS, False))
-    if no_doubled_words is None:
-        no_doubled_words = constraints and bool(getattr(config, NO_DOUBLED_WORDS, False))
-    if verbatim_quotes is None:
-        verbatim_quotes = constraints and bool(getattr(config, VERBATIM_QUOTES, False))
+    given = {
+        DOCUMENT_WORDS: document_words,
+        FINISH_SENTENCES: finish_sentences,
+        NO_REPEAT_TRIGRAMS: no_repeat_trigrams,
+        NO_DOUBLED_WORDS: no_doubled_words,
+        VERBATIM_QUOTES: verbatim_quotes,
+    }  # a caller's switch, else the generation config's unless constraints=False
+    on = {
+        rule: constraints and bool(getattr(config, rule, False)) if value is None else value
+        for rule, value in given.items()
+    }
+    document_words = on[DOCUMENT_WORDS]
     if tokenizer is None and (
-        document_words
-        or finish_sentences
-        or no_doubled_words
-        or verbatim_quotes
+        any(on[rule] for rule in (DOCUMENT_WORDS, FINISH_SENTENCES, NO_DOUBLED_WORDS, VERBATIM_QUOTES))
         or (constraints and decoding_rules is not None)
     ):
         # the tokenizer files only: the repo's processor code is not needed to split words into tokens
         tokenizer = AutoTokenizer.from_pretrained(model.name_or_path, trust_remote_code=False)
-    repeat = 3 if no_repeat_trigrams else 0
+    repeat = 3 if on[NO_REPEAT_TRIGRAMS] else 0
     if document_words and not repeat:  # generate's own ban would cut the words the rule holds to the document's
         repeat = kwargs.get("no_repeat_ngram_size", getattr(config, "no_repeat_ngram_size", None)) or 0
     if repeat:
@@ -245,7 +244,7 @@ def generate(
             (word_pieces(tokenizer)[0], word_joiners(tokenizer)) if document_words else (None, frozenset())
         )
         processors.append(NoRepeatNgramsLogitsProcessor(repeat, pieces=pieces, joiners=joiners))
-    if no_doubled_words:
+    if on[NO_DOUBLED_WORDS]:
         processors.append(NoDoubledWordsLogitsProcessor(word_pieces(tokenizer)[0], whole_words(tokenizer)))
     if constraints and decoding_rules is not None:
         rules = [DecodingRules.from_json(r) if isinstance(r, dict) else r for r in decoding_rules]
@@ -254,13 +253,13 @@ def generate(
         processors += extra.get("logits_processor", [])
         stopping += extra.get("stopping_criteria", [])
         kwargs["max_new_tokens"] = min(extra.get("max_new_tokens", budget), decoder_room(model))
-    if document_words or verbatim_quotes:
+    if document_words or on[VERBATIM_QUOTES]:
         sources = documents if documents is not None else source_texts(tokenizer, input_ids)
     if document_words:
         processors.append(DocumentWordsLogitsProcessor(tokenizer, sources))
-    if verbatim_quotes:
+    if on[VERBATIM_QUOTES]:
         processors.append(VerbatimQuotesLogitsProcessor(tokenizer, sources))
-    if finish_sentences:
+    if on[FINISH_SENTENCES]:
         processors.append(SentenceEndLogitsProcessor(tokenizer))
     if processors:
         kwargs["logits_processor"] = LogitsProcessorList(processors)

@@ -134,12 +134,8 @@ class NoRepeatNgramsLogitsProcessor(LogitsProcessor):
         pieces: list[bool] | None = None,
         joiners: frozenset[int] = frozenset(),
     ):
-        self.ban, self.penalty, self.pieces, self.joiners = (
-            NoRepeatNGramLogitsProcessor(size),
-            penalty,
-            pieces,
-            joiners,
-        )
+        self.ban, self.penalty = NoRepeatNGramLogitsProcessor(size), penalty
+        self.pieces, self.joiners = pieces, joiners
         self._free: torch.Tensor | None = None
 
     def free(self, size: int, device) -> torch.Tensor:
