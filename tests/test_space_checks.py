@@ -100,7 +100,8 @@ def test_a_scored_summary_carries_its_checks_and_the_asked_length(service, docum
         "unsupported_facts": 1,
         "has_unsupported": 1,
     }
-    assert len(loop["notices"]) == 3 and "qwertyuiop" in loop["notices"][2]
+    assert len(loop["notices"]) == 4 and "qwertyuiop" in loop["notices"][3]
+    assert "a word twice in a row ('rose rose')" in loop["notices"][2]
 
 
 def test_summarize_checks_the_summary_it_generated(service, document):
@@ -121,8 +122,9 @@ def test_the_readers_panel_shows_each_summarys_checks():
     text = divergence_markdown({"readers": readers, "divergence": {"jsd": 0.25, "one_minus_rouge_l": 0.5}})
     lines = text.split("\n\n")
     assert lines[0].startswith("**Divergence of the two summaries**: JSD 0.250")
+    rest = "✓ no repeated 3-gram · ✓ no word twice in a row · ✓ no altered quote · ✓ every name and number in the document"
     assert lines[1].splitlines() == [
-        "- **reader A** — ✓ ends a sentence · ✓ no repeated 3-gram · ✓ every name and number in the document",
-        "- **reader B** — ✗ does not end a sentence · ✓ no repeated 3-gram · ✓ every name and number in the document",
+        f"- **reader A** — ✓ ends a sentence · {rest}",
+        f"- **reader B** — ✗ does not end a sentence · {rest}",
     ]
     assert lines[2] == "_cut_"
