@@ -84,7 +84,6 @@ def build_card(
 ARCHITECTURES = {"bart": "BART", "t5": "T5", "mt5": "mT5"}
 CUSTOM_GENERATE = "custom_generate/generate.py"  # the served decoding, run by transformers' generate
 MEASURED = "## Measured on the leaderboard"  # the store card's section that the leaderboard writes
-# The decoding rules each variant's served model runs with (the variant's ``constraints``), in words.
 # How a card names each text rule a model is served with (variants.decoding_rules.TEXT_RULES).
 TEXT_RULE_WORDS = {
     "document_words": "the document-words rule (a word of several tokens, or one that starts with a digit, is one the "
@@ -94,6 +93,7 @@ TEXT_RULE_WORDS = {
     "no_doubled_words": "no word twice in a row (taken again only where nothing else is left)",
     "verbatim_quotes": "verbatim quotes (inside quotation marks, only the document's own words in its order)",
 }
+# The decoding rules each variant's served model runs with (the variant's ``constraints``), in words.
 DECODING_RULES = {
     "ccs": "the requested length bin as word bounds and the requested keywords enforced, and for high readability "
     "the document's sentences of common words preferred",

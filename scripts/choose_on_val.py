@@ -14,10 +14,10 @@ is picked from the zoo's sweep; the copy is then evaluated once on ``test.jsonl`
 with the settings the model is served with, and the report (``--report``) holds every number.
 
 ``--text-rule`` chooses, for copies chosen already without it (or, where ``DIR`` holds none, the stored model as
-served), a rule that reads the text and no control
-(``document_words``: names and numbers from the document only; ``finish_sentences``: no end before a finished
-sentence; ``no_repeat_trigrams``: no token trigram twice; ``no_doubled_words``: no word twice in a row) as the zoo now does after γ
-(``training.zoo_evaluation.choose_text_rule_again``), and reports them on test again.
+served), a rule that reads the text and no control (``document_words``: names and numbers from the document only;
+``finish_sentences``: no end before a finished sentence; ``no_repeat_trigrams``: no token trigram twice;
+``no_doubled_words``: no word twice in a row; ``verbatim_quotes``: what a summary quotes, the document writes) as
+the zoo now does after γ (``training.zoo_evaluation.choose_text_rule_again``), and reports them on test again.
 
 ``--source-windows N`` chooses how a stored model reads a document longer than its source limit: cut, or in
 up to N windows its decoder reads together (:func:`variants.decoding.fuse_windows`), or with ``--window-mode
@@ -61,21 +61,30 @@ def served_settings(folder: Path) -> dict:
     }
 
 
-def choose(name: str, work: Path, max_eval_samples: int) -> dict:
+def copy_stored(name: str, work: Path, budget) -> Path:
+    """The variant's data built into ``work/data`` with the zoo's flags, and the stored ``name`` and the general
+    summarizer it adapts copied to ``work/models`` (once); the data folder."""
     import store
-    from training.zoo_evaluation import evaluate_model
-    from training.zoo_models import MODELS, Budget
+    from training.zoo_models import MODELS
     from training.zoo_training import build_data
-    from variants.decoding_rules import TEXT_RULES
 
     [stored] = [m for m in store.read_index() if m.name == name]
     [zoo_model] = [m for m in MODELS if m.variant == stored.variant]
-    budget = Budget(0, max_eval_samples=max_eval_samples)
     data = build_data(zoo_model, work, budget)
-    models = work / "models"
     for folder in (store.GENERAL, name):  # the adapter names its base as ../general
-        if not (models / folder).is_dir():
-            shutil.copytree(store.model_path(folder), models / folder)
+        if not (work / "models" / folder).is_dir():
+            shutil.copytree(store.model_path(folder), work / "models" / folder)
+    return data
+
+
+def choose(name: str, work: Path, max_eval_samples: int) -> dict:
+    from training.zoo_evaluation import evaluate_model
+    from training.zoo_models import Budget
+    from variants.decoding_rules import TEXT_RULES
+
+    budget = Budget(0, max_eval_samples=max_eval_samples)
+    data = copy_stored(name, work, budget)
+    models = work / "models"
     served = served_settings(models / name)
     start = time.perf_counter()
     result = evaluate_model(models / name, data, budget)
@@ -95,25 +104,18 @@ def served_copy(name: str, work: Path, max_eval_samples: int) -> None:
     variant's data built, the copy and the general summarizer copied, and the copy at its served settings
     evaluated on the first ``max_eval_samples`` val examples (with control sensitivity), the report a text rule
     is chosen against (:func:`training.zoo_evaluation.choose_text_rule_again`)."""
-    import store
     from training.data import load_examples
     from training.evaluate import write_report
     from training.sensitivity import evaluate_with_sensitivity
     from training.zoo_evaluation import VAL_REPORT, eval_batch_size
-    from training.zoo_models import MODELS, Budget
-    from training.zoo_training import build_data
+    from training.zoo_models import Budget
     from variants import load_summarizer
     from variants.base import read_record
 
     copy = work / "models" / name
     if (copy / VAL_REPORT).is_file():
         return
-    [stored] = [m for m in store.read_index() if m.name == name]
-    [zoo_model] = [m for m in MODELS if m.variant == stored.variant]
-    data = build_data(zoo_model, work, Budget(0, max_eval_samples=max_eval_samples))
-    for folder in (store.GENERAL, name):  # the adapter names its base as ../general
-        if not (work / "models" / folder).is_dir():
-            shutil.copytree(store.model_path(folder), work / "models" / folder)
+    data = copy_stored(name, work, Budget(0, max_eval_samples=max_eval_samples))
     summarizer = load_summarizer(copy)
     val_file = data / "val.jsonl"
     val = load_examples(val_file, summarizer.variant, summarizer.assets, max_eval_samples)
