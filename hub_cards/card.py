@@ -92,6 +92,8 @@ TEXT_RULE_WORDS = {
     "no_repeat_trigrams": "no repeated trigram (a repeat taken only where nothing else is left)",
     "no_doubled_words": "no word twice in a row (taken again only where nothing else is left)",
     "verbatim_quotes": "verbatim quotes (inside quotation marks, only the document's own words in its order)",
+    "document_names": 'document names (a name of one token, such as "London", only where the document writes it, '
+    "and a name after a name only as the document writes the two)",
 }
 # The decoding rules each variant's served model runs with (the variant's ``constraints``), in words.
 DECODING_RULES = {

@@ -12,7 +12,8 @@ A control metric says whether a summary obeys its control; these say whether it 
 * ``unsupported_facts`` (count) and ``has_unsupported`` (1/0): the summary's names and numbers that its
   document never writes, compared case-insensitively. A name is a capitalised word that does not
   start a sentence, or one :func:`summary_facts` finds in lower-cased text (a word the document only
-  writes capitalised mid-sentence, or one no dictionary knows: "ufkos"); a number is a digit token.
+  writes capitalised mid-sentence, or one no dictionary knows: "ufkos"), but no contraction ("I'm", "don't");
+  a number is a digit token (:func:`summary_numbers`).
 
 :func:`quality` gives all of them per summary (:data:`QUALITY_FIELDS`); a mean over summaries is a share.
 Where the controls ask for a length (a word range, such as CCS's length bin), :func:`length_against` sets the
@@ -45,8 +46,14 @@ SENTENCE_BREAK = re.compile(r"(?:^|[.!?:][\"'”’)\]]*)[\s\"'“‘(\[]*$")
 UNFINISHED = "the summary does not end with a complete sentence"  # the notice of a failed ``ends_sentence``
 POSSESSIVE = re.compile(r"(?:['’]s?)$")
 QUOTE = re.compile(r'["“”]')
+SENTENCE_GAP = re.compile(r"(?<=[.!?])\s+")  # where a quote's sentences part
 DOUBLED = re.compile(r"(?<![\w'’-])(\w+)\s+\1(?![\w'’-])", re.IGNORECASE)  # "with with", not "that that's"
 TITLES = frozenset({"mr", "mrs", "ms", "dr", "prof", "sir", "dame", "lord", "lady"})  # a name's title is no fact
+SPACED_NUMBER = re.compile(r"\d+(?:\s*[.,]\s*\d+)+")  # "1. 4" as WordPiece decodes "1.4", or "2025, 40"
+# A contraction: a word and its clitic ("don't", "I'm", "we've"), no name; "'s" only after a function word ("it's"),
+# since "Smith's" is a name's possessive
+CONTRACTION = re.compile(r"^([a-z]+)(n['’]t|['’](?:m|re|ve|ll|d|s))$")
+CONTRACTED = frozenset({"ca", "wo", "sha", "ai"})  # "can't", "won't", "shan't", "ain't"
 
 
 def summary_facts(summary: str, document: str) -> list[str]:
@@ -65,7 +72,33 @@ def summary_facts(summary: str, document: str) -> list[str]:
         if len(w) > 2
         and ((w in proper and w not in lowered) or (w not in ENGLISH_STOP_WORDS and not wordnet.morphy(w)))
     ]
-    return names + NUMBER.findall(re.sub(r"(\d)\s*([.,])\s*(\d)", r"\1\2\3", summary))  # WordPiece decodes "5. 25"
+    return [w for w in names if not contraction(w)] + summary_numbers(summary, document)
+
+
+def summary_numbers(summary: str, document: str) -> list[str]:
+    """The summary's numbers: one written with spaces around its point or comma is read whole where the document
+    writes it so (WordPiece decodes "5.25" as "5. 25"), else as its parts ("By 2025, 40%" is two numbers)."""
+    known = set(NUMBER.findall(document))
+
+    def whole(match: re.Match) -> str:
+        compact = re.sub(r"\s+", "", match.group(0))
+        return compact if compact in known else match.group(0)
+
+    return NUMBER.findall(SPACED_NUMBER.sub(whole, summary))
+
+
+def contraction(word: str) -> bool:
+    """Whether a lower-cased word is a contraction ("don't", "i'm", "it's"): no name, whatever the document
+    writes."""
+    from nltk.corpus import wordnet
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    match = CONTRACTION.match(word)
+    if match is None:
+        return False
+    stem, clitic = match.groups()
+    common = stem in ENGLISH_STOP_WORDS or stem in CONTRACTED
+    return common or (clitic[-1] != "s" and bool(wordnet.morphy(stem)))
 
 
 def verbatim_share(summaries: list[str], documents: list[str]) -> tuple[float | None, int]:
@@ -105,7 +138,7 @@ def unsupported(summary: str, document: str) -> list[str]:
     words = {bare(w) for w in WORD.findall(document.lower())}
     source = words | {part for w in words for part in w.split("-")} | set(NUMBER.findall(document))
     missing = []
-    for fact in summary_facts(summary, document) + capitalised_names(summary):
+    for fact in summary_facts(summary, document) + [n for n in capitalised_names(summary) if not contraction(n)]:
         fact = bare(fact) if fact[:1].isalpha() else fact
         parts = [p for p in fact.split("-") if p] if fact[:1].isalpha() and fact not in source else []
         if (
@@ -161,14 +194,20 @@ def quotes(text: str) -> list[str]:
 
 
 def altered_quotes(summary: str, document: str) -> list[str]:
-    """The summary's quotes (:func:`quotes`), stripped, whose lower-cased words (:data:`metrics.text.WORD`) the
-    document does not write in a row; a quote without a word is none."""
+    """The summary's quotes (:func:`quotes`), stripped, with a sentence whose lower-cased words
+    (:data:`metrics.text.WORD`) the document does not write in a row; a quote without a word is none. Each sentence
+    of a quote is judged alone: a news paragraph that goes on quoting in the next leaves its quote open, so an
+    extract of two sentences far apart in the document reads as one quote across them."""
 
     def words(text: str) -> str:
         return " ".join(w.lower() for w in TOKEN.findall(text))
 
     written = f" {words(document)} "
-    return [q.strip() for q in quotes(summary) if words(q) and f" {words(q)} " not in written]
+    return [
+        q.strip()
+        for q in quotes(summary)
+        if any(words(part) and f" {words(part)} " not in written for part in SENTENCE_GAP.split(q))
+    ]
 
 
 def quality(summaries: list[str], documents: list[str]) -> list[dict[str, int]]:

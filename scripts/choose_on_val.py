@@ -16,7 +16,8 @@ with the settings the model is served with, and the report (``--report``) holds 
 ``--text-rule`` chooses, for copies chosen already without it (or, where ``DIR`` holds none, the stored model as
 served), a rule that reads the text and no control (``document_words``: names and numbers from the document only;
 ``finish_sentences``: no end before a finished sentence; ``no_repeat_trigrams``: no token trigram twice;
-``no_doubled_words``: no word twice in a row; ``verbatim_quotes``: what a summary quotes, the document writes) as
+``no_doubled_words``: no word twice in a row; ``verbatim_quotes``: what a summary quotes, the document writes;
+``document_names``: a name of one token is the document's) as
 the zoo now does after γ (``training.zoo_evaluation.choose_text_rule_again``), and reports them on test again.
 
 ``--source-windows N`` chooses how a stored model reads a document longer than its source limit: cut, or in

@@ -325,6 +325,21 @@ def test_a_change_to_the_decoding_code_evaluates_every_model_again(tmp_path, mon
     assert fingerprint(model) != before[0] and fingerprint(baseline) == before[1]  # a baseline decodes nothing
 
 
+def test_a_change_to_the_text_judges_scores_every_system_again(tmp_path, monkeypatch):
+    # a baseline's summaries stay as they were, but a judge's verdict on them does not
+    from types import SimpleNamespace
+
+    import metrics.quality
+    from benchmarks.leaderboard.harness import fingerprint
+
+    baseline = SimpleNamespace(source="baseline", location="", revision=None, title="baseline: lead")
+    before = fingerprint(baseline)
+    changed = tmp_path / "quality.py"
+    changed.write_text(Path(metrics.quality.__file__).read_text() + "\n# a changed judge\n")
+    monkeypatch.setattr(metrics.quality, "__file__", str(changed))
+    assert fingerprint(baseline) != before
+
+
 def test_a_run_over_some_variants_keeps_the_other_variants_tables(board_dir, models_dir, tmp_path):
     """Re-measuring one variant rewrites its table and keeps every other variant's, with their sample caps
     and guidance rows, from the leaderboard it updates."""

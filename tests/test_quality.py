@@ -75,6 +75,15 @@ def test_unsupported_facts_are_names_and_numbers_the_document_lacks():
     assert unsupported("the profit of qari u harmlessdullah rose.", DOCUMENT) == ["qari", "harmlessdullah"]
 
 
+def test_a_contraction_is_no_name_and_a_spaced_number_is_whole_only_where_the_document_writes_it():
+    # "I'm", "don't", "it's", "we've" are no names (the judge's dictionary knows none of them); "Smith's" still is
+    assert unsupported("I'm sure we've won, I don't know why it's so, said Smith's aide.", DOCUMENT) == ["smith"]
+    # "By 2025, 40%" is two numbers, neither the document's; "1. 4bn" is its 1.4bn, "1. 5bn" is "1" and "5"
+    assert unsupported("By 2025, 40% rose to 1. 4bn.", DOCUMENT) == ["2025", "40"]
+    assert unsupported("It rose to 1. 5bn.", DOCUMENT) == ["1", "5"]
+    assert unsupported("By 2004, 1.4bn euros.", DOCUMENT) == []
+
+
 def test_quality_gives_every_field_per_summary():
     summaries = ["Renault's profit rose to 1.4bn euros.", "profit rose rose rose rose and 77"]
     none = dict.fromkeys(QUALITY_FIELDS, 0)

@@ -352,3 +352,6 @@ def test_altered_quotes_are_those_the_document_does_not_write():
     assert altered_quotes('She said "we will not raise taxes".', QUOTED) == []  # a part, any case, is verbatim
     assert altered_quotes('She said "I don\'t want taxes" and "costs fell"', QUOTED) == ["I don't want taxes"]
     assert altered_quotes('A "" mark, and "," alone.', QUOTED) == []  # no word quoted
+    # an extract's quote left open runs into a later sentence: each sentence is the document's, so none is altered
+    assert altered_quotes('"We will not raise taxes. Costs fell.', QUOTED + " Costs fell.") == []
+    assert altered_quotes('"We will not raise taxes. Costs rose.', QUOTED) == ["We will not raise taxes. Costs rose."]

@@ -104,6 +104,7 @@ def card(model: store.StoredModel, folder: Path | None = None, board: dict | Non
             else []
         )
         + (["quoting only what the document writes"] if record.get("verbatim_quotes") else [])
+        + (["with names of one token only as the document writes them"] if record.get("document_names") else [])
         + (
             [
                 f"reading a document longer than its {record.get('max_source_length', 1024)}-token source "

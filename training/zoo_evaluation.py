@@ -65,8 +65,9 @@ def text_rules() -> dict[str, tuple[str, bool]]:
     quality share (:mod:`metrics.quality`) it is taken for and whether lower is better: names and numbers
     from the document only (``has_unsupported``), no end before a finished sentence (``ends_sentence``), no
     token trigram twice (``repeated_trigram``), no word twice in a row (``doubled_word``), what it quotes the
-    document's (``altered_quote``). Chosen in the order of :data:`variants.decoding_rules.TEXT_RULES`."""
+    document's (``altered_quote``), names of one token the document's (``has_unsupported``). Chosen in the order of :data:`variants.decoding_rules.TEXT_RULES`."""
     from variants.decoding_rules import (
+        DOCUMENT_NAMES,
         DOCUMENT_WORDS,
         FINISH_SENTENCES,
         NO_DOUBLED_WORDS,
@@ -81,6 +82,7 @@ def text_rules() -> dict[str, tuple[str, bool]]:
         NO_REPEAT_TRIGRAMS: ("repeated_trigram", True),
         NO_DOUBLED_WORDS: ("doubled_word", True),
         VERBATIM_QUOTES: ("altered_quote", True),
+        DOCUMENT_NAMES: ("has_unsupported", True),
     }
     return {rule: aims[rule] for rule in TEXT_RULES}
 
@@ -124,6 +126,8 @@ def choose_text_rule(summarizer, rule: str, val: list, val_file: Path, off: dict
     settings and ``off`` its val report there: the choice, and the val report at it. The summarizer is left
     at the choice. A share at its best already (no summary ends unfinished, say) leaves nothing to take the
     rule for: it stays off, unmeasured."""
+    from variants.decoding_rules import DOCUMENT_NAMES, NAME_WORDS
+
     from .sensitivity import evaluate_with_sensitivity
 
     settings = summarizer.settings.but(**{rule: False})
@@ -131,6 +135,13 @@ def choose_text_rule(summarizer, rule: str, val: list, val_file: Path, off: dict
     if off["metrics"].get(field) == (0.0 if lower else 1.0):
         summarizer.settings = settings
         return False, off
+    config = summarizer.model.generation_config
+    if rule == DOCUMENT_NAMES and not getattr(config, NAME_WORDS, None):  # its names, from its training documents
+        from .name_words import name_words, training_documents
+
+        setattr(
+            config, NAME_WORDS, name_words(summarizer.tokenizer, training_documents(val_file.parent / "train.jsonl"))
+        )
     summarizer.settings = settings.but(**{rule: True})
     on = evaluate_with_sensitivity(summarizer, val, str(val_file), eval_batch_size())
     evaluation = summarizer.variant.evaluation
@@ -148,6 +159,15 @@ def choose_text_rule(summarizer, rule: str, val: list, val_file: Path, off: dict
     )
     summarizer.settings = settings.but(**{rule: taken})
     return taken, on if taken else off
+
+
+def rule_defaults(summarizer, rule: str, taken: bool) -> dict:
+    """What a model's generation config keeps of a text rule's choice: its switch, and with the document-names rule
+    taken, the names it reads (set by :func:`choose_text_rule`)."""
+    from variants.decoding_rules import DOCUMENT_NAMES, NAME_WORDS
+
+    names = getattr(summarizer.model.generation_config, NAME_WORDS, None)
+    return {rule: taken, **({NAME_WORDS: names} if rule == DOCUMENT_NAMES and taken else {})}
 
 
 def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
@@ -208,7 +228,7 @@ def evaluate_model(model_dir: Path, data: Path, budget: Budget) -> dict:
         taken, chosen_report = choose_text_rule(summarizer, rule, val, val_file, chosen_report)
         choices[rule] = {"value": taken, **chosen}
         if taken != served_rules[rule]:
-            save_generation_defaults(model_dir, **{rule: taken})
+            save_generation_defaults(model_dir, **rule_defaults(summarizer, rule, taken))
     write_report({**chosen_report, "split": "val", "chosen_on": "val", "choices": choices}, model_dir / VAL_REPORT)
     write_record(
         model_dir, {**read_record(model_dir), "constraints": constraints, "chosen_on": "val", "choices": choices}
@@ -241,7 +261,7 @@ def choose_text_rule_again(model_dir: Path, data: Path, budget: Budget, rule: st
     taken, report = choose_text_rule(summarizer, rule, val, val_file, off)
     choices[rule] = {"value": taken, "chosen_on": "val", "data": f"{data.name}/val.jsonl", "n_examples": len(val)}
     if taken:
-        save_generation_defaults(model_dir, **{rule: taken})
+        save_generation_defaults(model_dir, **rule_defaults(summarizer, rule, taken))
     write_report({**report, "split": "val", "chosen_on": "val", "choices": choices}, model_dir / VAL_REPORT)
     write_record(model_dir, {**read_record(model_dir), "chosen_on": "val", "choices": choices})
     return report_on_test(summarizer, model_dir, data, budget, choices)

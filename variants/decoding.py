@@ -33,6 +33,9 @@
 * Verbatim quotes (:data:`~variants.decoding_rules.VERBATIM_QUOTES`, or ``verbatim_quotes=``): inside quotation
   marks, the summary goes on only as the document's tokens do
   (:class:`~variants.text_rules.VerbatimQuotesLogitsProcessor`): a quote is someone's own words.
+* Document names (:data:`~variants.decoding_rules.DOCUMENT_NAMES`, or ``document_names=``, with the generation
+  config's ``name_words``): a name of one token is one the document writes
+  (:class:`~variants.text_rules.DocumentNamesLogitsProcessor`): MiniLM's vocabulary holds most names whole.
 * The whole document (``source_windows`` in the generation config, the processor's setting): a document
   longer than the model's source limit comes as its windows, ``input_ids`` of shape (documents, windows,
   tokens), each window the processor's input for a run of whole sentences. The encoder reads each window
@@ -67,8 +70,10 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from .classifier_free_guidance import ClassifierFreeGuidance, check_strength, read_strength
 from .decoding_rules import (
+    DOCUMENT_NAMES,
     DOCUMENT_WORDS,
     FINISH_SENTENCES,
+    NAME_WORDS,
     NO_DOUBLED_WORDS,
     NO_REPEAT_TRIGRAMS,
     VERBATIM_QUOTES,
@@ -79,6 +84,7 @@ from .decoding_rules import (
 )
 from .rule_processors import rule_kwargs
 from .text_rules import (
+    DocumentNamesLogitsProcessor,
     DocumentWordsLogitsProcessor,
     NoDoubledWordsLogitsProcessor,
     NoRepeatNgramsLogitsProcessor,
@@ -155,6 +161,7 @@ def generate(
     no_repeat_trigrams: bool | None = None,
     no_doubled_words: bool | None = None,
     verbatim_quotes: bool | None = None,
+    document_names: bool | None = None,
     documents: list[str] | None = None,
     tokenizer: Any = None,
     split_sentences: Callable[[str], list[str]] | None = None,
@@ -176,7 +183,8 @@ def generate(
     ``input_ids``). ``finish_sentences``: no end before a finished sentence (default: the generation config's
     ``finish_sentences``, unless ``constraints=False``); ``no_repeat_trigrams`` likewise, no token trigram twice
     unless nothing else is left; ``no_doubled_words`` likewise, no word twice in a row; ``verbatim_quotes``
-    likewise, what a summary quotes is a run of the document's tokens.
+    likewise, what a summary quotes is a run of the document's tokens; ``document_names`` likewise, a name of one
+    token (the generation config's ``name_words``) is the document's.
     ``speedups``: an object with ``guidance_class`` and ``prepare(model, guidance, kwargs) ->
     (context, kwargs)``, for SteerSum's faster path (:mod:`variants.speedups`); the same outputs either way."""
     kwargs.pop("model", None)
@@ -223,6 +231,7 @@ def generate(
         NO_REPEAT_TRIGRAMS: no_repeat_trigrams,
         NO_DOUBLED_WORDS: no_doubled_words,
         VERBATIM_QUOTES: verbatim_quotes,
+        DOCUMENT_NAMES: document_names,
     }  # a caller's switch, else the generation config's unless constraints=False
     on = {
         rule: constraints and bool(getattr(config, rule, False)) if value is None else value
@@ -230,7 +239,7 @@ def generate(
     }
     document_words = on[DOCUMENT_WORDS]
     if tokenizer is None and (
-        any(on[rule] for rule in (DOCUMENT_WORDS, FINISH_SENTENCES, NO_DOUBLED_WORDS, VERBATIM_QUOTES))
+        any(on[rule] for rule in (DOCUMENT_WORDS, FINISH_SENTENCES, NO_DOUBLED_WORDS, VERBATIM_QUOTES, DOCUMENT_NAMES))
         or (constraints and decoding_rules is not None)
     ):
         # the tokenizer files only: the repo's processor code is not needed to split words into tokens
@@ -253,12 +262,17 @@ def generate(
         processors += extra.get("logits_processor", [])
         stopping += extra.get("stopping_criteria", [])
         kwargs["max_new_tokens"] = min(extra.get("max_new_tokens", budget), decoder_room(model))
-    if document_words or on[VERBATIM_QUOTES]:
+    if document_words or on[VERBATIM_QUOTES] or on[DOCUMENT_NAMES]:
         sources = documents if documents is not None else source_texts(tokenizer, input_ids)
     if document_words:
         processors.append(DocumentWordsLogitsProcessor(tokenizer, sources))
     if on[VERBATIM_QUOTES]:
         processors.append(VerbatimQuotesLogitsProcessor(tokenizer, sources))
+    if on[DOCUMENT_NAMES]:
+        names = getattr(config, NAME_WORDS, None)
+        if not names:
+            raise ValueError(f"{DOCUMENT_NAMES} is on, but the generation config lists no {NAME_WORDS} (token ids)")
+        processors.append(DocumentNamesLogitsProcessor(tokenizer, sources, names))
     if on[FINISH_SENTENCES]:
         processors.append(SentenceEndLogitsProcessor(tokenizer))
     if processors:

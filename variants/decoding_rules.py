@@ -15,6 +15,10 @@ and the text and token measures the rules' logits processors (:mod:`variants.rul
   vocabulary writes in more than one token, or one that starts with a digit, is one the document writes
   (:func:`document_words`), so a name or number is copied, not invented ("loftu" for Loftus, 55% for 56%);
   a number the tokenizer cuts at its point ("1 . 2") goes on as one of the document's.
+* Document names (the generation config's ``document_names``, with its ``name_words``: the vocabulary's words a
+  corpus writes capitalised mid-sentence more often than not): a name of one token ("alan", "london") is one the
+  document writes, and a name right after a name follows it as in the document (:func:`document_names`); MiniLM's
+  vocabulary holds most names whole, which the document-words rule leaves free.
 * The other text rules' token sets: the vocabulary's whole words (:func:`whole_words`), the marks a reader reads
   inside a word (:func:`word_joiners`) and the quotation marks (:func:`quote_marks`); their processors are
   :mod:`variants.text_rules`.
@@ -42,8 +46,10 @@ FINISH_SENTENCES = "finish_sentences"  # ... and of the rule that a summary ends
 NO_REPEAT_TRIGRAMS = "no_repeat_trigrams"  # ... and of the rule that no three tokens come twice
 NO_DOUBLED_WORDS = "no_doubled_words"  # ... and of the rule that no word comes twice in a row ("with with")
 VERBATIM_QUOTES = "verbatim_quotes"  # ... and of the rule that what a summary quotes, the document writes
+DOCUMENT_NAMES = "document_names"  # ... and of the rule that a name of one token is the document's
+NAME_WORDS = "name_words"  # the generation config's names for that rule: token ids (:func:`document_names`)
 # The rules that read the text and no control, each a generation-config switch chosen on val.
-TEXT_RULES = (DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, NO_DOUBLED_WORDS, VERBATIM_QUOTES)
+TEXT_RULES = (DOCUMENT_WORDS, FINISH_SENTENCES, NO_REPEAT_TRIGRAMS, NO_DOUBLED_WORDS, VERBATIM_QUOTES, DOCUMENT_NAMES)
 WORD_JOINERS = ("-", "'", "’")  # marks a reader reads inside a word: "Le-May", "they've"
 NUMBER_MARKS = (".", ",")  # inside a number: "1.2", "1,000"
 QUOTE_MARKS = (('"', '"'), ("“", "”"))  # a quotation's opening mark and the one that closes it
@@ -170,28 +176,58 @@ def word_joiners(tokenizer) -> frozenset[int]:
     return frozenset(i for i in ids if i is not None and i != tokenizer.unk_token_id)
 
 
-def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tuple], dict[tuple, set]]:
-    """The document's words as token runs (a token and the pieces that continue it, :func:`word_pieces`): for
-    each proper prefix of a run, the pieces that follow it somewhere in the document, and the whole runs; and
-    for a number and the point or comma after it (:func:`number_marks`), the first tokens of the numbers the
-    document goes on with: the tokenizer cuts "1.2%" into the words "1", ".", "2"."""
-    pieces, digits = word_pieces(tokenizer)
-    follow, whole, words, word = {}, set(), [], ()
-    for token in tokenizer(" " + document, add_special_tokens=False)["input_ids"] + [None]:
-        if token is not None and word and token < len(pieces) and pieces[token]:
+@lru_cache(maxsize=64)
+def document_ids(tokenizer, document: str) -> tuple[int, ...]:
+    """The document's token ids as the text rules read it (a space before it, as a word within text), once per
+    document for all of them."""
+    return tuple(tokenizer(" " + document, add_special_tokens=False)["input_ids"])
+
+
+def document_runs(tokenizer, document: str) -> list[tuple[int, ...]]:
+    """The document's words as token runs: a token and the pieces that continue it (:func:`word_pieces`)."""
+    pieces = word_pieces(tokenizer)[0]
+    runs, word = [], ()
+    for token in document_ids(tokenizer, document):
+        if word and token < len(pieces) and pieces[token]:
             word += (token,)
-            continue
-        if word:
-            whole.add(word)
-            words.append(word)
-            for k in range(1, len(word)):
-                follow.setdefault(word[:k], set()).add(word[k])
-        word = (token,) if token is not None else ()
+        else:
+            runs += [word] if word else []
+            word = (token,)
+    return runs + ([word] if word else [])
+
+
+def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tuple], dict[tuple, set]]:
+    """The document's words as token runs (:func:`document_runs`): for each proper prefix of a run, the pieces that
+    follow it somewhere in the document, and the whole runs; and for a number and the point or comma after it
+    (:func:`number_marks`), the first tokens of the numbers the document goes on with: the tokenizer cuts "1.2%"
+    into the words "1", ".", "2"."""
+    digits = word_pieces(tokenizer)[1]
+    words = document_runs(tokenizer, document)
+    follow, whole = {}, set(words)
+    for word in whole:
+        for k in range(1, len(word)):
+            follow.setdefault(word[:k], set()).add(word[k])
     decimals, marks = {}, number_marks(tokenizer)
     for number, mark, after in zip(words, words[1:], words[2:]):
         if starts_number(number, digits) and mark[0] in marks and len(mark) == 1 and starts_number(after, digits):
             decimals.setdefault((number, mark[0]), set()).add(after[0])
     return follow, whole, decimals
+
+
+def document_names(
+    tokenizer, document: str, names: frozenset[int]
+) -> tuple[set[int], set[int], dict[tuple, set[int]]]:
+    """What the document writes of ``names`` (token ids of names of one token, :data:`NAME_WORDS`): the first
+    tokens of its words, those it writes as a word alone, and for each of its words (a token run) the names that
+    follow it: "Jason Scott" is the document's, "Alan Scott" not."""
+    runs = document_runs(tokenizer, document)
+    starts = {run[0] for run in runs}
+    alone = {run[0] for run in runs if len(run) == 1}
+    after = {}
+    for run, following in zip(runs, runs[1:]):
+        if following[0] in names:
+            after.setdefault(run, set()).add(following[0])
+    return starts, alone, after
 
 
 def starts_number(word: tuple[int, ...], digits: list[bool]) -> bool:

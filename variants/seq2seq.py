@@ -31,7 +31,7 @@ from models.windows import PICK_RATIO, SOURCE_WINDOWS, WINDOW_MODE, WINDOW_MODES
 
 from .base import Summarizer, Summary, Variant, check_document, read_record, write_record
 from .classifier_free_guidance import OLD_STRENGTH_FIELDS, STRENGTH_FIELD, check_strength, read_strength
-from .decoding_rules import TEXT_RULES
+from .decoding_rules import NAME_WORDS, TEXT_RULES
 from .speedups import int8_copy, int8_weights_copy
 from .steering import Steering, by_length, decoded, pad, read_windows
 
@@ -72,8 +72,9 @@ class GenerationSettings:
     default is the generation config's). ``no_repeat_trigrams``: no token trigram twice unless nothing else
     is left (:class:`variants.text_rules.NoRepeatNgramsLogitsProcessor`). ``no_doubled_words``: no word twice
     in a row (:class:`variants.text_rules.NoDoubledWordsLogitsProcessor`). ``verbatim_quotes``: what a summary
-    quotes, the document writes (:class:`variants.text_rules.VerbatimQuotesLogitsProcessor`). These five are
-    :data:`variants.decoding_rules.TEXT_RULES`. :meth:`alone`: the model alone, none of them.
+    quotes, the document writes (:class:`variants.text_rules.VerbatimQuotesLogitsProcessor`). ``document_names``:
+    a name of one token is the document's (:class:`variants.text_rules.DocumentNamesLogitsProcessor`, its names the
+    generation config's ``name_words``). These six are :data:`variants.decoding_rules.TEXT_RULES`. :meth:`alone`: the model alone, none of them.
     """
 
     num_beams: int = 4
@@ -88,6 +89,7 @@ class GenerationSettings:
     no_repeat_trigrams: bool = False
     no_doubled_words: bool = False
     verbatim_quotes: bool = False
+    document_names: bool = False
     source_windows: int = 1
     window_mode: str = "fuse"
     pick_ratio: float = 1.0
@@ -304,7 +306,7 @@ def save_generation_defaults(path: str | Path, **fields: Any) -> None:
     # a config marked as derived from the model config is rebuilt from it on loading, which drops the fields
     config._from_model_config = False
     config.save_pretrained(path)
-    write_record(path, {**record, **fields})
+    write_record(path, {**record, **{k: v for k, v in fields.items() if k != NAME_WORDS}})  # ids: the config's alone
 
 
 def save_default_constraints(path: str | Path) -> None:

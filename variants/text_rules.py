@@ -9,6 +9,8 @@ is for (:mod:`metrics.quality`).
   starts.
 * :class:`NoDoubledWordsLogitsProcessor`: no word twice in a row, unless nothing else is left.
 * :class:`VerbatimQuotesLogitsProcessor`: what a summary quotes, the document writes.
+* :class:`DocumentNamesLogitsProcessor`: a name of one token is the document's, and a name after a name follows it
+  as in the document.
 
 The control rules (a length bin, keywords, preferred sentences) are :mod:`variants.rule_processors`. Ships beside
 :mod:`variants.decoding` in an exported repo's ``custom_generate/``: torch, transformers and its siblings only.
@@ -24,6 +26,8 @@ from transformers import LogitsProcessor, NoRepeatNGramLogitsProcessor
 from .decoding_rules import (
     REPEAT_PENALTY,
     DecodedRows,
+    document_ids,
+    document_names,
     document_words,
     last_word,
     number_marks,
@@ -185,7 +189,7 @@ class VerbatimQuotesLogitsProcessor(LogitsProcessor):
         self.closes = quote_marks(tokenizer)
         self.documents = []
         for document in documents:
-            ids = tokenizer(" " + document, add_special_tokens=False)["input_ids"]
+            ids = list(document_ids(tokenizer, document))
             starts: dict[int, list[int]] = {}
             for position, token in enumerate(ids):
                 starts.setdefault(token, []).append(position)
@@ -226,4 +230,51 @@ class VerbatimQuotesLogitsProcessor(LogitsProcessor):
                 keep[allowed] = out[i, allowed]
             if bool(torch.isfinite(keep).any()):
                 out[i] = keep
+        return out
+
+
+class DocumentNamesLogitsProcessor(LogitsProcessor):
+    """Per row, the names of ``documents`` (one per example, :func:`~variants.decoding_rules.document_names`): a name
+    of one token (``names``: token ids, the generation config's :data:`~variants.decoding_rules.NAME_WORDS`) starts
+    a word only where the document writes a word that starts with it; one the document writes only as the start
+    of a longer word goes on with a piece ("gr" for "Groenefeld" is no word); and right after a name, a name comes
+    only where the document writes the two in a row ("Alan Scott" from "Jason Scott" and "Alan Smith"). The
+    document-words rule holds names of several tokens; MiniLM's vocabulary writes most names in one token
+    ("alan", "london", "gogh"), which it leaves free. The names come from a corpus's capitalisation, not from the
+    judge's dictionary. A row the rule would leave no token gives way."""
+
+    def __init__(self, tokenizer, documents: list[str], names):
+        self.pieces = word_pieces(tokenizer)[0]
+        self.names = frozenset(names)
+        self.documents = [document_names(tokenizer, document, self.names) for document in documents]
+        self._masks: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def masks(self, size: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+        """The names and the word pieces as masks over ``size`` scores, built at the first step."""
+        if self._masks is None or self._masks[0].shape[0] != size:
+            flags = [False] * size
+            for token in self.names:
+                if token < size:
+                    flags[token] = True
+            self._masks = (token_mask(flags, size, device), token_mask(self.pieces, size, device))
+        return self._masks
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        names, pieces = self.masks(scores.shape[-1], scores.device)
+        out = scores.clone()
+        for i, (row, (starts, alone, after)) in enumerate(
+            zip(input_ids.tolist(), per_row(self.documents, input_ids.shape[0]))
+        ):
+            word = last_word(row, self.pieces)
+            if len(word) == 1 and word[0] in self.names and word[0] in starts and word[0] not in alone:
+                banned = ~pieces  # the start of a document's longer word: it goes on
+            else:
+                banned = names.clone()
+                banned[[t for t in starts if t < banned.shape[0]]] = False
+                if word[0] in self.names:  # after a name, a name only as the document writes the two
+                    banned |= names
+                    banned[[t for t in after.get(word, ()) if t < banned.shape[0]]] = False
+            masked = out[i].masked_fill(banned, -math.inf)
+            if bool(torch.isfinite(masked).any()):
+                out[i] = masked
         return out

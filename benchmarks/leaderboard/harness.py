@@ -73,10 +73,18 @@ def decoding_code() -> str:
     return hashlib.sha256(b"".join(Path(f).read_bytes() for f in files)).hexdigest()[:16]
 
 
+def judges_code() -> str:
+    """A digest of the text judges' code (``metrics/quality.py``): a change there re-scores every system, the
+    baselines too, so no row keeps a judge's old verdicts."""
+    from metrics import quality
+
+    return hashlib.sha256(Path(quality.__file__).read_bytes()).hexdigest()[:16]
+
+
 def fingerprint(entry) -> dict:
     """What identifies a system's numbers besides the data: a Hub revision, or a local folder's
-    files (name, size, modification time), so a retrained checkpoint is evaluated again; and for a model, the
-    decoding code (:func:`decoding_code`). Not the card (``README.md``): ``--store-cards`` rewrites it from
+    files (name, size, modification time), so a retrained checkpoint is evaluated again; for a model, the
+    decoding code (:func:`decoding_code`); and the text judges' code (:func:`judges_code`). Not the card (``README.md``): ``--store-cards`` rewrites it from
     these very numbers, and it changes no output."""
     if entry.source in ("local", "store"):
         files = sorted(p for p in Path(entry.location).iterdir() if p.is_file() and p.name != "README.md")
@@ -88,6 +96,7 @@ def fingerprint(entry) -> dict:
         identity = {"location": entry.location, "revision": entry.revision, "title": entry.title}
     if entry.source != "baseline":  # a baseline decodes nothing
         identity["decoding"] = decoding_code()
+    identity["judges"] = judges_code()
     return identity
 
 
