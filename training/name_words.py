@@ -4,10 +4,12 @@
 MiniLM's vocabulary is uncased and holds most names as one token ("alan", "london", "gogh"), so neither the token
 nor the model's lower-case text says which words are names. A corpus does: a word its writers capitalise
 mid-sentence more often than not is a name ("London", "Mr", "January", "British"), one they write in lower case
-as often is a common word ("world", "government"). The corpus is the model's own training documents, never a
-test set, and the list is the tokenizer's ids of such words that it writes as one token. The judge of invented
-names (:mod:`metrics.quality`) reads the document and WordNet instead; the two share only the idea that a name
-is capitalised.
+as often is a common word ("world", "government"). A word of the vocabulary the corpus never writes counts too: a
+rare name, or the first part of a longer word ("fra" of "Fratton", "gr" of "Groenefeld"), which the model strings
+into a word no one writes ("fra button Park"). The corpus is the model's own training documents, never a test
+set, and the list is the tokenizer's ids of such words that it writes as one token. The judge of invented names
+(:mod:`metrics.quality`) reads the document and WordNet instead; the two share only the idea that a name is
+capitalised or a word no one else writes.
 """
 
 from __future__ import annotations
@@ -43,15 +45,29 @@ def capitalisation(texts: list[str]) -> tuple[Counter, Counter]:
 
 def name_words(tokenizer, texts: list[str], least: int = LEAST) -> list[int]:
     """The token ids of the words ``texts`` write capitalised mid-sentence more often than in lower case (at least
-    ``least`` times), each a whole word of one token under ``tokenizer``; single letters are no names ("I",
-    "U.S."'s parts)."""
+    ``least`` times), each a whole word of one token under ``tokenizer``, and of the vocabulary's words of letters
+    that ``texts`` never write; single letters are no names ("I", "U.S."'s parts)."""
     capitalised, lower = capitalisation(texts)
     words = sorted(w for w, n in capitalised.items() if len(w) > 1 and n >= least and n > lower[w])
     ids = set()
     for word, tokens in zip(words, tokenizer(words, add_special_tokens=False)["input_ids"]):
         if len(tokens) == 1:
             ids.add(tokens[0])
-    return sorted(ids)
+    written = {w.lower() for text in texts for w in LETTERS.findall(text)}
+    return sorted(ids | set(unwritten(tokenizer, written)))
+
+
+def unwritten(tokenizer, written: set[str]) -> list[int]:
+    """The vocabulary's whole words of two or more ASCII letters that are not among ``written`` (lower-cased)."""
+    from variants.decoding_rules import whole_words
+
+    whole = whole_words(tokenizer)
+    vocabulary = tokenizer.convert_ids_to_tokens(list(range(len(whole))))
+    return [
+        i
+        for i, token in enumerate(vocabulary)
+        if whole[i] and len(token) > 1 and token.isascii() and token.isalpha() and token.lower() not in written
+    ]
 
 
 def training_documents(train_file: Path) -> list[str]:

@@ -177,41 +177,62 @@ def word_joiners(tokenizer) -> frozenset[int]:
 
 
 @lru_cache(maxsize=64)
-def document_ids(tokenizer, document: str) -> tuple[int, ...]:
+def document_tokens(tokenizer, document: str) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...] | None]:
     """The document's token ids as the text rules read it (a space before it, as a word within text), once per
-    document for all of them."""
-    return tuple(tokenizer(" " + document, add_special_tokens=False)["input_ids"])
+    document for all of them, and where each token is in that text (a fast tokenizer's offsets; None from a slow
+    one)."""
+    text = " " + document
+    if getattr(tokenizer, "is_fast", False):
+        encoded = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+        return tuple(encoded["input_ids"]), tuple(map(tuple, encoded["offset_mapping"]))
+    return tuple(tokenizer(text, add_special_tokens=False)["input_ids"]), None
 
 
-def document_runs(tokenizer, document: str) -> list[tuple[int, ...]]:
-    """The document's words as token runs: a token and the pieces that continue it (:func:`word_pieces`)."""
+def document_runs(tokenizer, document: str) -> tuple[list[tuple[int, ...]], list[tuple[int, int]] | None]:
+    """The document's words as token runs (a token and the pieces that continue it, :func:`word_pieces`), and each
+    run's first and last character in the text (None where the tokenizer gives no offsets)."""
     pieces = word_pieces(tokenizer)[0]
-    runs, word = [], ()
-    for token in document_ids(tokenizer, document):
-        if word and token < len(pieces) and pieces[token]:
-            word += (token,)
+    ids, offsets = document_tokens(tokenizer, document)
+    runs, starts = [], []
+    for position, token in enumerate(ids):
+        if runs and token < len(pieces) and pieces[token]:
+            runs[-1] += (token,)
         else:
-            runs += [word] if word else []
-            word = (token,)
-    return runs + ([word] if word else [])
+            runs.append((token,))
+            starts.append(position)
+    if offsets is None:
+        return runs, None
+    ends = [start + len(run) - 1 for start, run in zip(starts, runs)]
+    return runs, [(offsets[start][0], offsets[end][1]) for start, end in zip(starts, ends)]
 
 
-def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tuple], dict[tuple, set]]:
+def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tuple], dict[tuple, set], set]:
     """The document's words as token runs (:func:`document_runs`): for each proper prefix of a run, the pieces that
-    follow it somewhere in the document, and the whole runs; and for a number and the point or comma after it
-    (:func:`number_marks`), the first tokens of the numbers the document goes on with: the tokenizer cuts "1.2%"
-    into the words "1", ".", "2"."""
+    follow it somewhere in the document, and the whole runs; for a number and the point or comma written right
+    after it (:func:`number_marks`), the first tokens of the numbers the document goes on with there (the tokenizer
+    cuts "1.2%" into the words "1", ".", "2"; "12, 14" is two numbers); and the parts of numbers the document never
+    ends a number with: a number it writes only before a point and digits ("14" of "14.74"), and such a number
+    with its mark ("14", ".")."""
     digits = word_pieces(tokenizer)[1]
-    words = document_runs(tokenizer, document)
+    words, spans = document_runs(tokenizer, document)
     follow, whole = {}, set(words)
     for word in whole:
         for k in range(1, len(word)):
             follow.setdefault(word[:k], set()).add(word[k])
-    decimals, marks = {}, number_marks(tokenizer)
-    for number, mark, after in zip(words, words[1:], words[2:]):
-        if starts_number(number, digits) and mark[0] in marks and len(mark) == 1 and starts_number(after, digits):
+    decimals, marks, ended = {}, number_marks(tokenizer), set()
+    for i, number in enumerate(words):
+        if not starts_number(number, digits):
+            continue
+        mark, after = (words[i + 1 : i + 3] + [(), ()])[:2]
+        joined = spans is None or (
+            i + 2 < len(words) and spans[i][1] == spans[i + 1][0] and spans[i + 1][1] == spans[i + 2][0]
+        )
+        if joined and len(mark) == 1 and mark[0] in marks and after and starts_number(after, digits):
             decimals.setdefault((number, mark[0]), set()).add(after[0])
-    return follow, whole, decimals
+        else:  # the number ends here ("14 seconds", "12, 14"), and with a mark after it, so does the mark
+            ended |= {number} | ({(number, mark[0])} if len(mark) == 1 else set())
+    partial = {key for key in decimals if key not in ended} | {key[0] for key in decimals if key[0] not in ended}
+    return follow, whole, decimals, partial
 
 
 def document_names(
@@ -220,7 +241,7 @@ def document_names(
     """What the document writes of ``names`` (token ids of names of one token, :data:`NAME_WORDS`): the first
     tokens of its words, those it writes as a word alone, and for each of its words (a token run) the names that
     follow it: "Jason Scott" is the document's, "Alan Scott" not."""
-    runs = document_runs(tokenizer, document)
+    runs = document_runs(tokenizer, document)[0]
     starts = {run[0] for run in runs}
     alone = {run[0] for run in runs if len(run) == 1}
     after = {}

@@ -26,8 +26,8 @@ from transformers import LogitsProcessor, NoRepeatNGramLogitsProcessor
 from .decoding_rules import (
     REPEAT_PENALTY,
     DecodedRows,
-    document_ids,
     document_names,
+    document_tokens,
     document_words,
     last_word,
     number_marks,
@@ -54,7 +54,8 @@ class DocumentWordsLogitsProcessor(LogitsProcessor):
     only the start of a document word of several tokens, or of a number, nothing ends it; and a word that
     starts with a digit starts as a document word does; after a number and a point or a comma, a digit goes
     on only as a number of the document's does ("1 . 2" only where it writes "1.2": the tokenizer cuts a
-    number at its point). Words of one token without a digit, the vocabulary's own, stay free: the rule keeps
+    number at its point), and a number the document writes only with its decimals gets them ("14" of "14.74" is
+    no number of the document's: "four minutes 14." became "14.74"). Words of one token without a digit, the vocabulary's own, stay free: the rule keeps
     names and numbers to the document's, not the wording. A row the rule would leave no token gives way."""
 
     def __init__(self, tokenizer, documents: list[str]):
@@ -62,9 +63,9 @@ class DocumentWordsLogitsProcessor(LogitsProcessor):
         self.marks = number_marks(tokenizer)
         self.words = []
         for document in documents:
-            follow, whole, decimals = document_words(tokenizer, document)
+            follow, whole, decimals, partial = document_words(tokenizer, document)
             numbers = sorted({w[0] for w in whole if starts_number(w, self.digits)})
-            self.words.append((follow, whole, numbers, decimals))
+            self.words.append((follow, whole, numbers, decimals, partial))
         self._masks: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def masks(self, size: int, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -77,18 +78,23 @@ class DocumentWordsLogitsProcessor(LogitsProcessor):
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         pieces, digits = self.masks(scores.shape[-1], scores.device)
         out = scores.clone()
-        for i, (row, (follow, whole, numbers, decimals)) in enumerate(
+        for i, (row, (follow, whole, numbers, decimals, partial)) in enumerate(
             zip(input_ids.tolist(), per_row(self.words, input_ids.shape[0]))
         ):
             word = last_word(row, self.pieces)
             bound = len(word) > 1 or starts_number(word, self.digits)
             if bound and word not in whole:  # part of a document word: it goes on
                 banned = torch.ones_like(pieces)
+            elif word in partial:  # "14" of the document's "14.74" only: its point comes next
+                banned = torch.ones_like(pieces)
+                banned[[mark for (number, mark) in decimals if number == word]] = False
             else:
                 banned = pieces | digits
                 number = last_word(row[:-1], self.pieces) if row[-1] in self.marks else None
                 if number and starts_number(number, self.digits):  # "1 ." goes on as the document's "1.2" only
                     numbers = sorted(decimals.get((number, row[-1]), ()))
+                    if (number, row[-1]) in partial:  # ... and must go on where the document never ends it
+                        banned = torch.ones_like(pieces)
                 banned[numbers] = False
             banned[[t for t in follow.get(word, ()) if t < banned.shape[0]]] = False
             masked = out[i].masked_fill(banned, -math.inf)
@@ -189,7 +195,7 @@ class VerbatimQuotesLogitsProcessor(LogitsProcessor):
         self.closes = quote_marks(tokenizer)
         self.documents = []
         for document in documents:
-            ids = list(document_ids(tokenizer, document))
+            ids = list(document_tokens(tokenizer, document)[0])
             starts: dict[int, list[int]] = {}
             for position, token in enumerate(ids):
                 starts.setdefault(token, []).append(position)
