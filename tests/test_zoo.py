@@ -154,6 +154,7 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
     import training.guidance
     import training.sensitivity
     from training.guidance import SWEEP_FILE, pick_default, sweep
+    from training.name_words import name_words, training_documents
     from training.zoo_evaluation import VAL_REPORT, evaluate_model, pick_constraints
     from training.zoo_models import Budget
     from variants import get_variant, load_summarizer
@@ -165,7 +166,7 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
     data = tmp_path / "topic"
     data.mkdir()
     rows = get_variant("topic").evaluation.test_examples(3)
-    for split in ("val", "test"):
+    for split in ("train", "val", "test"):  # train: the documents the document-names rule learns its names from
         (data / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     real, calls = training.sensitivity.evaluate_with_sensitivity, []
     best_guidance, rules = {"val": 2.0, "test": 3.0}, {"val": 0.05, "test": -0.05}
@@ -180,6 +181,8 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
         report["metrics"]["rouge1"] = 0.3  # no γ and no rule costs ROUGE
         # the document-words rule halves the summaries with an invented name on val, and doubles them on test
         report["metrics"]["has_unsupported"] = {"val": 0.2, "test": 0.4}[split] if settings.document_words else 0.3
+        if settings.document_names and split == "val":  # and the document-names rule halves them again, on val
+            report["metrics"]["has_unsupported"] /= 2
         report["metrics"]["ends_sentence"] = 0.9  # finished sentences, no repeated trigram and no doubled word
         report["metrics"]["repeated_trigram"] = 0.2  # gain nothing: a tie keeps those rules off
         report["metrics"]["doubled_word"] = report["metrics"]["altered_quote"] = 0.1
@@ -214,11 +217,17 @@ def test_the_zoo_chooses_on_val_and_reports_once_on_test(tiny_topic_checkpoint, 
         "no_repeat_trigrams": {"value": False, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
         "no_doubled_words": {"value": False, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
         "verbatim_quotes": {"value": False, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
+        "document_names": {"value": True, "chosen_on": "val", "data": "topic/val.jsonl", "n_examples": 3},
     }
     settings = load_summarizer(model).settings
     assert (settings.control_strength, settings.constraints, settings.document_words) == (2.0, True, True)
     assert not settings.finish_sentences
-    assert json.loads((model / "generation_config.json").read_text())["document_words"] is True
+    served = json.loads((model / "generation_config.json").read_text())
+    assert served["document_words"] is True and served["document_names"] is True
+    # the names it reads, from the training documents, in the generation config alone
+    tokenizer = load_summarizer(model).tokenizer
+    assert served["name_words"] == name_words(tokenizer, training_documents(data / "train.jsonl"))
+    assert "name_words" not in record and settings.document_names
     report = json.loads((model / "eval_report.json").read_text())
     assert (report["split"], report["chosen_on"], report["choices"]) == ("test", "val", record["choices"])
     assert report["generation"] == settings.to_json() and "at_guidance_1" in report  # as served: the rules, γ = 2

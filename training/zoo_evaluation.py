@@ -136,7 +136,7 @@ def choose_text_rule(summarizer, rule: str, val: list, val_file: Path, off: dict
         summarizer.settings = settings
         return False, off
     config = summarizer.model.generation_config
-    if rule == DOCUMENT_NAMES and not getattr(config, NAME_WORDS, None):  # its names, from its training documents
+    if rule == DOCUMENT_NAMES and getattr(config, NAME_WORDS, None) is None:  # its names, from its training documents
         from .name_words import name_words, training_documents
 
         setattr(

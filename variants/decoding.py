@@ -270,7 +270,7 @@ def generate(
         processors.append(VerbatimQuotesLogitsProcessor(tokenizer, sources))
     if on[DOCUMENT_NAMES]:
         names = getattr(config, NAME_WORDS, None)
-        if not names:
+        if names is None:
             raise ValueError(f"{DOCUMENT_NAMES} is on, but the generation config lists no {NAME_WORDS} (token ids)")
         processors.append(DocumentNamesLogitsProcessor(tokenizer, sources, names))
     if on[FINISH_SENTENCES]:

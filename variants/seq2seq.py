@@ -146,10 +146,13 @@ class GenerationSettings:
 
     def model(self, model):
         """The model that generates: ``model`` itself, or on CPU with dtype ``int8`` (``int8-weights``)
-        its int8 copy (its copy with int8 decoder weights)."""
+        its int8 copy (its copy with int8 decoder weights), which generates with ``model``'s own generation config: a
+        default set after the copy was made (a text rule's names, chosen on val) holds for it too."""
         if model.device.type != "cpu" or self.dtype not in ("int8", "int8-weights"):
             return model
-        return int8_copy(model) if self.dtype == "int8" else int8_weights_copy(model)
+        copied = int8_copy(model) if self.dtype == "int8" else int8_weights_copy(model)
+        copied.generation_config = model.generation_config
+        return copied
 
     def autocast(self, device: torch.device | str):
         """The context generation runs in: bf16 autocast on a CPU when the settings ask for it."""
