@@ -65,7 +65,8 @@ def text_rules() -> dict[str, tuple[str, bool]]:
     quality share (:mod:`metrics.quality`) it is taken for and whether lower is better: names and numbers
     from the document only (``has_unsupported``), no end before a finished sentence (``ends_sentence``), no
     token trigram twice (``repeated_trigram``), no word twice in a row (``doubled_word``), what it quotes the
-    document's (``altered_quote``), names of one token the document's (``has_unsupported``). Chosen in the order of :data:`variants.decoding_rules.TEXT_RULES`."""
+    document's (``altered_quote``), names of one token the document's (``has_unsupported``). Chosen in the order
+    of :data:`variants.decoding_rules.TEXT_RULES`."""
     from variants.decoding_rules import (
         DOCUMENT_NAMES,
         DOCUMENT_WORDS,
