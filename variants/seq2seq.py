@@ -74,7 +74,8 @@ class GenerationSettings:
     in a row (:class:`variants.text_rules.NoDoubledWordsLogitsProcessor`). ``verbatim_quotes``: what a summary
     quotes, the document writes (:class:`variants.text_rules.VerbatimQuotesLogitsProcessor`). ``document_names``:
     a name of one token is the document's (:class:`variants.text_rules.DocumentNamesLogitsProcessor`, its names the
-    generation config's ``name_words``). These six are :data:`variants.decoding_rules.TEXT_RULES`. :meth:`alone`: the model alone, none of them.
+    generation config's ``name_words``). These six are :data:`variants.decoding_rules.TEXT_RULES`. :meth:`alone`:
+    the model alone, none of them.
     """
 
     num_beams: int = 4
@@ -146,8 +147,8 @@ class GenerationSettings:
 
     def model(self, model):
         """The model that generates: ``model`` itself, or on CPU with dtype ``int8`` (``int8-weights``)
-        its int8 copy (its copy with int8 decoder weights), which generates with ``model``'s own generation config: a
-        default set after the copy was made (a text rule's names, chosen on val) holds for it too."""
+        its int8 copy (its copy with int8 decoder weights), which generates with ``model``'s own generation
+        config: a default set after the copy was made (a text rule's names, chosen on val) holds for it too."""
         if model.device.type != "cpu" or self.dtype not in ("int8", "int8-weights"):
             return model
         copied = int8_copy(model) if self.dtype == "int8" else int8_weights_copy(model)
