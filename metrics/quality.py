@@ -115,11 +115,14 @@ def verbatim_share(summaries: list[str], documents: list[str]) -> tuple[float | 
 
 def capitalised_names(summary: str) -> list[str]:
     """The summary's capitalised words that do not start a sentence, lower-cased ("I", single letters as
-    in "U.S." and titles such as "Mr" are left out)."""
+    in "U.S.", titles such as "Mr" and contractions such as "I'm" are left out)."""
     return [
-        m.group(1).lower()
+        word
         for m in CAPITALISED.finditer(summary)
-        if len(m.group(1)) > 1 and m.group(1).lower() not in TITLES and not SENTENCE_BREAK.search(summary[: m.start()])
+        if len(word := m.group(1).lower()) > 1
+        and word not in TITLES
+        and not contraction(word)
+        and not SENTENCE_BREAK.search(summary[: m.start()])
     ]
 
 
@@ -138,7 +141,7 @@ def unsupported(summary: str, document: str) -> list[str]:
     words = {bare(w) for w in WORD.findall(document.lower())}
     source = words | {part for w in words for part in w.split("-")} | set(NUMBER.findall(document))
     missing = []
-    for fact in summary_facts(summary, document) + [n for n in capitalised_names(summary) if not contraction(n)]:
+    for fact in summary_facts(summary, document) + capitalised_names(summary):
         fact = bare(fact) if fact[:1].isalpha() else fact
         parts = [p for p in fact.split("-") if p] if fact[:1].isalpha() and fact not in source else []
         if (

@@ -254,33 +254,36 @@ class DocumentNamesLogitsProcessor(LogitsProcessor):
         self.pieces = word_pieces(tokenizer)[0]
         self.names = frozenset(names)
         self.documents = [document_names(tokenizer, document, self.names) for document in documents]
-        self._masks: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._masks: tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]] | None = None
 
-    def masks(self, size: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-        """The names and the word pieces as masks over ``size`` scores, built at the first step."""
+    def masks(self, size: int, device) -> tuple[torch.Tensor, torch.Tensor, list[torch.Tensor]]:
+        """The names and the word pieces as masks over ``size`` scores, and per document the names it lacks (no word
+        of it starts with them): built at the first step, not at every one."""
         if self._masks is None or self._masks[0].shape[0] != size:
-            flags = [False] * size
-            for token in self.names:
-                if token < size:
-                    flags[token] = True
-            self._masks = (token_mask(flags, size, device), token_mask(self.pieces, size, device))
+            names = torch.zeros(size, dtype=torch.bool, device=device)
+            names[[t for t in self.names if t < size]] = True
+            lacking = []
+            for starts, _, _ in self.documents:
+                lacks = names.clone()
+                lacks[[t for t in starts if t < size]] = False
+                lacking.append(lacks)
+            self._masks = (names, token_mask(self.pieces, size, device), lacking)
         return self._masks
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        names, pieces = self.masks(scores.shape[-1], scores.device)
+        names, pieces, lacking = self.masks(scores.shape[-1], scores.device)
         out = scores.clone()
-        for i, (row, (starts, alone, after)) in enumerate(
-            zip(input_ids.tolist(), per_row(self.documents, input_ids.shape[0]))
+        for i, (row, (starts, alone, after), lacks) in enumerate(
+            zip(input_ids.tolist(), per_row(self.documents, input_ids.shape[0]), per_row(lacking, input_ids.shape[0]))
         ):
             word = last_word(row, self.pieces)
             if len(word) == 1 and word[0] in self.names and word[0] in starts and word[0] not in alone:
                 banned = ~pieces  # the start of a document's longer word: it goes on
-            else:
+            elif word[0] in self.names:  # after a name, a name only as the document writes the two
                 banned = names.clone()
-                banned[[t for t in starts if t < banned.shape[0]]] = False
-                if word[0] in self.names:  # after a name, a name only as the document writes the two
-                    banned |= names
-                    banned[[t for t in after.get(word, ()) if t < banned.shape[0]]] = False
+                banned[[t for t in after.get(word, ()) if t < banned.shape[0]]] = False
+            else:
+                banned = lacks
             masked = out[i].masked_fill(banned, -math.inf)
             if bool(torch.isfinite(masked).any()):
                 out[i] = masked

@@ -84,8 +84,8 @@ def judges_code() -> str:
 def fingerprint(entry) -> dict:
     """What identifies a system's numbers besides the data: a Hub revision, or a local folder's
     files (name, size, modification time), so a retrained checkpoint is evaluated again; for a model, the
-    decoding code (:func:`decoding_code`); and the text judges' code (:func:`judges_code`). Not the card (``README.md``): ``--store-cards`` rewrites it from
-    these very numbers, and it changes no output."""
+    decoding code (:func:`decoding_code`); and the text judges' code (:func:`judges_code`). Not the card
+    (``README.md``): ``--store-cards`` rewrites it from these very numbers, and it changes no output."""
     if entry.source in ("local", "store"):
         files = sorted(p for p in Path(entry.location).iterdir() if p.is_file() and p.name != "README.md")
         identity = {
