@@ -41,7 +41,7 @@ def words_of(tokenizer, row: list[int]) -> list[tuple[str, ...]]:
 
 def test_the_documents_words_by_hand(tokenizer):
     # MiniLM's WordPiece: "Loftus" is loft ##us, "£960m" is £ ##9 ##60 ##m, "2019" and "56" are one token each
-    follow, whole, _, _ = document_words(tokenizer, DOCUMENT)
+    follow, whole, _, _, _ = document_words(tokenizer, DOCUMENT)
     loft, us, pound, nine, sixty, m = ids(tokenizer, "loft", "##us", "£", "##9", "##60", "##m")
     assert follow[(loft,)] == {us} and (loft, us) in whole
     assert follow[(pound,)] == {nine} and follow[(pound, nine)] == {sixty} and follow[(pound, nine, sixty)] == {m}
@@ -90,7 +90,7 @@ def test_generation_with_the_rule_writes_only_the_documents_long_words_and_numbe
         model.final_logits_bias[0, torch.tensor(pieces) | torch.tensor(digits)] += 3.0
     documents = [DOCUMENT, "The 2021 Cannes jury, led by Spike Lee, gave its prize to Titane on 17 July."]
     batch = tokenizer(documents, return_tensors="pt", padding=True)
-    _, whole, _, _ = zip(*(document_words(tokenizer, d) for d in documents))
+    _, whole, _, _, _ = zip(*(document_words(tokenizer, d) for d in documents))
     whole = [{tuple(tokenizer.convert_ids_to_tokens(list(w))) for w in ws} for ws in whole]
 
     def bound(word):  # a word the rule binds: several tokens, or a digit first
@@ -133,7 +133,7 @@ def test_a_number_the_tokenizer_cuts_at_its_point_goes_on_as_the_documents(token
     # "1.4bn" is the words "1", ".", "4bn"; "£960m" is one word: after "1 ." only "4" (the document's 1.4bn)
     # starts a number, after "5 ." only "25" (5.25%); after "2004" and a comma, none: the document writes none
     document = "Profit rose to 1.4bn euros in 2004, or 5.25% of sales."
-    _, _, decimals, partial = document_words(tokenizer, document)
+    _, _, _, decimals, partial = document_words(tokenizer, document)
     one, five, year, point, comma, four, twenty_five, two = ids(tokenizer, "1", "5", "2004", ".", ",", "4", "25", "2")
     assert decimals == {((one,), point): {four}, ((five,), point): {twenty_five}}
     assert partial == {(one,), ((one,), point), (five,), ((five,), point)}  # each written only with its decimals
@@ -144,14 +144,14 @@ def test_a_number_the_tokenizer_cuts_at_its_point_goes_on_as_the_documents(token
     assert allowed[0].nonzero().flatten().tolist() == [four]  # the document ends "1." nowhere: only "4" goes on
     assert allowed[1].nonzero().flatten().tolist() == [twenty_five]
     assert not allowed[2, four] and not allowed[2, two] and allowed[2, ids(tokenizer, "or")[0]]  # a word goes on
-    assert allowed[3, four] and allowed[3, one]  # elsewhere a number starts as any of the document's
+    assert allowed[3, one] and allowed[3, five] and not allowed[3, four]  # elsewhere as the document's numbers start
 
 
 def test_a_number_the_document_writes_only_with_its_decimals_gets_them(tokenizer):
     # "14" is only the start of 14.74: after it only its point, then only "74"; "12, 13" is two numbers (a space
     # after the comma); "1" ends a sentence once ("or 1."), so "1" and "1 ." may end
     document = "Holmes won in four minutes 14.74 seconds, scores of 12, 13 and 1.8% or 1."
-    _, _, decimals, partial = document_words(tokenizer, document)
+    _, _, _, decimals, partial = document_words(tokenizer, document)
     one, twelve, fourteen, point, comma, seventy_four, eight = ids(tokenizer, "1", "12", "14", ".", ",", "74", "8")
     assert decimals == {((fourteen,), point): {seventy_four}, ((one,), point): {eight}}
     assert partial == {(fourteen,), ((fourteen,), point)}
@@ -167,3 +167,21 @@ def test_a_number_the_document_writes_only_with_its_decimals_gets_them(tokenizer
         allowed[2, seconds] and allowed[3, seconds] and allowed[3, point] and allowed[4, seconds] and allowed[4, eight]
     )
     assert not allowed[4, seventy_four]
+
+
+def test_a_numbers_decimals_start_no_number(tokenizer):
+    # "2.1%" is the words "2", ".", "1" and "21,000" is "21", ",", "000": "1" and "000" start no number of the
+    # document's (a summary's "fell to 1." or "21.1 000" holds a number no reader finds there); "2", "21" and
+    # "1998" do, and after "2 ." the "1" still goes on as the document's 2.1
+    document = "Growth slowed to 2.1% as 21,000 jobs went in 1998."
+    _, _, numbers, decimals, _ = document_words(tokenizer, document)
+    two, one, twenty_one, thousands, year, point, comma = ids(tokenizer, "2", "1", "21", "000", "1998", ".", ",")
+    assert numbers == {two, twenty_one, year}
+    assert decimals == {((two,), point): {one}, ((twenty_one,), comma): {thousands}}
+    rule = DocumentWordsLogitsProcessor(tokenizer, [document])
+    start = tokenizer.sep_token_id
+    rows = torch.tensor([[start, start, start], [start, two, point], [start, twenty_one, comma]])
+    allowed = torch.isfinite(rule(rows, torch.zeros(len(rows), len(tokenizer))))
+    assert allowed[0, two] and allowed[0, twenty_one] and allowed[0, year]
+    assert not allowed[0, one] and not allowed[0, thousands]
+    assert allowed[1].nonzero().flatten().tolist() == [one] and allowed[2, thousands]

@@ -206,11 +206,13 @@ def document_runs(tokenizer, document: str) -> tuple[list[tuple[int, ...]], list
     return runs, [(offsets[start][0], offsets[end][1]) for start, end in zip(starts, ends)]
 
 
-def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tuple], dict[tuple, set], set]:
+def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tuple], set[int], dict[tuple, set], set]:
     """The document's words as token runs (:func:`document_runs`): for each proper prefix of a run, the pieces that
-    follow it somewhere in the document, and the whole runs; for a number and the point or comma written right
-    after it (:func:`number_marks`), the first tokens of the numbers the document goes on with there (the tokenizer
-    cuts "1.2%" into the words "1", ".", "2"; "12, 14" is two numbers); and the parts of numbers the document never
+    follow it somewhere in the document, and the whole runs; the first tokens of its numbers, where a number
+    starts (the "1" of "2.1%" and the "000" of "21,000" start none: "fell to 1." and "21.1 000" were numbers no
+    reader finds in the document); for a number and the point or comma written right after it
+    (:func:`number_marks`), the first tokens of the numbers the document goes on with there (the tokenizer cuts
+    "1.2%" into the words "1", ".", "2"; "12, 14" is two numbers); and the parts of numbers the document never
     ends a number with: a number it writes only before a point and digits ("14" of "14.74"), and such a number
     with its mark ("14", ".")."""
     digits = word_pieces(tokenizer)[1]
@@ -219,7 +221,7 @@ def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tupl
     for word in whole:
         for k in range(1, len(word)):
             follow.setdefault(word[:k], set()).add(word[k])
-    decimals, marks, ended = {}, number_marks(tokenizer), set()
+    decimals, marks, ended, parts = {}, number_marks(tokenizer), set(), set()
     for i, number in enumerate(words):
         if not starts_number(number, digits):
             continue
@@ -229,10 +231,12 @@ def document_words(tokenizer, document: str) -> tuple[dict[tuple, set], set[tupl
         )
         if joined and len(mark) == 1 and mark[0] in marks and after and starts_number(after, digits):
             decimals.setdefault((number, mark[0]), set()).add(after[0])
+            parts.add(i + 2)
         else:  # the number ends here ("14 seconds", "12, 14"), and with a mark after it, so does the mark
             ended |= {number} | ({(number, mark[0])} if len(mark) == 1 else set())
     partial = {key for key in decimals if key not in ended} | {key[0] for key in decimals if key[0] not in ended}
-    return follow, whole, decimals, partial
+    numbers = {word[0] for i, word in enumerate(words) if i not in parts and starts_number(word, digits)}
+    return follow, whole, numbers, decimals, partial
 
 
 def document_names(

@@ -52,21 +52,20 @@ class DocumentWordsLogitsProcessor(LogitsProcessor):
     """Per row, the words of ``documents`` (one per example, :func:`~variants.decoding_rules.document_words`):
     a piece continues the word so far only where a document word does the same; while the word so far is
     only the start of a document word of several tokens, or of a number, nothing ends it; and a word that
-    starts with a digit starts as a document word does; after a number and a point or a comma, a digit goes
-    on only as a number of the document's does ("1 . 2" only where it writes "1.2": the tokenizer cuts a
-    number at its point), and a number the document writes only with its decimals gets them ("14" of "14.74" is
-    no number of the document's: "four minutes 14." became "14.74"). Words of one token without a digit, the
-    vocabulary's own, stay free: the rule keeps names and numbers to the document's, not the wording (the
-    document-names rule binds the names among them). A row the rule would leave no token gives way."""
+    starts with a digit starts as a number of the document's does (not as its decimals: the "1" of "2.1%");
+    after a number and a point or a comma, a digit goes on only as a number of the document's does ("1 . 2"
+    only where it writes "1.2": the tokenizer cuts a number at its point), and a number the document writes
+    only with its decimals gets them ("14" of "14.74" is no number of the document's: "four minutes 14."
+    became "14.74"). Words of one token without a digit, the vocabulary's own, stay free: the rule keeps names
+    and numbers to the document's, not the wording (the document-names rule binds the names among them). A row the rule would leave no token gives way."""
 
     def __init__(self, tokenizer, documents: list[str]):
         self.pieces, self.digits = word_pieces(tokenizer)
         self.marks = number_marks(tokenizer)
         self.words = []
         for document in documents:
-            follow, whole, decimals, partial = document_words(tokenizer, document)
-            numbers = sorted({w[0] for w in whole if starts_number(w, self.digits)})
-            self.words.append((follow, whole, numbers, decimals, partial))
+            follow, whole, numbers, decimals, partial = document_words(tokenizer, document)
+            self.words.append((follow, whole, sorted(numbers), decimals, partial))
         self._masks: tuple[torch.Tensor, torch.Tensor] | None = None
 
     def masks(self, size: int, device) -> tuple[torch.Tensor, torch.Tensor]:
