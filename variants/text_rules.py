@@ -57,7 +57,8 @@ class DocumentWordsLogitsProcessor(LogitsProcessor):
     only where it writes "1.2": the tokenizer cuts a number at its point), and a number the document writes
     only with its decimals gets them ("14" of "14.74" is no number of the document's: "four minutes 14."
     became "14.74"). Words of one token without a digit, the vocabulary's own, stay free: the rule keeps names
-    and numbers to the document's, not the wording (the document-names rule binds the names among them). A row the rule would leave no token gives way."""
+    and numbers to the document's, not the wording (the document-names rule binds the names among them). A row
+    the rule would leave no token gives way."""
 
     def __init__(self, tokenizer, documents: list[str]):
         self.pieces, self.digits = word_pieces(tokenizer)
