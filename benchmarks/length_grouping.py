@@ -1,6 +1,6 @@
 """Training throughput on CPU: random batches vs batches grouped by source length (the zoo's CCS model).
 
-The collator pads each batch to its longest source and target (``training.seq2seq.collate``), so a
+The collator pads each batch to its longest source and target (``training.batches.collate``), so a
 batch costs what its longest example costs. CCS prompts run from ~60 to 384 tokens (SciTLDR
 abstracts and the CCSBench prompt), targets from ~10 to 192. With random batches 28% of the source
 positions are padding (measured below); transformers' ``LengthGroupedSampler`` (the Trainer's
@@ -99,7 +99,8 @@ def run() -> str:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     from training.base import convert_minilm
-    from training.seq2seq import collate, cpu_bf16_supported
+    from training.batches import collate
+    from training.seq2seq import cpu_bf16_supported
 
     torch.set_num_threads(THREADS)
     with tempfile.TemporaryDirectory() as tmp:

@@ -69,7 +69,7 @@ def tiny_bart():
 def train_steps(model, trainer_class, tmp_path, **args):
     from transformers import Seq2SeqTrainingArguments
 
-    from training.seq2seq import collate
+    from training.batches import collate
 
     torch.manual_seed(1)
     data = [

@@ -335,8 +335,9 @@ def test_every_trainable_weight_takes_part_with_controls_and_without(
     from transformers import HfArgumentParser, Seq2SeqTrainingArguments, set_seed
 
     from training import adapter as adapters
+    from training.batches import collate
     from training.data import load_examples
-    from training.seq2seq import DataArguments, collate, features
+    from training.seq2seq import DataArguments, features
     from variants import get_variant
 
     module = importlib.import_module(f"variants.{variant_id}.train")

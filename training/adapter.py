@@ -37,8 +37,17 @@ class AdapterArguments:
             "help": "Linear layers (name suffixes) that get LoRA, comma-separated (BART: q_proj,k_proj,v_proj,out_proj,fc1,fc2)"
         },
     )
+    adapter_init: str | None = field(
+        default=None,
+        metadata={
+            "help": "with --adapter lora: train on from this adapter folder's weights (a stored model's, int8 or "
+            "fp16, on the same base) instead of a new LoRA; its rank and layers are kept, the flags above unused"
+        },
+    )
 
     def __post_init__(self):
+        if self.adapter_init and not (Path(self.adapter_init) / "adapter_config.json").is_file():
+            raise ValueError(f"--adapter-init {self.adapter_init}: not an adapter folder (no adapter_config.json)")
         if self.adapter not in ADAPTERS:
             raise ValueError(f"--adapter {self.adapter!r}; allowed: {', '.join(ADAPTERS)}")
         if self.adapter_rank < 1 or self.adapter_alpha < 1:
@@ -73,6 +82,8 @@ def wrap(model, adapter: AdapterArguments, base_model: str, preset: str | None):
         )
     from store.adapters import load_base, wrap_for_training
 
+    if adapter.adapter_init:
+        return continued(model, Path(adapter.adapter_init))
     return wrap_for_training(
         model,
         load_base(Path(base_model)),
@@ -81,6 +92,33 @@ def wrap(model, adapter: AdapterArguments, base_model: str, preset: str | None):
         adapter.adapter_dropout,
         adapter.targets,
     )
+
+
+def continued(model, folder: Path):
+    """``(model, facts)``: ``model`` (built from the adapter's base) with the adapter of ``folder`` loaded to
+    train on; the facts its record keeps, with the adapter it started from and that adapter's steps."""
+    import tempfile
+
+    from peft import PeftModel
+
+    from store.adapters import peft_folder
+    from variants.base import read_record
+
+    with tempfile.TemporaryDirectory() as scratch:
+        model = PeftModel.from_pretrained(model, str(peft_folder(folder, Path(scratch))), is_trainable=True)
+    config, record = model.peft_config["default"], read_record(folder)
+    facts = {
+        "method": "lora",
+        "r": config.r,
+        "alpha": config.lora_alpha,
+        "dropout": config.lora_dropout,
+        "target_modules": sorted(config.target_modules),
+        "trainable_token_indices": (record.get("adapter") or {}).get("trainable_token_indices", []),
+        "modules_to_save": sorted(config.modules_to_save or []),
+        "trainable_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad),
+        "continued_from": {"name": folder.name, "steps": (record.get("training") or {}).get("global_step")},
+    }
+    return model, facts
 
 
 def save(model, out: str | Path, base_model: str) -> None:

@@ -123,6 +123,8 @@ def train_variant(variant_id: str, own, data, adapter, args) -> Path | None:
         adapters.save(model, out, data.base_model)
     record = read_record(out)
     record.update(module.save_assets(out, assets))
+    if adapter_facts and adapter_facts.get("continued_from"):  # the steps of the adapter it trained on, and its own
+        record["steps"] = (adapter_facts["continued_from"]["steps"] or 0) + record["training"]["global_step"]
     write_record(out, record)
     if data.eval_file:
         summarizer = load_summarizer(out)

@@ -69,9 +69,10 @@ def train_general(
     from variants.sources import data_licenses
 
     from .base import base_weights, upstream_data_licenses
+    from .batches import collate
     from .bf16 import Bf16WeightsTrainer
     from .distributed import check_processes
-    from .seq2seq import collate, default_precision, latest_checkpoint, time_limit, training_hardware
+    from .seq2seq import default_precision, latest_checkpoint, time_limit, training_hardware
 
     set_seed(seed)
     precision = precision or default_precision()

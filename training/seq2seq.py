@@ -18,10 +18,12 @@ from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments, TrainerCallba
 from transformers.trainer_utils import get_last_checkpoint
 
 from models import register_custom_code
+from models.windows import SOURCE_WINDOWS, WINDOW_MODE
 from variants.base import Variant, write_record
 from variants.sources import data_licenses
 
 from .base import base_weights, upstream_data_licenses
+from .batches import FusedWindowsTrainer, collate, collate_windows, window_ids
 from .bf16 import Bf16WeightsTrainer
 from .data import load_examples
 
@@ -107,6 +109,17 @@ class DataArguments:
             "with a fixed time, e.g. minutes on a GPU; default: --max-steps alone decides)"
         },
     )
+    source_windows: int = field(
+        default=1,
+        metadata={
+            "help": "read a longer document in up to N windows of whole sentences, each with its controls, fused by "
+            "the decoder (training/windows.py), as the trained model's generation config then says (1: cut)"
+        },
+    )
+    frozen_encoder: bool = field(
+        default=False,
+        metadata={"help": "with --source-windows: the windows' encoder states without gradients (the decoder learns)"},
+    )
     overwrite_output_dir: bool = field(
         default=False,
         metadata={
@@ -132,6 +145,8 @@ class DataArguments:
             self.max_eval_samples = None  # every evaluation example
         if self.max_train_seconds is not None and self.max_train_seconds <= 0:
             raise ValueError(f"--max-train-seconds must be positive, got {self.max_train_seconds}")
+        if self.source_windows < 1:
+            raise ValueError(f"--source-windows must be at least 1, got {self.source_windows}")
         if not 0.0 <= self.control_dropout < 1.0:
             raise ValueError(f"--control-dropout must be in [0, 1), got {self.control_dropout}")
 
@@ -225,16 +240,26 @@ def features(
     seed: int = 0,
 ) -> list[dict]:
     """Tokenized training features; the inputs come from ``variant.prepare``, as at inference, or for a
-    ``control_dropout`` share of them from ``variant.unconditional`` (the same document, no controls)."""
+    ``control_dropout`` share of them from ``variant.unconditional`` (the same document, no controls). With
+    ``data.source_windows`` > 1 an input is the list of its windows' ids (:func:`training.batches.window_ids`)."""
     out = []
     for record, dropped in zip(records, dropped_controls(len(records), control_dropout, seed)):
-        if dropped:
-            prepared = variant.unconditional(record["document"], method, assets)
-        else:
-            prepared = variant.prepare(record["document"], record["controls"], method, assets)
+
+        def make(text: str, controls=record["controls"], dropped=dropped):
+            return (
+                variant.unconditional(text, method, assets)
+                if dropped
+                else variant.prepare(text, controls, method, assets)
+            )
+
+        prepared = make(record["document"])
         item = tokenizer(
             prepared.text, text_target=record["target"], truncation=True, max_length=data.max_source_length
         )
+        if data.source_windows > 1:
+            item["input_ids"] = window_ids(
+                tokenizer, make, record["document"], data.max_source_length, data.source_windows
+            )
         item["labels"] = cut_target(item["labels"], data.max_target_length)
         out.append({"input_ids": item["input_ids"], "labels": item["labels"], **prepared.extra})
     return out
@@ -262,21 +287,6 @@ def checkpoint_to_resume(output_dir: str, wanted: str | None, overwrite: bool) -
     return last
 
 
-def collate(pad_token_id: int):
-    def collate_batch(batch: list[dict]) -> dict[str, torch.Tensor]:
-        def pad(key, value):
-            width = max(len(b[key]) for b in batch)
-            return torch.tensor([b[key] + [value] * (width - len(b[key])) for b in batch])
-
-        out = {"input_ids": pad("input_ids", pad_token_id), "labels": pad("labels", -100)}
-        out["attention_mask"] = (out["input_ids"] != pad_token_id).long()
-        for key in batch[0].keys() - {"input_ids", "labels"}:
-            out[key] = torch.tensor([b[key] for b in batch])
-        return out
-
-    return collate_batch
-
-
 def train(
     variant: Variant,
     method: str,
@@ -300,11 +310,14 @@ def train(
         # tests/test_distributed.py checks each one. A model that skipped a weight would make DDP fail at the
         # next step, naming it: --ddp-find-unused-parameters True turns the search back on.
         args.ddp_find_unused_parameters = False
-    trainer = (Bf16WeightsTrainer if data.bf16_weights else Seq2SeqTrainer)(
+    fused = data.source_windows > 1
+    if fused and data.bf16_weights:
+        raise ValueError("--source-windows trains under --bf16 (autocast), not on a --bf16-weights copy")
+    trainer = (FusedWindowsTrainer if fused else Bf16WeightsTrainer if data.bf16_weights else Seq2SeqTrainer)(
         model=model,
         args=args,
         processing_class=tokenizer,
-        data_collator=collate(tokenizer.pad_token_id),
+        data_collator=collate_windows(tokenizer) if fused else collate(tokenizer.pad_token_id),
         train_dataset=features(
             variant, train_records, method, assets, tokenizer, data, data.control_dropout, args.seed
         ),
@@ -315,6 +328,7 @@ def train(
     # dividing the loss by the accumulation steps, but their loss is a plain mean that ignores it: the
     # loss (and the gradient clipped by max_grad_norm) would grow N-fold with N accumulation steps.
     trainer.model_accepts_loss_kwargs = False
+    trainer.frozen_encoder = data.frozen_encoder
     result = trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
     out = Path(args.output_dir)
     register_custom_code(model)
@@ -322,6 +336,11 @@ def train(
         # a plain model.generate(**inputs) after from_pretrained generates as the card says
         model.generation_config.num_beams = args.generation_num_beams or DEFAULT_NUM_BEAMS
         model.generation_config.max_new_tokens = data.max_target_length
+        # kept as written on loading (a config marked as derived from the model config is rebuilt from it)
+        model.generation_config._from_model_config = False
+        if fused:  # the model reads a long document as it was trained to
+            setattr(model.generation_config, SOURCE_WINDOWS, data.source_windows)
+            setattr(model.generation_config, WINDOW_MODE, "fuse")
     if trainer.is_fsdp_enabled:  # sharded checkpoints while training; the folder must load with from_pretrained
         trainer.accelerator.state.fsdp_plugin.set_state_dict_type("FULL_STATE_DICT")
     trainer.save_model(out)  # weights (safetensors), config, generation config, tokenizer; written by process 0
@@ -358,6 +377,7 @@ def train(
                     "bf16_weights": data.bf16_weights,
                     "train_sampling_strategy": args.train_sampling_strategy,
                     "control_dropout": data.control_dropout,
+                    "frozen_encoder": data.frozen_encoder,
                     "optim": str(args.optim.value if hasattr(args.optim, "value") else args.optim),
                 },
                 "train_loss": result.training_loss,
@@ -368,6 +388,8 @@ def train(
                 # what happened, from the trainer state (max_steps overrides num_train_epochs; a resumed run starts late)
                 "training": {"global_step": trainer.state.global_step, "epochs": trainer.state.epoch},
                 "resumed_from": Path(args.resume_from_checkpoint).name if args.resume_from_checkpoint else None,
+                # read as trained (the generation config says the same): windows fused, cut to none
+                **({SOURCE_WINDOWS: data.source_windows, WINDOW_MODE: "fuse"} if fused else {}),
             },
         )
         (out / "training_args.json").write_text(json.dumps(args.to_dict(), indent=2, default=str) + "\n")

@@ -7,6 +7,7 @@ is a seeded coin flip per example, so position says nothing about the topic: wer
 article always first, a topic-blind rule taking sentences 0, 2, 4 would score like the topic baseline.
 
     python -m training build-data topic --out data/topic [--source bbc_summary|cnndm_sample] [--seed 0]
+                                       [--train-joins interleaved,concatenated]
 
 ``bbc_summary`` carries topic labels. ``cnndm_sample`` does not: each article gets the topic its
 reference is most similar to in the TopicSpace, and articles whose best two topics are within
@@ -166,14 +167,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--margin", type=float, default=0.02, help="cnndm_sample: minimum gap between the best two topics"
     )
+    parser.add_argument(
+        "--train-joins",
+        default="interleaved",
+        help="comma-separated joins of the train split's super-articles (interleaved, concatenated): each pair "
+        "once in each; val and test stay interleaved, the paper's",
+    )
     add_data_dir_argument(parser)
     args = parser.parse_args(argv)
+    joins = [join.strip() for join in args.train_joins.split(",") if join.strip()]
+    if not joins or set(joins) - set(JOINS):
+        parser.error(f"--train-joins {args.train_joins!r}: allowed joins are {', '.join(JOINS)}")
     set_data_dir(args.data_dir)
     for split in SPLITS[args.source]:
         records = load_source(args.source, split)
         if args.source == "cnndm_sample":
             records = assign_topics(records, args.margin)
-        examples = super_articles(records, args.seed, split, args.source)
+        examples = []
+        for join in joins if split == "train" else ["interleaved"]:
+            mixed = super_articles(records, args.seed, split, args.source, join)
+            examples += mixed if join == "interleaved" else [{**e, "id": f"{e['id']}-{join}"} for e in mixed]
         path = Path(args.out) / f"{split}.jsonl"
         write_jsonl(path, examples)
         topics = Counter(e["controls"]["topic"] for e in examples)
