@@ -22,6 +22,9 @@ from variants.steering import read_windows
 
 
 def collate(pad_token_id: int):
+    """A batch of examples of one input each: ``input_ids`` padded with ``pad_token_id``, its mask, labels
+    padded with -100 (no loss), and the examples' other inputs."""
+
     def collate_batch(batch: list[dict]) -> dict[str, torch.Tensor]:
         def pad(key, value):
             width = max(len(b[key]) for b in batch)

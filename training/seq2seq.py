@@ -113,7 +113,7 @@ class DataArguments:
         default=1,
         metadata={
             "help": "read a longer document in up to N windows of whole sentences, each with its controls, fused by "
-            "the decoder (training/windows.py), as the trained model's generation config then says (1: cut)"
+            "the decoder (training/batches.py), as the trained model's generation config then says (1: cut)"
         },
     )
     frozen_encoder: bool = field(
