@@ -21,20 +21,24 @@ from variants.decoding import encoder_extras, fuse_windows
 from variants.steering import read_windows
 
 
+def labels_and_extras(batch: list[dict]) -> dict[str, torch.Tensor]:
+    """A batch's labels padded with -100 (no loss) and the examples' other inputs; what both collators add to
+    their inputs."""
+    width = max(len(b["labels"]) for b in batch)
+    out = {"labels": torch.tensor([b["labels"] + [-100] * (width - len(b["labels"])) for b in batch])}
+    for key in batch[0].keys() - {"input_ids", "labels"}:
+        out[key] = torch.tensor([b[key] for b in batch])
+    return out
+
+
 def collate(pad_token_id: int):
-    """A batch of examples of one input each: ``input_ids`` padded with ``pad_token_id``, its mask, labels
-    padded with -100 (no loss), and the examples' other inputs."""
+    """A batch of examples of one input each: ``input_ids`` padded with ``pad_token_id``, its mask, then
+    :func:`labels_and_extras`."""
 
     def collate_batch(batch: list[dict]) -> dict[str, torch.Tensor]:
-        def pad(key, value):
-            width = max(len(b[key]) for b in batch)
-            return torch.tensor([b[key] + [value] * (width - len(b[key])) for b in batch])
-
-        out = {"input_ids": pad("input_ids", pad_token_id), "labels": pad("labels", -100)}
-        out["attention_mask"] = (out["input_ids"] != pad_token_id).long()
-        for key in batch[0].keys() - {"input_ids", "labels"}:
-            out[key] = torch.tensor([b[key] for b in batch])
-        return out
+        width = max(len(b["input_ids"]) for b in batch)
+        ids = torch.tensor([b["input_ids"] + [pad_token_id] * (width - len(b["input_ids"])) for b in batch])
+        return {"input_ids": ids, "attention_mask": (ids != pad_token_id).long(), **labels_and_extras(batch)}
 
     return collate_batch
 
@@ -49,15 +53,11 @@ def window_ids(tokenizer, make, document: str, max_source_length: int, most: int
 def collate_windows(tokenizer):
     """A batch of examples whose ``input_ids`` are lists of windows: ``input_ids`` and ``attention_mask`` of
     shape (examples, windows, tokens) (:func:`models.windows.pad_windows`; (examples, tokens) when every
-    example is one window), labels padded with -100, and the examples' other inputs."""
+    example is one window), then :func:`labels_and_extras`."""
 
     def collate_batch(batch: list[dict]) -> dict[str, torch.Tensor]:
-        out = dict(pad_windows(tokenizer, [b["input_ids"] for b in batch], return_tensors="pt"))
-        width = max(len(b["labels"]) for b in batch)
-        out["labels"] = torch.tensor([b["labels"] + [-100] * (width - len(b["labels"])) for b in batch])
-        for key in batch[0].keys() - {"input_ids", "labels"}:
-            out[key] = torch.tensor([b[key] for b in batch])
-        return out
+        inputs = pad_windows(tokenizer, [b["input_ids"] for b in batch], return_tensors="pt")
+        return {**inputs, **labels_and_extras(batch)}
 
     return collate_batch
 

@@ -253,15 +253,13 @@ def features(
             )
 
         prepared = make(record["document"])
-        item = tokenizer(
-            prepared.text, text_target=record["target"], truncation=True, max_length=data.max_source_length
-        )
+        labels = tokenizer(text_target=record["target"], truncation=True, max_length=data.max_source_length)
         if data.source_windows > 1:
-            item["input_ids"] = window_ids(
-                tokenizer, make, record["document"], data.max_source_length, data.source_windows
-            )
-        item["labels"] = cut_target(item["labels"], data.max_target_length)
-        out.append({"input_ids": item["input_ids"], "labels": item["labels"], **prepared.extra})
+            ids = window_ids(tokenizer, make, record["document"], data.max_source_length, data.source_windows)
+        else:
+            ids = tokenizer(prepared.text, truncation=True, max_length=data.max_source_length)["input_ids"]
+        labels = cut_target(labels["input_ids"], data.max_target_length)
+        out.append({"input_ids": ids, "labels": labels, **prepared.extra})
     return out
 
 
@@ -328,7 +326,8 @@ def train(
     # dividing the loss by the accumulation steps, but their loss is a plain mean that ignores it: the
     # loss (and the gradient clipped by max_grad_norm) would grow N-fold with N accumulation steps.
     trainer.model_accepts_loss_kwargs = False
-    trainer.frozen_encoder = data.frozen_encoder
+    if fused:
+        trainer.frozen_encoder = data.frozen_encoder
     result = trainer.train(resume_from_checkpoint=args.resume_from_checkpoint)
     out = Path(args.output_dir)
     register_custom_code(model)
