@@ -52,6 +52,10 @@ def test_a_curve_stopped_at_each_step_holds_what_one_run_holds_and_goes_on_from_
     )
     assert len(trained) == 1 and trained[0][trained[0].index("--max-steps") + 1] == "4"
     assert sorted(json.loads((out / curve.CURVE_FILE).read_text())["points"], key=int) == ["1", "3", "4"]
+    # a metric the report lacks is refused before any training
+    with pytest.raises(SystemExit, match="--metrics nope: not in the report"):
+        curve.main(["topic", "--steps", "5", "--val", examples, "--out", str(out), "--metrics", "nope", "--", *flags])
+    assert len(trained) == 1
 
 
 def test_the_curve_sets_the_steps_and_folder_itself(tmp_path):

@@ -66,9 +66,16 @@ def scores(summarizer, val: Path, max_samples: int | None) -> dict:
 
 
 def run_curve(
-    variant_id: str, steps: list[int], val: Path, out: Path, flags: list[str], max_samples: int | None
+    variant_id: str,
+    steps: list[int],
+    val: Path,
+    out: Path,
+    flags: list[str],
+    max_samples: int | None,
+    metrics: tuple[str, ...] = (),
 ) -> dict:
-    """Train and evaluate each stage not in ``OUT/curve.json`` yet; the curve."""
+    """Train and evaluate each stage not in ``OUT/curve.json`` yet; the curve. ``metrics`` (the ones plotted)
+    are checked against the baseline's report before any training."""
     from variants import get_variant, load_summarizer
 
     from .cli import train_command
@@ -84,6 +91,9 @@ def run_curve(
     if "baseline" not in curve:
         curve["baseline"] = scores(get_variant(variant_id).baseline(), val, max_samples)
         path.write_text(json.dumps(curve, indent=1))
+    missing = [m for m in metrics if m not in curve["baseline"]]
+    if missing:
+        raise ValueError(f"--metrics {', '.join(missing)}: not in the report; it has {', '.join(curve['baseline'])}")
     for n in steps:
         if str(n) in points:
             continue
@@ -139,12 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     a = parser.parse_args(own)
     try:
-        curve = run_curve(a.variant, a.steps, a.val, a.out, flags, a.max_samples)
-        missing = [m for m in a.metrics if m not in curve["baseline"]]
-        if missing:
-            raise ValueError(
-                f"--metrics {', '.join(missing)}: not in the report; it has {', '.join(curve['baseline'])}"
-            )
+        curve = run_curve(a.variant, a.steps, a.val, a.out, flags, a.max_samples, tuple(a.metrics))
     except ValueError as err:
         sys.exit(f"error: {err}")
     plot_curve(curve, a.metrics, a.out / "curve.png")
