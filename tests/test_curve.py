@@ -54,7 +54,16 @@ def test_a_curve_stopped_at_each_step_holds_what_one_run_holds_and_goes_on_from_
     assert sorted(json.loads((out / curve.CURVE_FILE).read_text())["points"], key=int) == ["1", "3", "4"]
     # a metric the report lacks is refused before any training
     with pytest.raises(SystemExit, match="--metrics nope: not in the report"):
-        curve.main(["topic", "--steps", "5", "--val", examples, "--out", str(out), "--metrics", "nope", "--", *flags])
+        curve.main(
+            ["topic", "--steps", "5", "--val", examples, "--out", str(out), "--max-samples", "2"]
+            + ["--metrics", "nope", "--", *flags]
+        )
+    assert len(trained) == 1
+    # other inputs would mix two runs in one curve: refused, with what differs
+    with pytest.raises(SystemExit, match="made with other max_samples, flags"):
+        curve.main(
+            ["topic", "--steps", "5", "--val", examples, "--out", str(out), "--max-samples", "3", "--", "--seed", "4"]
+        )
     assert len(trained) == 1
 
 
@@ -63,6 +72,14 @@ def test_the_curve_sets_the_steps_and_folder_itself(tmp_path):
         curve.stage_flags(["--method", "tag", "--max-steps", "5"], tmp_path, 2)
     flags = curve.stage_flags(["--lr-scheduler-type", "linear"], tmp_path, 2)
     assert "constant_with_warmup" not in flags and flags[flags.index("--max-steps") + 1] == "2"
+
+
+def test_a_curve_runs_in_one_process(tmp_path, monkeypatch):
+    val = tmp_path / "val.jsonl"
+    val.write_text("")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(SystemExit, match="a curve runs in one process"):
+        curve.main(["topic", "--steps", "1", "--val", str(val), "--out", str(tmp_path / "c")])
 
 
 def test_steps_must_rise(tmp_path):

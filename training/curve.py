@@ -11,8 +11,9 @@ the next stage resumes. The learning rate is constant after its warm-up (``const
 flags name a schedule), so the model a stage ends with is the one a single longer run holds at that step.
 Each stage's model, saved as every trained model is, is copied to ``OUT/step-N`` and evaluated on val by
 :func:`training.evaluate.evaluate` as the model alone (γ = 1, no decoding rules: what training gave); the
-variant's baseline is evaluated once on the same examples. ``OUT/curve.json`` is rewritten at each point, so
-a run cut short keeps its points and the same command goes on from the last; ``OUT/curve.png`` plots them.
+variant's baseline is evaluated once on the same examples. ``OUT/curve.json`` (with the variant, val file,
+sample count and training flags that made it) is rewritten at each point, so a run cut short keeps its points
+and the same command goes on from the last (another one is refused); ``OUT/curve.png`` plots them.
 Choose with it on val; report the chosen model once on test.
 """
 
@@ -79,14 +80,21 @@ def run_curve(
     from variants import get_variant, load_summarizer
 
     from .cli import train_command
+    from .distributed import launched_processes
 
     if not val.is_file():
         raise ValueError(f"--val {val}: no such file")
     if sorted(set(steps)) != steps or steps[0] < 1:
         raise ValueError(f"--steps must rise from 1 up, got {' '.join(map(str, steps))}")
+    if (launched_processes() or 1) > 1:  # each process would evaluate every point while the others train on
+        raise ValueError("a curve runs in one process: its stages train and evaluate in turn")
     out.mkdir(parents=True, exist_ok=True)
     path = out / CURVE_FILE
-    curve = json.loads(path.read_text()) if path.is_file() else {"variant": variant_id, "val": str(val)}
+    made_by = {"variant": variant_id, "val": str(val), "max_samples": max_samples, "flags": flags}
+    curve = json.loads(path.read_text()) if path.is_file() else made_by
+    changed = [key for key, value in made_by.items() if curve.get(key) != value]
+    if changed:  # its points would mix two runs
+        raise ValueError(f"{path} was made with other {', '.join(changed)}: give another --out, or the same ones")
     points = curve.setdefault("points", {})
     if "baseline" not in curve:
         curve["baseline"] = scores(get_variant(variant_id).baseline(), val, max_samples)
